@@ -1,0 +1,62 @@
+// The command frame: global flags, command registration, and the one place that maps errors to exit
+// codes. Each command lives in cmd_<name>.cpp and registers itself through add_<name>_command().
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "core/error.h"
+#include "core/progress.h"
+
+namespace lagom::cli {
+
+// Exit statuses of the command-line contract (DESIGN.md).
+inline constexpr int k_exit_ok = 0;
+inline constexpr int k_exit_failure = 1;  // failed run, or a regression found by `check`
+inline constexpr int k_exit_usage = 2;    // bad usage or bad input
+
+int exit_code_for(ErrorCode code);
+
+// Flags every command shares, and the services commands use.
+struct Context {
+  bool json = false;   // --json: one JSON document on stdout, nothing else there
+  bool quiet = false;  // --quiet: no progress on stderr (warnings and errors still print)
+  Progress& progress() const;
+};
+
+// Thrown by command callbacks to end the command with an Error; caught only in run_cli().
+struct CommandFailed {
+  Error error;
+};
+
+// Unwraps a Result or throws CommandFailed with its error.
+template <typename T>
+T unwrap(Result<T> result) {
+  if (!result.ok()) throw CommandFailed{result.error()};
+  return std::move(result).value();
+}
+inline void check(const Status& status) {
+  if (!status.ok()) throw CommandFailed{status.error()};
+}
+[[noreturn]] void fail(ErrorCode code, const std::string& message);
+
+// Adds --json and --quiet to a subcommand (both spellings, before or after the command name, work).
+void add_common_flags(CLI::App& command, Context& context);
+
+// Each command's registration (cmd_<name>.cpp).
+void add_presets_command(CLI::App& app, Context& context);
+void add_simulate_command(CLI::App& app, Context& context);
+void add_explore_command(CLI::App& app, Context& context);
+void add_cost_command(CLI::App& app, Context& context);
+void add_tune_command(CLI::App& app, Context& context);
+void add_profile_command(CLI::App& app, Context& context);
+void add_db_command(CLI::App& app, Context& context);
+void add_check_command(CLI::App& app, Context& context);
+void add_bench_overlap_command(CLI::App& app, Context& context);
+
+// Runs the command line; returns the exit status. argv[0]'s base name `lagom-<command>` selects <command>.
+int run_cli(int argc, char** argv);
+
+}  // namespace lagom::cli

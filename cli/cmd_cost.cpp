@@ -1,0 +1,12 @@
+// `lagom cost`: not built yet; the command exists so that the contract's command list is complete.
+#include "cli/app.h"
+
+namespace lagom::cli {
+
+void add_cost_command(CLI::App& app, Context& context) {
+  auto* command = app.add_subcommand("cost", "(not implemented yet)");
+  add_common_flags(*command, context);
+  command->callback([] { fail(ErrorCode::unavailable, "cost: not implemented yet in this build"); });
+}
+
+}  // namespace lagom::cli

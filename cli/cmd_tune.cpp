@@ -1,0 +1,12 @@
+// `lagom tune`: not built yet; the command exists so that the contract's command list is complete.
+#include "cli/app.h"
+
+namespace lagom::cli {
+
+void add_tune_command(CLI::App& app, Context& context) {
+  auto* command = app.add_subcommand("tune", "(not implemented yet)");
+  add_common_flags(*command, context);
+  command->callback([] { fail(ErrorCode::unavailable, "tune: not implemented yet in this build"); });
+}
+
+}  // namespace lagom::cli

@@ -1,0 +1,52 @@
+// The two renderers every report uses: one JSON writer (nlohmann-json, one line on stdout) and an
+// aligned human table whose non-data lines start with '#', so awk and grep work on it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/progress.h"
+
+namespace lagom::cli {
+
+// Prints `document` as one line of JSON on stdout. Non-finite numbers become null (JSON has no NaN).
+void print_json(const nlohmann::json& document);
+
+// A column-aligned table. Columns are right-aligned except those marked left.
+class Table {
+ public:
+  struct Column {
+    std::string title;
+    bool left = false;
+  };
+  explicit Table(std::vector<Column> columns);
+  void add_row(std::vector<std::string> cells);
+  // Renders "# title  title ..." then one aligned line per row.
+  [[nodiscard]] std::string render() const;
+
+ private:
+  std::vector<Column> m_columns;
+  std::vector<std::vector<std::string>> m_rows;
+};
+
+// Progress on stderr: redraws one line in place on a TTY, prints phase start/end lines otherwise,
+// nothing at all when silent (warnings still print).
+class StderrProgress final : public Progress {
+ public:
+  explicit StderrProgress(bool silent);
+  void begin(const std::string& phase, long total) override;
+  void step(long done, const std::string& detail) override;
+  void end() override;
+  void warn(const std::string& message) override;
+
+ private:
+  bool m_silent;
+  bool m_tty;
+  std::string m_phase;
+  long m_total = 0;
+  bool m_line_open = false;
+};
+
+}  // namespace lagom::cli

@@ -1,0 +1,33 @@
+// Units and their conversions, in one place. Names carry units everywhere else:
+// _bytes, _gib (2^30 bytes), _GBps (10^9 bytes/s, nccl-tests' unit), _gbit (10^9 bits/s), _us, _s, _tflops.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/error.h"
+
+namespace lagom::units {
+
+inline constexpr double k_kib = 1024.0;
+inline constexpr double k_mib = 1024.0 * 1024.0;
+inline constexpr double k_gib = 1024.0 * 1024.0 * 1024.0;
+inline constexpr double k_giga = 1e9;
+inline constexpr double k_tera = 1e12;
+
+// Gbit/s (network links) to GB/s (10^9 bytes/s).
+constexpr double gbit_to_GBps(double gbit) { return gbit / 8.0; }
+// bytes over GB/s to microseconds.
+constexpr double transfer_us(double bytes, double bw_GBps) { return bytes / (bw_GBps * 1e3); }
+constexpr double bytes_to_gib(double bytes) { return bytes / k_gib; }
+
+// Parses a byte count: digits with an optional K/M/G/T suffix (powers of 1024, case-insensitive,
+// optional trailing 'B' or 'iB'), e.g. "64M", "1G", "4096". Negative, empty, fractional or overflowing
+// input is an invalid_input error.
+Result<std::int64_t> parse_size(std::string_view text);
+
+// Renders bytes compactly with a power-of-1024 suffix: 1048576 -> "1M", 1536 -> "1.5K".
+std::string format_size(std::int64_t bytes);
+
+}  // namespace lagom::units

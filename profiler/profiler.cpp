@@ -1,0 +1,1 @@
+// profiler: see ARCHITECTURE.md. (module sources are added as the module is built)

@@ -1,0 +1,1 @@
+// search: see ARCHITECTURE.md. (module sources are added as the module is built)
