@@ -1,12 +1,104 @@
-// `lagom check`: not built yet; the command exists so that the contract's command list is complete.
+// `lagom check`: regression checks of a current simulate/tune/profile result against a baseline.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
 #include "cli/app.h"
+#include "cli/check.h"
+#include "cli/output.h"
 
 namespace lagom::cli {
 
+namespace {
+
+struct CheckOptions {
+  std::string baseline;            // a JSON file written by --json, or a run id in --db
+  std::string current;
+  std::string db_path = "lagom.db";
+  std::string tolerance = "5";     // percent; "5%" or "field=pct,..." too
+  std::string junit_path;          // optional JUnit XML report
+};
+
+// A profile run as its JSON export (the same document `lagom db export RUN --format json` prints).
+Result<nlohmann::json> load_run_export(const std::string& db_path, long long run_id) {
+  return make_error(ErrorCode::unavailable,
+                    fmt::format("{}: run {}: reading runs from a database is not supported in this build yet", db_path, run_id));
+}
+
+Result<nlohmann::json> load_document(const std::string& what, const CheckOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool is_run_id = !what.empty() && what.find_first_not_of("0123456789") == std::string::npos;
+  if (is_run_id && !fs::exists(what, ec)) {
+    return load_run_export(options.db_path, std::stoll(what));
+  }
+  std::ifstream in(what, std::ios::binary);
+  if (!in) return make_error(ErrorCode::not_found, fmt::format("{}: cannot open file", what));
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    return make_error(ErrorCode::invalid_input, fmt::format("{}: not valid JSON ({})", what, e.what()));
+  }
+}
+
+void run_check(const CheckOptions& options, const Context& context) {
+  const regression::Tolerance tolerance = unwrap(regression::parse_tolerance(options.tolerance));
+  const nlohmann::json baseline = unwrap(load_document(options.baseline, options));
+  const nlohmann::json current = unwrap(load_document(options.current, options));
+  const auto kind_of = [](const nlohmann::json& doc, const std::string& name) {
+    auto kind = regression::detect_kind(doc);
+    if (!kind.ok()) throw CommandFailed{kind.error().with_context(name)};
+    return *kind;
+  };
+  const regression::DocumentKind base_kind = kind_of(baseline, options.baseline);
+  const regression::DocumentKind cur_kind = kind_of(current, options.current);
+  if (base_kind != cur_kind) {
+    fail(ErrorCode::invalid_input, fmt::format("check: baseline is a {} document but current is a {} document",
+                                               regression::to_string(base_kind), regression::to_string(cur_kind)));
+  }
+  const auto base_metrics = unwrap(regression::extract_metrics(baseline, base_kind));
+  const auto cur_metrics = unwrap(regression::extract_metrics(current, cur_kind));
+  const regression::Report report = regression::compare(base_kind, base_metrics, cur_metrics, tolerance);
+
+  if (!options.junit_path.empty()) {
+    std::ofstream out(options.junit_path, std::ios::binary | std::ios::trunc);
+    out << regression::render_junit(report);
+    if (!out) fail(ErrorCode::io, fmt::format("check: --junit {}: cannot write", options.junit_path));
+  }
+  if (context.json) {
+    print_json(regression::render_json(report));
+  } else {
+    fmt::print("{}", regression::render_table(report));
+  }
+  if (report.regressions() > 0) {
+    std::string names;
+    for (const auto& c : report.comparisons) {
+      if (c.verdict != regression::Verdict::regressed && c.verdict != regression::Verdict::missing) continue;
+      if (!names.empty()) names += ", ";
+      names += c.verdict == regression::Verdict::missing ? c.name + " (missing)" : fmt::format("{} ({:+.1f}%)", c.name, c.delta_pct);
+    }
+    fail(ErrorCode::regression, fmt::format("check: {} regression(s) beyond tolerance: {}", report.regressions(), names));
+  }
+}
+
+}  // namespace
+
 void add_check_command(CLI::App& app, Context& context) {
-  auto* command = app.add_subcommand("check", "(not implemented yet)");
+  auto options = std::make_shared<CheckOptions>();
+  auto* command = app.add_subcommand("check", "Compare a result against a baseline; exit 1 on regression");
+  command->add_option("--baseline", options->baseline, "Baseline: a --json file, or a run id in --db")->required();
+  command->add_option("--current", options->current, "Current: a --json file, or a run id in --db")->required();
+  command->add_option("--db", options->db_path, "Profile database for run ids")->capture_default_str();
+  command->add_option("--tolerance", options->tolerance,
+                      "Allowed worsening in percent: 5, 5%, or metric=pct,... (JSON field names)")
+      ->capture_default_str();
+  command->add_option("--junit", options->junit_path, "Also write a JUnit XML report to FILE");
   add_common_flags(*command, context);
-  command->callback([] { fail(ErrorCode::unavailable, "check: not implemented yet in this build"); });
+  command->callback([options, &context] { run_check(*options, context); });
 }
 
 }  // namespace lagom::cli

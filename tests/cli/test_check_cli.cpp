@@ -1,0 +1,41 @@
+#include <catch2/catch.hpp>
+
+#include "support/run.h"
+
+using lagom::test::run_lagom;
+using lagom::test::temp_dir;
+using lagom::test::write_file;
+
+namespace {
+std::string sim(double t) {
+  return "{\"iteration_time_s\":" + std::to_string(t) + ",\"tokens_per_s\":" + std::to_string(1000 / t) +
+         ",\"mfu\":0.5,\"breakdown_s\":{\"compute\":" + std::to_string(t) + "},\"fits_in_memory\":true}";
+}
+}  // namespace
+
+TEST_CASE("check exits 0 on identical inputs, 1 on a regression that it names, 2 on mixed kinds", "[cli]") {
+  const std::string dir = temp_dir("check");
+  write_file(dir + "/a.json", sim(2.0));
+  write_file(dir + "/b.json", sim(2.2));
+  write_file(dir + "/c.json", sim(1.8));
+  write_file(dir + "/t.json", R"({"search":"lagom","predicted_iteration_time_s":1.0,"speedup":1.1})");
+
+  CHECK(run_lagom({"check", "--baseline", dir + "/a.json", "--current", dir + "/a.json"}).exit_code == 0);
+
+  const auto slower = run_lagom({"check", "--baseline", dir + "/a.json", "--current", dir + "/b.json",
+                                 "--tolerance", "5", "--junit", dir + "/junit.xml"});
+  CHECK(slower.exit_code == 1);
+  CHECK(slower.err.find("iteration_time_s (+10.0%)") != std::string::npos);
+  CHECK(slower.out.find("REGRESSED") != std::string::npos);
+  CHECK(lagom::test::read_file(dir + "/junit.xml").find("<failure message=\"iteration_time_s:") != std::string::npos);
+
+  CHECK(run_lagom({"check", "--baseline", dir + "/a.json", "--current", dir + "/c.json"}).exit_code == 0);
+
+  const auto mixed = run_lagom({"check", "--baseline", dir + "/a.json", "--current", dir + "/t.json"});
+  CHECK(mixed.exit_code == 2);
+  CHECK(mixed.err == "lagom: error: check: baseline is a simulate document but current is a tune document\n");
+
+  const auto json = run_lagom({"check", "--baseline", dir + "/a.json", "--current", dir + "/b.json", "--json"});
+  CHECK(json.out.find("\"passed\":false") != std::string::npos);
+  CHECK(run_lagom({"check", "--baseline", dir + "/nope.json", "--current", dir + "/a.json"}).exit_code == 2);
+}
