@@ -64,8 +64,8 @@ typedef int lagom_nccl_result_t;
 #define LAGOM_NCCL_MAX_CHANNELS 64
 
 // ncclDebugLogger_t: printf-style; `level` is a LAGOM_NCCL_LOG_* value, `flags` a subsystem mask.
-typedef void (*lagom_nccl_logger_t)(int level, unsigned long flags, const char* file, int line, const char* fmt,
-                                    ...);
+typedef void (*lagom_nccl_logger_t)(int level, unsigned long flags, const char* file, int line,
+                                    const char* fmt, ...);
 
 // ncclNvlDomainInfo_v5_t.
 typedef struct {

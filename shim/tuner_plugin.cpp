@@ -88,10 +88,11 @@ class TunerContext {
     }
     if (rule->algorithm != k_any) {
       if (cost_table == nullptr || rule->algorithm >= num_algo || rule->protocol >= num_proto) {
-        trace("lagom tuner: %s %zu bytes: rule at line %d names %s/%s, which this NCCL does not offer; "
-              "NCCL decides",
-              collective_name(coll_type), bytes, rule->line, algorithm_name(rule->algorithm),
-              protocol_name(rule->protocol));
+        trace(
+            "lagom tuner: %s %zu bytes: rule at line %d names %s/%s, which this NCCL does not offer; "
+            "NCCL decides",
+            collective_name(coll_type), bytes, rule->line, algorithm_name(rule->algorithm),
+            protocol_name(rule->protocol));
         return;
       }
       // The table is one contiguous float[numAlgo][numProto] passed as float** (nccl_tuner_abi.h):
@@ -107,8 +108,8 @@ class TunerContext {
     }
     if (rule->channels != k_any && n_channels != nullptr) *n_channels = rule->channels;
     trace("lagom tuner: %s %zu bytes numPipeOps %d regBuff %d: rule at line %d -> %s/%s channels %d",
-          collective_name(coll_type), bytes, num_pipe_ops, reg_buff, rule->line, algorithm_name(rule->algorithm),
-          protocol_name(rule->protocol), rule->channels);
+          collective_name(coll_type), bytes, num_pipe_ops, reg_buff, rule->line,
+          algorithm_name(rule->algorithm), protocol_name(rule->protocol), rule->channels);
   }
 
  private:
@@ -125,7 +126,8 @@ class TunerContext {
   }
 
   void warn(const std::string& message) const {
-    log(LAGOM_NCCL_LOG_WARN, LAGOM_NCCL_INIT | LAGOM_NCCL_TUNING, __LINE__, "lagom tuner: %s", message.c_str());
+    log(LAGOM_NCCL_LOG_WARN, LAGOM_NCCL_INIT | LAGOM_NCCL_TUNING, __LINE__, "lagom tuner: %s",
+        message.c_str());
     if (nccl_silences_warnings()) echo_warning_once(message);
   }
 
@@ -165,8 +167,8 @@ lagom_nccl_result_t get_coll_info(void* context, int coll_type, size_t bytes, in
                                   int* n_channels) {
   if (context == nullptr) return LAGOM_NCCL_SUCCESS;
   try {
-    static_cast<const TunerContext*>(context)->get_coll_info(coll_type, bytes, num_pipe_ops, cost_table, num_algo,
-                                                             num_proto, reg_buff, n_channels);
+    static_cast<const TunerContext*>(context)->get_coll_info(coll_type, bytes, num_pipe_ops, cost_table,
+                                                             num_algo, num_proto, reg_buff, n_channels);
   } catch (...) {
     // Only a failing logger could throw; NCCL's choice stands.
   }

@@ -39,9 +39,8 @@ constexpr std::array<Name, 10> k_algorithms{{{"tree", LAGOM_NCCL_ALGO_TREE},
                                              {"collnetdirect", LAGOM_NCCL_ALGO_COLLNET_DIRECT},
                                              {"collnetchain", LAGOM_NCCL_ALGO_COLLNET_CHAIN},
                                              {"nvlstree", LAGOM_NCCL_ALGO_NVLS_TREE}}};
-constexpr std::array<Name, 3> k_protocols{{{"ll", LAGOM_NCCL_PROTO_LL},
-                                           {"ll128", LAGOM_NCCL_PROTO_LL128},
-                                           {"simple", LAGOM_NCCL_PROTO_SIMPLE}}};
+constexpr std::array<Name, 3> k_protocols{
+    {{"ll", LAGOM_NCCL_PROTO_LL}, {"ll128", LAGOM_NCCL_PROTO_LL128}, {"simple", LAGOM_NCCL_PROTO_SIMPLE}}};
 
 std::string_view trim(std::string_view s) {
   const char* blanks = " \t\r\v\f";
@@ -109,7 +108,8 @@ std::string parse_line(std::string_view line, Rule& rule) {
     start = comma + 1;
   }
   if (fields.size() < k_min_fields || fields.size() > k_max_fields) {
-    return "expected 8 to 10 comma-separated fields (collective,min_bytes,max_bytes,algorithm,protocol,channels,"
+    return "expected 8 to 10 comma-separated fields "
+           "(collective,min_bytes,max_bytes,algorithm,protocol,channels,"
            "nNodes,nRanks,numPipeOps,regBuff), got " +
            std::to_string(fields.size());
   }
@@ -138,7 +138,8 @@ std::string parse_line(std::string_view line, Rule& rule) {
   rule.min_bytes = min_bytes == k_any ? 0 : static_cast<uint64_t>(min_bytes);
   rule.max_bytes = max_bytes == k_any ? UINT64_MAX : static_cast<uint64_t>(max_bytes);
   if (rule.min_bytes > rule.max_bytes) {
-    return "min_bytes " + std::to_string(rule.min_bytes) + " is above max_bytes " + std::to_string(rule.max_bytes);
+    return "min_bytes " + std::to_string(rule.min_bytes) + " is above max_bytes " +
+           std::to_string(rule.max_bytes);
   }
 
   bool any_algorithm = fields[3] == "-1";
@@ -171,7 +172,9 @@ std::string parse_line(std::string_view line, Rule& rule) {
   return {};
 }
 
-bool matches(int wanted, int64_t actual) { return wanted == k_any || wanted == actual; }
+bool matches(int wanted, int64_t actual) {
+  return wanted == k_any || wanted == actual;
+}
 
 }  // namespace
 
@@ -181,7 +184,8 @@ ParseResult parse_rules(std::string_view text) {
   std::size_t start = 0;
   while (start <= text.size()) {
     std::size_t newline = text.find('\n', start);
-    std::string_view raw = text.substr(start, newline == std::string_view::npos ? text.npos : newline - start);
+    std::string_view raw =
+        text.substr(start, newline == std::string_view::npos ? text.npos : newline - start);
     start = newline == std::string_view::npos ? text.size() + 1 : newline + 1;
     ++line_number;
     std::string_view line = trim(raw);
@@ -242,8 +246,14 @@ const Rule* find_rule(const std::vector<Rule>& rules, const CallShape& call) {
   return nullptr;
 }
 
-const char* collective_name(int collective) { return name_of(k_collectives, collective); }
-const char* algorithm_name(int algorithm) { return name_of(k_algorithms, algorithm); }
-const char* protocol_name(int protocol) { return name_of(k_protocols, protocol); }
+const char* collective_name(int collective) {
+  return name_of(k_collectives, collective);
+}
+const char* algorithm_name(int algorithm) {
+  return name_of(k_algorithms, algorithm);
+}
+const char* protocol_name(int protocol) {
+  return name_of(k_protocols, protocol);
+}
 
 }  // namespace lagom::shim

@@ -25,17 +25,17 @@ inline constexpr int k_any = -1;
 
 // One line of the config. Values are NCCL indices (nccl_tuner_abi.h) or k_any.
 struct Rule {
-  int collective = k_any;          // ncclFunc_t 0..4
-  uint64_t min_bytes = 0;          // inclusive
+  int collective = k_any;           // ncclFunc_t 0..4
+  uint64_t min_bytes = 0;           // inclusive
   uint64_t max_bytes = UINT64_MAX;  // inclusive
-  int algorithm = k_any;           // LAGOM_NCCL_ALGO_*, or k_any together with protocol
-  int protocol = k_any;            // LAGOM_NCCL_PROTO_*
-  int channels = k_any;            // 1..64, or k_any = keep NCCL's
+  int algorithm = k_any;            // LAGOM_NCCL_ALGO_*, or k_any together with protocol
+  int protocol = k_any;             // LAGOM_NCCL_PROTO_*
+  int channels = k_any;             // 1..64, or k_any = keep NCCL's
   int n_nodes = k_any;
   int n_ranks = k_any;
   int num_pipe_ops = k_any;
-  int reg_buff = k_any;            // 0, 1 or k_any
-  int line = 0;                    // 1-based line in the file, for logs
+  int reg_buff = k_any;  // 0, 1 or k_any
+  int line = 0;          // 1-based line in the file, for logs
 };
 
 // What a collective call looks like to the tuner.

@@ -2,19 +2,19 @@
 // ncclTunerPlugin_v4 structs, init per communicator, getCollInfo with the contiguous cost table cast to
 // float** (src/enqueue.cc), finalize / destroy. The expected picks follow from the fixture
 // tests/data/shim/tune-out/nccl_tuner.conf and NCCL's rule "smallest non-negative entry wins".
-#include <dlfcn.h>
-#include <unistd.h>
-
-#include <catch2/catch.hpp>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <mutex>
 #include <random>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "shim/nccl_tuner_abi.h"
 #include "support/run.h"
@@ -120,7 +120,7 @@ struct CostTable {
     }
     t[LAGOM_NCCL_ALGO_COLLNET_DIRECT][LAGOM_NCCL_PROTO_LL] = LAGOM_NCCL_ALGO_PROTO_IGNORE;
     t[LAGOM_NCCL_ALGO_NVLS][LAGOM_NCCL_PROTO_SIMPLE] = LAGOM_NCCL_ALGO_PROTO_IGNORE;  // no NVLS here
-    t[LAGOM_NCCL_ALGO_RING][LAGOM_NCCL_PROTO_SIMPLE] = 50.0f;  // NCCL's own choice
+    t[LAGOM_NCCL_ALGO_RING][LAGOM_NCCL_PROTO_SIMPLE] = 50.0f;                         // NCCL's own choice
   }
   // What NCCL passes (src/enqueue.cc: `(float **)collCostTable`).
   float** as_nccl() { return reinterpret_cast<float**>(t); }
@@ -156,8 +156,8 @@ struct Outcome {
 // One getCollInfo as NCCL issues it; nChannels starts at NCCL's value (0 = "not set by the tuner").
 Outcome collinfo(const lagom_nccl_tuner_v5_t* t, void* ctx, Call c) {
   Outcome o{CostTable{}, 0};
-  REQUIRE(t->getCollInfo(ctx, c.coll, c.bytes, c.num_pipe_ops, o.table.as_nccl(), k_algos, k_protos, c.reg_buff,
-                         &o.channels) == LAGOM_NCCL_SUCCESS);
+  REQUIRE(t->getCollInfo(ctx, c.coll, c.bytes, c.num_pipe_ops, o.table.as_nccl(), k_algos, k_protos,
+                         c.reg_buff, &o.channels) == LAGOM_NCCL_SUCCESS);
   return o;
 }
 
@@ -270,9 +270,11 @@ TEST_CASE("v5 applies the tuned config: chosen entries win, the rest stay as NCC
     collinfo(t, ctx, {LAGOM_NCCL_FUNC_ALLGATHER, 4096, 3});
     std::vector<std::string> traces = log_at(LAGOM_NCCL_LOG_TRACE);
     REQUIRE(traces.size() == 3);
-    CHECK(traces[0] == "lagom tuner: allreduce 1024 bytes numPipeOps 1 regBuff 0: rule at line 2 -> tree/ll channels 4");
-    CHECK(traces[1] == "lagom tuner: broadcast 4096 bytes: rule at line 7 wants nvls/simple, which NCCL ruled out; "
-                       "NCCL decides");
+    CHECK(traces[0] ==
+          "lagom tuner: allreduce 1024 bytes numPipeOps 1 regBuff 0: rule at line 2 -> tree/ll channels 4");
+    CHECK(traces[1] ==
+          "lagom tuner: broadcast 4096 bytes: rule at line 7 wants nvls/simple, which NCCL ruled out; "
+          "NCCL decides");
     CHECK(traces[2] == "lagom tuner: allgather 4096 bytes numPipeOps 3 regBuff 0: no rule, NCCL decides");
     for (const LogLine& l : g_log) {
       if (l.level == LAGOM_NCCL_LOG_TRACE) CHECK(l.flags == LAGOM_NCCL_TUNING);
@@ -313,11 +315,12 @@ TEST_CASE("v4 init, getCollInfo and destroy apply the same config", "[shim]") {
 TEST_CASE("the first matching line wins", "[shim]") {
   std::string dir = lagom::test::temp_dir("shim-first");
   std::string path = dir + "/nccl_tuner.conf";
-  lagom::test::write_file(path,
-                          "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,"
-                          "regBuff\n"
-                          "allreduce,0,1000,tree,simple,3,-1,-1,-1,-1\n"
-                          "allreduce,0,-1,ring,ll,5,-1,-1,-1,-1\n");
+  lagom::test::write_file(
+      path,
+      "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,"
+      "regBuff\n"
+      "allreduce,0,1000,tree,simple,3,-1,-1,-1,-1\n"
+      "allreduce,0,-1,ring,ll,5,-1,-1,-1,-1\n");
   ConfigEnv env(path.c_str());
   void* ctx = init_v5(4, 1);
   Outcome small = collinfo(plugin().v5, ctx, {LAGOM_NCCL_FUNC_ALLREDUCE, 1000});
@@ -376,14 +379,15 @@ TEST_CASE("each communicator keeps its own rules", "[shim]") {
     for (int i = 0; i < 2000; ++i) {
       CostTable table;
       int n = 0;
-      plugin().v5->getCollInfo(ctx, LAGOM_NCCL_FUNC_ALLREDUCE, 4096 + static_cast<size_t>(i), 1, table.as_nccl(),
-                               k_algos, k_protos, 0, &n);
+      plugin().v5->getCollInfo(ctx, LAGOM_NCCL_FUNC_ALLREDUCE, 4096 + static_cast<size_t>(i), 1,
+                               table.as_nccl(), k_algos, k_protos, 0, &n);
       ok = ok && table.pick() == expected && n == channels;
     }
   };
   std::thread a(hammer, ctx_tree, std::make_pair(LAGOM_NCCL_ALGO_TREE, LAGOM_NCCL_PROTO_SIMPLE), 2,
                 std::ref(tree_ok));
-  std::thread b(hammer, ctx_ring, std::make_pair(LAGOM_NCCL_ALGO_RING, LAGOM_NCCL_PROTO_LL), 6, std::ref(ring_ok));
+  std::thread b(hammer, ctx_ring, std::make_pair(LAGOM_NCCL_ALGO_RING, LAGOM_NCCL_PROTO_LL), 6,
+                std::ref(ring_ok));
   a.join();
   b.join();
   CHECK(tree_ok);
@@ -405,24 +409,29 @@ TEST_CASE("a bad config is one warning naming the file and line, and NCCL's choi
        "unknown collective 'allgatherv'"},
       {"allreduce,0,-1,star,simple,4,-1,-1,-1,-1\n", 2, "unknown algorithm 'star'"},
       {"allreduce,0,-1,ring,ll64,4,-1,-1,-1,-1\n", 2, "unknown protocol 'll64'"},
-      {"allreduce,0,-1,ring,-1,4,-1,-1,-1,-1\n", 2, "algorithm and protocol must both be named or both be -1"},
+      {"allreduce,0,-1,ring,-1,4,-1,-1,-1,-1\n", 2,
+       "algorithm and protocol must both be named or both be -1"},
       {"allreduce,0,-1,ring,simple,65,-1,-1,-1,-1\n", 2, "channels 65 is out of range (-1 or 1..64)"},
       {"allreduce,0,-1,ring,simple,0,-1,-1,-1,-1\n", 2, "channels 0 is out of range (-1 or 1..64)"},
       {"allreduce,0,-1,ring,simple,4,-1,-1,-1,2\n", 2, "regBuff 2 is out of range (-1 or 0..1)"},
-      {"allreduce,-2,-1,ring,simple,4,-1,-1,-1,-1\n", 2, "min_bytes -2 is out of range (-1 or 0..9223372036854775807)"},
+      {"allreduce,-2,-1,ring,simple,4,-1,-1,-1,-1\n", 2,
+       "min_bytes -2 is out of range (-1 or 0..9223372036854775807)"},
       {"allreduce,99999999999999999999,-1,ring,simple,4,-1,-1,-1,-1\n", 2,
        "min_bytes is not an integer: '99999999999999999999'"},
       {"allreduce,100,10,ring,simple,4,-1,-1,-1,-1\n", 2, "min_bytes 100 is above max_bytes 10"},
       {"allreduce,1K,-1,ring,simple,4,-1,-1,-1,-1\n", 2, "min_bytes is not an integer: '1K'"},
       {"allreduce,0,-1,ring,simple,4,0,-1,-1,-1\n", 2, "nNodes 0 is out of range (-1 or 1..2147483647)"},
       {"allreduce,0,-1,ring,simple,4,-1\n", 2,
-       "expected 8 to 10 comma-separated fields (collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,"
+       "expected 8 to 10 comma-separated fields "
+       "(collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,"
        "nRanks,numPipeOps,regBuff), got 7"},
       {"allreduce,0,-1,ring,simple,4,-1,-1,-1,-1,7\n", 2,
-       "expected 8 to 10 comma-separated fields (collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,"
+       "expected 8 to 10 comma-separated fields "
+       "(collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,"
        "nRanks,numPipeOps,regBuff), got 11"},
       {"allreduce 0 -1 ring simple\n", 2,
-       "expected 8 to 10 comma-separated fields (collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,"
+       "expected 8 to 10 comma-separated fields "
+       "(collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,"
        "nRanks,numPipeOps,regBuff), got 1"},
   };
   std::string dir = lagom::test::temp_dir("shim-bad");
@@ -445,8 +454,9 @@ TEST_CASE("a bad config is one warning naming the file and line, and NCCL's choi
 TEST_CASE("the 8- and 9-field forms of NVIDIA's example plugin are accepted", "[shim]") {
   std::string dir = lagom::test::temp_dir("shim-short");
   std::string path = dir + "/nccl_tuner.conf";
-  lagom::test::write_file(path, "  AllReduce , 0 , 100 , Tree , LL128 , 7 , -1 , -1\r\n"
-                                "allreduce,101,-1,NVLSTree,Simple,-1,-1,-1,2\n");
+  lagom::test::write_file(path,
+                          "  AllReduce , 0 , 100 , Tree , LL128 , 7 , -1 , -1\r\n"
+                          "allreduce,101,-1,NVLSTree,Simple,-1,-1,-1,2\n");
   ConfigEnv env(path.c_str());
   void* ctx = init_v5(16, 2);
   REQUIRE(log_at(LAGOM_NCCL_LOG_WARN).empty());
@@ -469,14 +479,18 @@ TEST_CASE("a missing, unreadable or unset config is one warning and NCCL's defau
   };
   const Case cases[] = {
       {"missing file", missing.c_str(),
-       "lagom tuner: " + missing + ": cannot open: No such file or directory; ignoring the file, NCCL keeps its own "
-                                   "choices"},
+       "lagom tuner: " + missing +
+           ": cannot open: No such file or directory; ignoring the file, NCCL keeps its own "
+           "choices"},
       {"a directory", dir.c_str(),
-       "lagom tuner: " + dir + ": cannot read: Is a directory; ignoring the file, NCCL keeps its own choices"},
+       "lagom tuner: " + dir +
+           ": cannot read: Is a directory; ignoring the file, NCCL keeps its own choices"},
       {"unset", nullptr,
-       "lagom tuner: neither LAGOM_TUNER_CONFIG nor NCCL_TUNER_CONFIG_FILE is set; NCCL keeps its own choices"},
-      {"empty", "", "lagom tuner: neither LAGOM_TUNER_CONFIG nor NCCL_TUNER_CONFIG_FILE is set; NCCL keeps its own "
-                    "choices"},
+       "lagom tuner: neither LAGOM_TUNER_CONFIG nor NCCL_TUNER_CONFIG_FILE is set; NCCL keeps its own "
+       "choices"},
+      {"empty", "",
+       "lagom tuner: neither LAGOM_TUNER_CONFIG nor NCCL_TUNER_CONFIG_FILE is set; NCCL keeps its own "
+       "choices"},
   };
   for (const Case& c : cases) {
     INFO(c.name);
@@ -528,9 +542,15 @@ TEST_CASE("a mutated config never crashes and is applied only when no warning wa
     for (int e = 0; e < edits && !text.empty(); ++e) {
       size_t at = rng() % text.size();
       switch (rng() % 3) {
-        case 0: text[at] = static_cast<char>(rng() % 256); break;
-        case 1: text.erase(at, 1 + rng() % 8); break;
-        default: text.insert(at, 1, ",-0x9\n"[rng() % 6]); break;
+        case 0:
+          text[at] = static_cast<char>(rng() % 256);
+          break;
+        case 1:
+          text.erase(at, 1 + rng() % 8);
+          break;
+        default:
+          text.insert(at, 1, ",-0x9\n"[rng() % 6]);
+          break;
       }
     }
     INFO("iteration " << iteration << ": " << text);
@@ -571,9 +591,10 @@ TEST_CASE("with NCCL_DEBUG unset a warning is also printed to stderr once per pr
   dup2(saved, 2);
   close(saved);
   std::fclose(sink);
-  CHECK(lagom::test::read_file(captured) == "lagom: warning: tuner: " + path +
-                                               ":1: channels 99 is out of range (-1 or 1..64); ignoring the file, "
-                                               "NCCL keeps its own choices\n");
+  CHECK(lagom::test::read_file(captured) ==
+        "lagom: warning: tuner: " + path +
+            ":1: channels 99 is out of range (-1 or 1..64); ignoring the file, "
+            "NCCL keeps its own choices\n");
 }
 
 TEST_CASE("null context, null logger and null outputs are tolerated", "[shim]") {
@@ -591,8 +612,8 @@ TEST_CASE("null context, null logger and null outputs are tolerated", "[shim]") 
   CHECK(t->getCollInfo(ctx, LAGOM_NCCL_FUNC_ALLREDUCE, 1024, 1, nullptr, k_algos, k_protos, 0, nullptr) ==
         LAGOM_NCCL_SUCCESS);
   // An older NCCL with fewer algorithms: a rule naming an index beyond numAlgo is skipped.
-  CHECK(t->getCollInfo(ctx, LAGOM_NCCL_FUNC_REDUCESCATTER, 1024, 1, table.as_nccl(), LAGOM_NCCL_ALGO_PAT, k_protos,
-                       1, &channels) == LAGOM_NCCL_SUCCESS);
+  CHECK(t->getCollInfo(ctx, LAGOM_NCCL_FUNC_REDUCESCATTER, 1024, 1, table.as_nccl(), LAGOM_NCCL_ALGO_PAT,
+                       k_protos, 1, &channels) == LAGOM_NCCL_SUCCESS);
   CHECK(table.same_as(CostTable{}));
   CHECK(channels == 0);
   CHECK(t->finalize(ctx) == LAGOM_NCCL_SUCCESS);

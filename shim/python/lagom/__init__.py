@@ -197,7 +197,8 @@ def _read_communicators(config_dir, caller):
     result = {}
     for index, entry in enumerate(communicators):
         where = "%s: communicators[%d]" % (path, index)
-        if not isinstance(entry, dict) or not isinstance(entry.get("group"), str) or not _GROUP.match(entry["group"]):
+        group = entry.get("group") if isinstance(entry, dict) else None
+        if not isinstance(group, str) or not _GROUP.match(group):
             raise ValueError("%s: needs a 'group' name of letters, digits, '_', '.' or '-'" % where)
         limits = {}
         for key in ("min_ctas", "max_ctas"):
@@ -208,8 +209,9 @@ def _read_communicators(config_dir, caller):
                 raise ValueError("%s: %s must be an integer in 1..%d, got %r" % (where, key, _MAX_CTAS, value))
             limits[key] = value
         if limits.get("min_ctas", 1) > limits.get("max_ctas", _MAX_CTAS):
-            raise ValueError("%s: min_ctas %d is above max_ctas %d" % (where, limits["min_ctas"], limits["max_ctas"]))
-        result.setdefault(entry["group"], limits)  # the first entry of a group wins
+            raise ValueError(
+                "%s: min_ctas %d is above max_ctas %d" % (where, limits["min_ctas"], limits["max_ctas"]))
+        result.setdefault(group, limits)  # the first entry of a group wins
     return result
 
 
