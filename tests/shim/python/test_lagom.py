@@ -1,0 +1,298 @@
+"""Tests of the `lagom` Python package (shim/python/lagom), run by ctest through Debian's pytest.
+
+Environment from tests/shim/CMakeLists.txt: PYTHONPATH (the package), LAGOM_LIB_DIR (the built plugin),
+LAGOM_TEST_DATA_DIR (tests/data). The fixture tests/data/shim/tune-out is what `lagom tune` writes.
+"""
+
+import ctypes
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+import types
+import warnings
+
+import pytest
+
+import lagom
+
+DATA_DIR = os.environ.get("LAGOM_TEST_DATA_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "data"))
+FIXTURE = os.path.join(DATA_DIR, "shim", "tune-out")
+LIB_DIR = os.environ.get("LAGOM_LIB_DIR", "")
+
+# Every variable lagom.env may set or lagom.init reads, cleared before each test.
+TOUCHED = [
+    "NCCL_TUNER_PLUGIN", "LAGOM_TUNER_CONFIG", "LAGOM_CONFIG_DIR", "LAGOM_TUNER_PLUGIN_PATH",
+    "NCCL_NTHREADS", "NCCL_BUFFSIZE", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_TUNER_CONFIG_FILE",
+]
+
+
+def _torch_available():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch):
+    for name in TOUCHED:
+        monkeypatch.delenv(name, raising=False)
+    # No plugin next to the package unless a test puts one there.
+    monkeypatch.setattr(lagom, "_plugin_candidates", lambda: [])
+    monkeypatch.delitem(sys.modules, "torch.distributed", raising=False)
+
+
+@pytest.fixture
+def tuned(tmp_path):
+    """A copy of the fixture, as a user's `lagom tune --out` directory."""
+    target = tmp_path / "tuned"
+    shutil.copytree(FIXTURE, target)
+    return str(target)
+
+
+def test_init_exports_the_variables_of_lagom_env(tuned):
+    applied = lagom.init(tuned)
+    assert applied == {
+        "NCCL_TUNER_PLUGIN": "lagom",
+        "LAGOM_TUNER_CONFIG": os.path.join(tuned, "nccl_tuner.conf"),
+        "NCCL_NTHREADS": "256",
+        "NCCL_BUFFSIZE": "8388608",
+        "NCCL_P2P_NET_CHUNKSIZE": "262144",
+        "LAGOM_CONFIG_DIR": tuned,
+    }
+    for name, value in applied.items():
+        assert os.environ[name] == value
+
+
+def test_variables_set_by_the_user_win_unless_override(tuned, monkeypatch):
+    monkeypatch.setenv("NCCL_NTHREADS", "512")
+    monkeypatch.setenv("NCCL_BUFFSIZE", "8388608")  # same value: no warning about it
+    with pytest.warns(RuntimeWarning) as caught:
+        applied = lagom.init(tuned)
+    assert "NCCL_NTHREADS" not in applied and "NCCL_BUFFSIZE" not in applied
+    assert os.environ["NCCL_NTHREADS"] == "512"
+    messages = [str(w.message) for w in caught]
+    assert messages == [
+        "lagom.init: kept variables already set in the environment (pass override=True to use lagom's): "
+        "NCCL_NTHREADS=512 (lagom: 256)"
+    ]
+    applied = lagom.init(tuned, override=True)
+    assert applied["NCCL_NTHREADS"] == "256"
+    assert os.environ["NCCL_NTHREADS"] == "256"
+
+
+def test_plugin_path_comes_from_lagom_tuner_plugin_path(tuned, monkeypatch, tmp_path):
+    plugin = tmp_path / "libnccl-tuner-lagom.so"
+    plugin.write_bytes(b"")
+    monkeypatch.setenv("LAGOM_TUNER_PLUGIN_PATH", str(plugin))
+    assert lagom.init(tuned)["NCCL_TUNER_PLUGIN"] == str(plugin)
+
+
+def test_plugin_next_to_the_package_is_used_by_full_path(tuned, monkeypatch, tmp_path):
+    plugin = tmp_path / "pkg" / "libnccl-tuner-lagom.so"
+    plugin.parent.mkdir()
+    plugin.write_bytes(b"")
+    monkeypatch.setattr(lagom, "_plugin_candidates", lambda: [str(tmp_path / "missing.so"), str(plugin)])
+    assert lagom.init(tuned)["NCCL_TUNER_PLUGIN"] == str(plugin)
+
+
+def test_an_absolute_existing_plugin_path_in_lagom_env_is_kept(tuned, tmp_path):
+    plugin = tmp_path / "libnccl-tuner-lagom.so"
+    plugin.write_bytes(b"")
+    with open(os.path.join(tuned, "lagom.env"), "a", encoding="utf-8") as handle:
+        handle.write("export NCCL_TUNER_PLUGIN=%s\n" % plugin)
+    assert lagom.init(tuned)["NCCL_TUNER_PLUGIN"] == str(plugin)
+
+
+def test_warns_when_torch_distributed_is_already_initialised(tuned, monkeypatch):
+    fake = types.ModuleType("torch.distributed")
+    fake.is_available = lambda: True
+    fake.is_initialized = lambda: True
+    monkeypatch.setitem(sys.modules, "torch.distributed", fake)
+    with pytest.warns(RuntimeWarning, match=r"lagom.init\(\) called after torch.distributed was initialised"):
+        lagom.init(tuned)
+    assert os.environ["NCCL_TUNER_PLUGIN"] == "lagom"  # still applied, for communicators created later
+
+
+def test_no_warning_before_torch_distributed_is_initialised(tuned, monkeypatch):
+    fake = types.ModuleType("torch.distributed")
+    fake.is_available = lambda: True
+    fake.is_initialized = lambda: False
+    monkeypatch.setitem(sys.modules, "torch.distributed", fake)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lagom.init(tuned)
+
+
+def test_missing_directory_or_env_file_raises(tmp_path):
+    with pytest.raises(FileNotFoundError, match="lagom.init: config directory not found: .*nope"):
+        lagom.init(tmp_path / "nope")
+    with pytest.raises(FileNotFoundError, match=r"lagom.env not found \(write it with `lagom tune --out "):
+        lagom.init(tmp_path)
+
+
+def test_missing_tuner_conf_is_a_warning(tuned):
+    os.remove(os.path.join(tuned, "nccl_tuner.conf"))
+    with pytest.warns(RuntimeWarning, match="nccl_tuner.conf does not exist; NCCL will keep its own choices"):
+        lagom.init(tuned)
+
+
+@pytest.mark.parametrize(
+    "line, why",
+    [
+        ("export NCCL_NTHREADS", "expected 'export NAME=VALUE', got 'export NCCL_NTHREADS'"),
+        ("export 1NCCL=3", "invalid variable name '1NCCL'"),
+        ("export NCCL_NET=$(reboot)", "value of NCCL_NET must be a plain word or a single-quoted string"),
+        ("export NCCL_NET=\"IB\"", "value of NCCL_NET must be a plain word or a single-quoted string"),
+        ("export NCCL_NET='IB", "value of NCCL_NET must be a plain word or a single-quoted string"),
+        ("NCCL_NET=IB # comment", "value of NCCL_NET must be a plain word or a single-quoted string"),
+    ],
+)
+def test_malformed_lagom_env_names_file_and_line(tuned, line, why):
+    path = os.path.join(tuned, "lagom.env")
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(line + "\n")
+    with pytest.raises(ValueError) as error:
+        lagom.init(tuned)
+    assert str(error.value).startswith("%s:8: %s" % (path, why))
+    assert "NCCL_NTHREADS" not in os.environ  # nothing applied from a bad file
+
+
+def test_lagom_env_means_the_same_to_a_shell(tuned):
+    """`source lagom.env` in bash assigns exactly what read_env_file returns."""
+    path = os.path.join(tuned, "lagom.env")
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("\n# a comment\nNCCL_SOCKET_IFNAME='eth0,eth1'\nexport NCCL_IB_HCA=^mlx5_0:1\n")
+    pairs = lagom.read_env_file(path)
+    script = 'set -a; source "$1"; ' + "; ".join('printf "%%s\\0" "$%s"' % name for name, _ in pairs)
+    result = subprocess.run(["bash", "-c", script, "bash", path], capture_output=True, check=True, env={})
+    assert result.stdout.decode().split("\0")[:-1] == [value for _, value in pairs]
+    assert ("NCCL_SOCKET_IFNAME", "eth0,eth1") in pairs
+
+
+def test_the_variables_init_sets_lead_the_plugin_to_the_tuned_rules(tuned, monkeypatch):
+    """lagom.init -> environment -> the built plugin (as NCCL would dlopen it) applies nccl_tuner.conf."""
+    if not LIB_DIR:
+        pytest.skip("LAGOM_LIB_DIR is not set (ctest sets it to <build>/lib)")
+    plugin_path = os.path.join(LIB_DIR, "libnccl-tuner-lagom.so")
+    assert os.path.isfile(plugin_path), "the plugin is not built"
+    monkeypatch.setenv("LAGOM_TUNER_PLUGIN_PATH", plugin_path)
+    lagom.init(tuned)
+    library = ctypes.CDLL(os.environ["NCCL_TUNER_PLUGIN"])
+
+    class TunerV5(ctypes.Structure):
+        _fields_ = [
+            ("name", ctypes.c_char_p),
+            ("init", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint64,
+                                      ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p,
+                                      ctypes.c_void_p)),
+            ("getCollInfo", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t,
+                                             ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+                                             ctypes.c_int, ctypes.POINTER(ctypes.c_int))),
+            ("finalize", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)),
+        ]
+
+    tuner = TunerV5.in_dll(library, "ncclTunerPlugin_v5")
+    assert tuner.name == b"lagom"
+    context = ctypes.c_void_p()
+    assert tuner.init(ctypes.byref(context), 1, 16, 2, None, None, None) == 0
+    table = (ctypes.c_float * 21)(*([100.0] * 21))  # float[7][3], contiguous
+    channels = ctypes.c_int(0)
+    assert tuner.getCollInfo(context, 4, 1024, 1, ctypes.addressof(table), 7, 3, 0, ctypes.byref(channels)) == 0
+    assert table[0 * 3 + 0] == 0.0  # nccl_tuner.conf line 2: allreduce <= 65535 bytes -> tree/ll
+    assert sum(1 for value in table if value == 100.0) == 20
+    assert channels.value == 4
+    assert tuner.finalize(context) == 0
+
+
+def _write_config(directory, document):
+    with open(os.path.join(directory, "lagom-config.json"), "w", encoding="utf-8") as handle:
+        json.dump(document, handle)
+
+
+def test_process_group_options_without_torch_is_a_dict(tuned, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
+    lagom.init(tuned)
+    assert lagom.process_group_options() == {"min_ctas": 8, "max_ctas": 16}
+    assert lagom.process_group_options("tp") == {"min_ctas": 4, "max_ctas": 8}
+    assert lagom.process_group_options("dp") == {"max_ctas": 2}
+    assert lagom.process_group_options("ep") is None
+    assert lagom.process_group_options("tp", config_dir=FIXTURE) == {"min_ctas": 4, "max_ctas": 8}
+
+
+def test_process_group_options_needs_a_config_dir():
+    with pytest.raises(RuntimeError, match=r"call lagom.init\(config_dir\) first or pass config_dir"):
+        lagom.process_group_options("tp")
+
+
+def test_process_group_options_without_lagom_config_json_is_none_and_a_warning(tuned):
+    os.remove(os.path.join(tuned, "lagom-config.json"))
+    with pytest.warns(RuntimeWarning, match="lagom-config.json not found; NCCL keeps its default CTA limits"):
+        assert lagom.process_group_options("tp", config_dir=tuned) is None
+
+
+@pytest.mark.parametrize(
+    "document, why",
+    [
+        ({"communicators": {"tp": 1}}, "'communicators' must be a list"),
+        ({"communicators": [{"min_ctas": 2}]}, r"communicators\[0\]: needs a 'group' name"),
+        ({"communicators": [{"group": "tp", "max_ctas": 65}]}, r"max_ctas must be an integer in 1..64, got 65"),
+        ({"communicators": [{"group": "tp", "min_ctas": "4"}]}, r"min_ctas must be an integer in 1..64, got '4'"),
+        ({"communicators": [{"group": "tp", "min_ctas": 8, "max_ctas": 4}]}, "min_ctas 8 is above max_ctas 4"),
+    ],
+)
+def test_malformed_lagom_config_json_raises(tuned, document, why):
+    _write_config(tuned, document)
+    with pytest.raises(ValueError, match=why):
+        lagom.process_group_options("tp", config_dir=tuned)
+
+
+def test_megatron_communicator_config_is_megatron_yaml(tuned):
+    assert lagom.megatron_communicator_config(tuned) == textwrap.dedent(
+        """\
+        default:
+          min_ctas: 8
+          max_ctas: 16
+        tp:
+          min_ctas: 4
+          max_ctas: 8
+        dp:
+          max_ctas: 2
+        """
+    )
+
+
+@pytest.mark.skipif(not _torch_available(), reason="torch is not installed (Debian: python3-torch); "
+                    "the two-process torch.distributed test needs it")
+def test_init_then_a_real_two_process_gloo_group(tuned, tmp_path):
+    """What a user's script does: lagom.init, then init_process_group; both ranks see the tuned settings."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(
+        """\
+        import os, sys
+        import lagom
+        lagom.init(sys.argv[1])
+        import torch, torch.distributed as dist
+        rank = int(sys.argv[2])
+        dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%s" % sys.argv[3], rank=rank, world_size=2)
+        total = torch.tensor([rank + 1.0])
+        dist.all_reduce(total)
+        print(os.environ["NCCL_NTHREADS"], os.environ["LAGOM_TUNER_CONFIG"], int(total.item()))
+        dist.destroy_process_group()
+        """
+    ))
+    env = dict(os.environ)
+    ranks = [subprocess.Popen([sys.executable, str(script), tuned, str(rank), str(port)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for rank in range(2)]
+    for rank in ranks:
+        out, err = rank.communicate(timeout=120)
+        assert rank.returncode == 0, err.decode()
+        assert out.decode().split() == ["256", os.path.join(tuned, "nccl_tuner.conf"), "3"]
