@@ -65,6 +65,12 @@ void run(const BenchOverlapOptions& o, const Context& context) {
     }
   }
 
+  if (executor == "cuda") {  // fail before any progress output when there is no GPU to run on
+    const Result<int> devices = kernels::cuda_device_count();
+    if (!devices.ok()) fail(devices.error().code, "bench-overlap: --executor cuda: " + devices.error().message);
+    if (*devices < 1) fail(ErrorCode::unavailable, "bench-overlap: --executor cuda: no CUDA device is visible");
+  }
+
   std::unique_ptr<kernels::MpiSession> mpi;
   bool printer = true;  // under mpirun only rank 0 prints
   if (executor == "mpi") {
