@@ -14,6 +14,12 @@ extern "C" {
 
 #define LAGOM_CUDA_KERNELS_ABI 1
 
+#if defined(__GNUC__)
+#define LAGOM_CUDA_EXPORT __attribute__((visibility("default")))
+#else
+#define LAGOM_CUDA_EXPORT
+#endif
+
 typedef struct {
   int kernel;        /* model::OverlapKernel: 0 ag-gemm, 1 gemm-rs, 2 a2a */
   int method;        /* model::OverlapMethodKind: 0 vanilla, 1 slice, 2 flash */
@@ -35,13 +41,13 @@ typedef struct {
 } lagom_cuda_result;
 
 /* Returns LAGOM_CUDA_KERNELS_ABI. */
-int lagom_cuda_kernels_abi(void);
+LAGOM_CUDA_EXPORT int lagom_cuda_kernels_abi(void);
 /* Number of visible CUDA devices (0 when none or no driver); never fails. */
-int lagom_cuda_device_count(void);
+LAGOM_CUDA_EXPORT int lagom_cuda_device_count(void);
 /* Runs the benchmark. Returns 0 on success; otherwise writes a NUL-terminated message of at most
  * error_len bytes into error and returns 2 (bad request / unavailable) or 1 (a CUDA, cuBLAS or NCCL
  * call failed). */
-int lagom_cuda_run_overlap(const lagom_cuda_request* request, lagom_cuda_result* result, char* error,
+LAGOM_CUDA_EXPORT int lagom_cuda_run_overlap(const lagom_cuda_request* request, lagom_cuda_result* result, char* error,
                            size_t error_len);
 
 #ifdef __cplusplus
