@@ -14,9 +14,10 @@ namespace lagom::kernels {
 
 namespace {
 
-// Sleep between MPI_Testall polls: short against a step (milliseconds on a shaped link) and long enough
+// Sleep between MPI_Testall polls: short against a step (milliseconds on a shaped link; the kernel keeps
+// socket buffers of megabytes in flight meanwhile) and long enough
 // that the communication thread leaves the core to the GEMM.
-constexpr std::chrono::microseconds k_poll_interval{20};
+constexpr std::chrono::microseconds k_poll_interval{100};
 
 std::string mpi_message(int code) {
   char text[MPI_MAX_ERROR_STRING];
