@@ -35,12 +35,13 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-void derive_overlap_metrics(BenchResult& result) {
-  result.exposed_comm_us = std::max(0.0, result.overlapped_us - result.compute_us);
+void derive_overlap_metrics(BenchResult& result, const std::vector<double>& paired_exposed_us) {
+  const double exposed = paired_exposed_us.empty() ? result.overlapped_us - result.compute_us : median(paired_exposed_us);
+  result.exposed_comm_us = std::max(0.0, exposed);
   result.overlap_efficiency = 0;
   const double smaller = std::min(result.compute_us, result.comm_us);
   if (smaller > 0) {
-    const double hidden = result.compute_us + result.comm_us - result.overlapped_us;
+    const double hidden = result.comm_us - exposed;
     result.overlap_efficiency = std::clamp(hidden / smaller, 0.0, 1.0);
   }
 }
@@ -139,7 +140,7 @@ Result<BenchResult> bench_rank(const model::OverlapPlan& plan, RankGroup& group,
   if (!global_out.empty()) data.copy_output(global_out);
 
   // 2. Warm-up and timed rounds; modes interleave so slow drifts of the machine hit all three alike.
-  std::vector<double> compute, gemm, reduce, comm, overlapped;
+  std::vector<double> compute, gemm, reduce, comm, overlapped, paired;
   for (int round = 0; round < options.warmup + options.reps; ++round) {
     for (RunMode mode : {RunMode::compute_only, RunMode::comm_only, RunMode::overlapped}) {
       group.barrier();
@@ -154,7 +155,10 @@ Result<BenchResult> bench_rank(const model::OverlapPlan& plan, RankGroup& group,
           reduce.push_back(group.max_over_ranks(times->reduce_us));
           break;
         case RunMode::comm_only: comm.push_back(total); break;
-        case RunMode::overlapped: overlapped.push_back(total); break;
+        case RunMode::overlapped:
+          overlapped.push_back(total);
+          paired.push_back(total - compute.back());
+          break;
       }
     }
   }
@@ -163,7 +167,7 @@ Result<BenchResult> bench_rank(const model::OverlapPlan& plan, RankGroup& group,
   result.reduce_us = median(reduce);
   result.comm_us = plan.ranks.front().comm.empty() ? 0.0 : median(comm);
   result.overlapped_us = median(overlapped);
-  derive_overlap_metrics(result);
+  derive_overlap_metrics(result, paired);
   return result;
 }
 
