@@ -78,8 +78,12 @@ Result<db::CollectiveFitRecord> fit_collective_series(const std::vector<db::Comm
   fit.channels = first.channels;
   fit.min_bytes = first.bytes;
   fit.max_bytes = first.bytes;
+  // Out-of-place and in-place calls can cost different amounts (MPI copies differently); the fit uses
+  // the out-of-place samples, nccl-tests' first columns, and in-place ones only when there are no others.
+  const bool any_out_of_place = std::any_of(series.begin(), series.end(), [](const auto& s) { return !s.in_place; });
   for (const auto& s : series) {
     if (s.wrong > 0 || !(s.time_us > 0)) continue;
+    if (any_out_of_place && s.in_place) continue;
     x.push_back(static_cast<double>(s.bytes));
     y.push_back(s.time_us);
     fit.min_bytes = std::min(fit.min_bytes, s.bytes);

@@ -3,8 +3,9 @@
 // Collectives: the alpha-beta model time_us(bytes) = latency_us + bytes / (algbw · 1e3), with
 // algbw = bus_bw_GBps / busbw_factor(collective, ranks) (model/collective_factors.h), fitted per series
 // (collective, algo, proto, ranks, nodes, channels) by least squares on *relative* residuals, since sizes
-// span several decades and a plain fit would ignore every small size. Samples whose data check failed
-// (wrong > 0) are left out. GEMMs: achieved = peak · flops / (flops + half_flops) is the same line,
+// span several decades and a plain fit would ignore every small size, with one pass of outlier rejection.
+// Samples whose data check failed (wrong > 0) are left out, and so are in-place samples when the series
+// has out-of-place ones (MPI prices the two differently; nccl-tests' first columns are out-of-place). GEMMs: achieved = peak · flops / (flops + half_flops) is the same line,
 // time_us = (flops + half_flops) / (peak_tflops · 1e6), fitted per precision. Memory bandwidth: the median
 // bandwidth of the largest streaming size. Overlap: the median fractional slowdowns of each side.
 #pragma once

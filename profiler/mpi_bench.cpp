@@ -153,30 +153,35 @@ Result<db::CommSample> measure_mpi_collective(Group& group, const std::string& c
   }
   LAGOM_TRY(const std::int64_t total_wrong, group.sum(wrong));
 
-  // Warm-up; its mean time sets the number of timed calls (the same on every rank).
-  LAGOM_TRY_STATUS(group.barrier());
-  double start = MPI_Wtime();
+  // Warm-up; its fastest call (on the slowest rank) sets the number of timed calls, the same on every rank.
   const int warmups = std::max(timing.warmup_iters, 1);
-  for (int i = 0; i < warmups; ++i) LAGOM_MPI_CHECK(call());
-  LAGOM_TRY(const double warm_us, group.max((MPI_Wtime() - start) * 1e6 / warmups));
-  const int iters = std::clamp(static_cast<int>(timing.target_us / std::max(warm_us, 0.01)), timing.min_iters, timing.max_iters);
+  double fastest_us = 0;
+  for (int i = 0; i < warmups; ++i) {
+    const double begin = MPI_Wtime();
+    LAGOM_MPI_CHECK(call());
+    const double call_us = (MPI_Wtime() - begin) * 1e6;
+    fastest_us = i == 0 ? call_us : std::min(fastest_us, call_us);
+  }
+  LAGOM_TRY(const double warm_us, group.max(fastest_us));
+  const int iters = std::max(std::clamp(static_cast<int>(timing.target_us / std::max(warm_us, 0.01)), timing.min_iters,
+                                        timing.max_iters),
+                             timing.batches);
+  double start = 0;
 
   // Timed calls in batches, each after a barrier; a batch's time is its slowest rank's mean per call,
-  // and time_us the median batch. On a shared machine one descheduled rank would otherwise dominate
-  // the plain mean nccl-tests reports.
-  const int batches = std::clamp(timing.batches, 1, iters);
+  // and time_us the fastest batch. Delays on a shared machine (a rank descheduled for a time slice) only
+  // ever add time, so the fastest batch is the estimate closest to what the link and the cores can do;
+  // nccl-tests' plain mean over all calls would let one such delay dominate a small size.
+  const int batches = std::max(timing.batches, 1);
   const int per_batch = std::max(iters / batches, 1);
-  std::vector<double> batch_us;
+  double time_us = 0;
   for (int b = 0; b < batches; ++b) {
     LAGOM_TRY_STATUS(group.barrier());
     start = MPI_Wtime();
     for (int i = 0; i < per_batch; ++i) LAGOM_MPI_CHECK(call());
     LAGOM_TRY(const double slowest_us, group.max((MPI_Wtime() - start) * 1e6 / per_batch));
-    batch_us.push_back(slowest_us);
+    time_us = b == 0 ? slowest_us : std::min(time_us, slowest_us);
   }
-  std::sort(batch_us.begin(), batch_us.end());
-  const double time_us = batch_us.size() % 2 == 1 ? batch_us[batch_us.size() / 2]
-                                                  : 0.5 * (batch_us[batch_us.size() / 2 - 1] + batch_us[batch_us.size() / 2]);
 
   db::CommSample sample;
   sample.collective = collective;

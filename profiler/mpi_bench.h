@@ -3,9 +3,10 @@
 // reducescatter's input), rounded down to whole elements (whole per-rank chunks where a collective
 // splits its buffer). One call on freshly initialised buffers is checked element by element (#wrong,
 // summed over ranks); then warm-up calls, then the timed calls in `batches` batches, each started after a
-// barrier. time_us is the median over batches of the batch's slowest-rank mean time per call. (nccl-tests
-// reports the plain mean over all timed calls averaged over ranks; the median of batches keeps a shared
-// machine's scheduling hiccups out of the fits.) Every rank must call with the same arguments.
+// barrier. time_us is the fastest batch's slowest-rank mean time per call. (nccl-tests reports the plain
+// mean over all timed calls averaged over ranks; on a shared machine a rank descheduled for a time slice
+// makes that mean arbitrary, while such delays never make a batch faster.) Every rank must call with
+// the same arguments.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,7 @@ struct CollectiveTiming {
   int min_iters = 5;         // timed calls at least
   int max_iters = 200;       // and at most
   double target_us = 20000;  // budget for the timed calls of one measurement
-  int batches = 5;           // timed calls are split into this many barrier-separated batches
+  int batches = 7;           // timed calls are split into this many barrier-separated batches
 };
 
 // Measures one collective at one size and placement. `nodes` is stored in the sample.

@@ -43,7 +43,7 @@ TEST_CASE("the alpha-beta fit recovers latency and bus bandwidth from exact allr
   CHECK(fit.value().rel_error < 1e-9);
   CHECK(fit.value().min_bytes == 1024);
   CHECK(fit.value().max_bytes == (64 << 20));
-  CHECK(profiler::predict_busbw_GBps(fit.value(), 1LL << 40) == Approx(200.0).epsilon(1e-6));
+  CHECK(profiler::predict_busbw_GBps(fit.value(), 1LL << 40) == Approx(200.0).epsilon(1e-5));  // latency still costs 1.2e-6
 }
 
 TEST_CASE("samples whose data check failed are left out of the fit", "[profiler]") {

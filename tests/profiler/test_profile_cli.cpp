@@ -44,10 +44,13 @@ db::Database open_ro(const std::string& path) {
   return std::move(database).value();
 }
 
-// Fits each series on its even-indexed sizes and returns the relative time errors on the odd ones.
+// Fits each series on its even-indexed sizes and returns the relative time errors on the odd ones
+// (out-of-place samples: the ones the stored fits use).
 std::vector<double> held_out_errors(const std::vector<db::CommSample>& samples) {
   std::map<std::tuple<std::string, int, int>, std::vector<db::CommSample>> series;
-  for (const auto& s : samples) series[{s.collective, s.ranks, s.nodes}].push_back(s);
+  for (const auto& s : samples) {
+    if (!s.in_place) series[{s.collective, s.ranks, s.nodes}].push_back(s);
+  }
   std::vector<double> errors;
   for (const auto& [key, all] : series) {
     std::vector<std::int64_t> sizes;
