@@ -1,12 +1,243 @@
-// `lagom db`: not built yet; the command exists so that the contract's command list is complete.
+// `lagom db`: list, show, export, import and fit profile runs (db/database.h, profiler/).
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
 #include "cli/app.h"
+#include "cli/output.h"
+#include "db/database.h"
+#include "profiler/fit.h"
+#include "profiler/json.h"
+#include "profiler/nccl_tests_format.h"
 
 namespace lagom::cli {
 
+std::string render_fits(const db::FitSet& fits) {
+  std::string out;
+  if (!fits.collectives.empty()) {
+    Table table({{"collective", true}, {"algo", true}, {"proto", true}, {"channels"}, {"ranks"}, {"nodes"},
+                 {"latency_us"}, {"bus_bw_GBps"}, {"rel_error"}, {"samples"}, {"min_bytes"}, {"max_bytes"}});
+    for (const auto& f : fits.collectives) {
+      table.add_row({f.collective, f.algo.empty() ? "-" : f.algo, f.proto.empty() ? "-" : f.proto,
+                     f.channels > 0 ? std::to_string(f.channels) : "-", std::to_string(f.ranks), std::to_string(f.nodes),
+                     fmt::format("{:.3f}", f.latency_us), fmt::format("{:.4f}", f.bus_bw_GBps),
+                     fmt::format("{:.3f}", f.rel_error), std::to_string(f.samples), std::to_string(f.min_bytes),
+                     std::to_string(f.max_bytes)});
+    }
+    out += "# collective fits: time_us = latency_us + bytes / (bus_bw_GBps / busbw_factor * 1e3)\n" + table.render();
+  }
+  if (!fits.gemms.empty()) {
+    Table table({{"precision", true}, {"peak_tflops"}, {"half_flops"}, {"rel_error"}, {"samples"}});
+    for (const auto& f : fits.gemms) {
+      table.add_row({f.precision, fmt::format("{:.4f}", f.peak_tflops), fmt::format("{:.4g}", f.half_flops),
+                     fmt::format("{:.3f}", f.rel_error), std::to_string(f.samples)});
+    }
+    out += "# gemm fits: tflops = peak_tflops * flops / (flops + half_flops)\n" + table.render();
+  }
+  if (!fits.scalars.empty()) {
+    Table table({{"name", true}, {"value"}});
+    for (const auto& f : fits.scalars) table.add_row({f.name, fmt::format("{:.4f}", f.value)});
+    out += "# other fits\n" + table.render();
+  }
+  return out;
+}
+
+namespace {
+
+struct DbFlags {
+  std::string db_path = "lagom.db";
+  std::int64_t run_id = 0;
+  std::string format;
+  std::string file;
+  std::string collective;
+  int ranks = 0;
+  int nodes = 1;
+};
+
+db::Database open_db(const std::string& what, const std::string& path, db::Database::Mode mode) {
+  auto database = db::Database::open(path, mode);
+  if (!database.ok()) throw CommandFailed{database.error().with_context(what)};
+  return std::move(database).value();
+}
+
+template <typename T>
+T need(const std::string& what, Result<T> result) {
+  if (!result.ok()) throw CommandFailed{result.error().with_context(what)};
+  return std::move(result).value();
+}
+
+void list(const DbFlags& flags, const Context& context) {
+  auto database = open_db("db list", flags.db_path, db::Database::Mode::read_only);
+  const auto runs = need("db list", database.list_runs());
+  if (context.json) {
+    nlohmann::json doc = nlohmann::json::array();
+    for (const auto& run : runs) {
+      doc.push_back({{"id", run.id}, {"status", run.status}, {"backend", run.backend}, {"suite", run.suite},
+                     {"host", run.host}, {"ranks", run.ranks}, {"nodes", run.nodes}, {"started_at", run.started_at},
+                     {"finished_at", run.finished_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.finished_at)}});
+    }
+    print_json(doc);
+    return;
+  }
+  Table table({{"id"}, {"status", true}, {"backend", true}, {"suite", true}, {"host", true}, {"ranks"}, {"nodes"},
+               {"started_at", true}, {"finished_at", true}});
+  for (const auto& run : runs) {
+    table.add_row({std::to_string(run.id), run.status, run.backend, run.suite, run.host.empty() ? "-" : run.host,
+                   std::to_string(run.ranks), std::to_string(run.nodes), run.started_at,
+                   run.finished_at.empty() ? "-" : run.finished_at});
+  }
+  fmt::print("{}", table.render());
+}
+
+void show(const DbFlags& flags, const Context& context) {
+  const std::string what = fmt::format("db show {}", flags.run_id);
+  auto database = open_db(what, flags.db_path, db::Database::Mode::read_only);
+  const auto run = need(what, database.run(flags.run_id));
+  const auto comm = need(what, database.comm_samples(flags.run_id));
+  const auto compute = need(what, database.compute_samples(flags.run_id));
+  const auto overlap = need(what, database.overlap_samples(flags.run_id));
+  const auto fits = need(what, database.fits(flags.run_id));
+  if (context.json) {
+    print_json({{"run", profiler::to_json(run)},
+                {"samples", {{"comm", comm.size()}, {"compute", compute.size()}, {"overlap", overlap.size()}}},
+                {"fits", profiler::to_json(fits)}});
+    return;
+  }
+  Table table({{"field", true}, {"value", true}});
+  const nlohmann::json fields = profiler::to_json(run);
+  for (const auto& [key, value] : fields.items()) {
+    if (key == "options") continue;  // printed below: too wide for the table
+    table.add_row({key, value.is_string() ? value.get<std::string>() : value.dump()});
+  }
+  table.add_row({"comm_samples", std::to_string(comm.size())});
+  table.add_row({"compute_samples", std::to_string(compute.size())});
+  table.add_row({"overlap_samples", std::to_string(overlap.size())});
+  fmt::print("{}# options: {}\n{}", table.render(), fields["options"].dump(), render_fits(fits));
+}
+
+void export_run(const DbFlags& flags) {
+  const std::string what = fmt::format("db export {}", flags.run_id);
+  if (flags.format != "json" && flags.format != "csv" && flags.format != "nccl-tests") {
+    fail(ErrorCode::invalid_input, what + ": --format " + flags.format + ": expected json, csv or nccl-tests");
+  }
+  auto database = open_db(what, flags.db_path, db::Database::Mode::read_only);
+  const auto run = need(what, database.run(flags.run_id));
+  const auto comm = need(what, database.comm_samples(flags.run_id));
+  const auto compute = need(what, database.compute_samples(flags.run_id));
+  if (flags.format == "csv") {
+    fmt::print("{}", profiler::samples_csv(comm, compute));
+    return;
+  }
+  if (flags.format == "nccl-tests") {
+    fmt::print("# Lagom run {} ({}, {}) on {}, {} ranks, {} nodes\n", run.id, run.backend, run.status,
+               run.host.empty() ? "-" : run.host, run.ranks, run.nodes);
+    fmt::print("{}", profiler::render_nccl_tests(comm));
+    return;
+  }
+  const auto overlap = need(what, database.overlap_samples(flags.run_id));
+  const auto fits = need(what, database.fits(flags.run_id));
+  nlohmann::json doc{{"run", profiler::to_json(run)}, {"fits", profiler::to_json(fits)}};
+  doc["comm"] = nlohmann::json::array();
+  for (const auto& s : comm) doc["comm"].push_back(profiler::to_json(s));
+  doc["compute"] = nlohmann::json::array();
+  for (const auto& s : compute) doc["compute"].push_back(profiler::to_json(s));
+  doc["overlap"] = nlohmann::json::array();
+  for (const auto& s : overlap) doc["overlap"].push_back(profiler::to_json(s));
+  print_json(doc);
+}
+
+void import_file(const DbFlags& flags, const Context& context) {
+  const std::string what = "db import " + flags.file;
+  std::ifstream in(flags.file, std::ios::binary);
+  if (!in) fail(ErrorCode::not_found, what + ": cannot read the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  profiler::ImportOptions options;
+  if (!flags.collective.empty()) options.collective = flags.collective;
+  if (flags.ranks != 0) options.ranks = flags.ranks;
+  if (flags.nodes < 1) fail(ErrorCode::invalid_input, what + ": --nodes must be at least 1");
+  options.nodes = flags.nodes;
+  const auto log = need(what, profiler::parse_log(flags.file, text.str(), options));
+  auto database = open_db(what, flags.db_path, db::Database::Mode::read_write);
+  db::Run run;
+  run.backend = "import";
+  std::string base = flags.file.substr(flags.file.rfind('/') == std::string::npos ? 0 : flags.file.rfind('/') + 1);
+  run.suite = base;
+  run.host = log.host;
+  run.ranks = log.ranks;
+  run.nodes = log.nodes;
+  run.options_json = nlohmann::json{{"file", flags.file}, {"format", log.format}, {"collective", log.collective}}.dump();
+  const std::int64_t id = need(what, database.begin_run(run));
+  if (auto status = database.add_comm_samples(id, log.samples); !status.ok()) throw CommandFailed{status.error().with_context(what)};
+  const auto outcome = profiler::fit_run(log.samples, {}, {});
+  if (auto status = database.store_fits(id, outcome.fits); !status.ok()) throw CommandFailed{status.error().with_context(what)};
+  if (auto status = database.finish_run(id); !status.ok()) throw CommandFailed{status.error().with_context(what)};
+  if (context.json) {
+    print_json({{"run_id", id}, {"format", log.format}, {"collective", log.collective}, {"ranks", log.ranks},
+                {"nodes", log.nodes}, {"samples", log.samples.size()}, {"fits", profiler::to_json(outcome.fits)}});
+    return;
+  }
+  fmt::print("# imported {} samples ({}, {} over {} ranks) as run {} in {}\n", log.samples.size(), log.format,
+             log.collective, log.ranks, id, flags.db_path);
+  fmt::print("{}", render_fits(outcome.fits));
+}
+
+void fit(const DbFlags& flags, const Context& context) {
+  const std::string what = fmt::format("db fit {}", flags.run_id);
+  auto database = open_db(what, flags.db_path, db::Database::Mode::read_write);
+  const auto run = need(what, database.run(flags.run_id));
+  if (run.status != db::k_status_complete) {
+    fail(ErrorCode::invalid_input, what + ": the run is incomplete (interrupted); incomplete runs are never fitted");
+  }
+  const auto comm = need(what, database.comm_samples(flags.run_id));
+  const auto compute = need(what, database.compute_samples(flags.run_id));
+  const auto overlap = need(what, database.overlap_samples(flags.run_id));
+  const auto outcome = profiler::fit_run(comm, compute, overlap);
+  if (outcome.fits.empty()) fail(ErrorCode::invalid_input, what + ": nothing to fit (no usable samples)");
+  if (auto status = database.store_fits(flags.run_id, outcome.fits); !status.ok()) throw CommandFailed{status.error().with_context(what)};
+  for (const auto& skipped : outcome.skipped) context.progress().warn("db fit: " + skipped);
+  if (context.json) {
+    auto doc = profiler::to_json(outcome.fits);
+    doc["run_id"] = flags.run_id;
+    doc["skipped"] = outcome.skipped;
+    print_json(doc);
+    return;
+  }
+  fmt::print("{}", render_fits(outcome.fits));
+}
+
+}  // namespace
+
 void add_db_command(CLI::App& app, Context& context) {
-  auto* command = app.add_subcommand("db", "(not implemented yet)");
+  auto flags = std::make_shared<DbFlags>();
+  auto* command = app.add_subcommand("db", "List, show, export, import and fit profile runs");
   add_common_flags(*command, context);
-  command->callback([] { fail(ErrorCode::unavailable, "db: not implemented yet in this build"); });
+  command->add_option("--db", flags->db_path, "Profile database")->default_val("lagom.db");
+  command->require_subcommand(1);
+
+  auto* list_cmd = command->add_subcommand("list", "List the runs (id, status, backend, host, times)");
+  auto* show_cmd = command->add_subcommand("show", "Show a run's environment, sample counts and fits");
+  show_cmd->add_option("RUN", flags->run_id, "Run id")->required();
+  auto* export_cmd = command->add_subcommand("export", "Export a run's samples");
+  export_cmd->add_option("RUN", flags->run_id, "Run id")->required();
+  export_cmd->add_option("--format", flags->format, "json | csv | nccl-tests")->required();
+  auto* import_cmd = command->add_subcommand("import", "Import nccl-tests output or a vTrain LUT CSV as a run");
+  import_cmd->add_option("FILE", flags->file, "nccl-tests stdout log or vTrain LUT (e.g. AR_GPU8_1M_1024M_LUT)")->required();
+  import_cmd->add_option("--collective", flags->collective, "The collective, when the file name does not say");
+  import_cmd->add_option("--ranks", flags->ranks, "Ranks, when the file does not say");
+  import_cmd->add_option("--nodes", flags->nodes, "Nodes the ranks spanned [1]");
+  auto* fit_cmd = command->add_subcommand("fit", "Fit the cost model's parameters from a complete run and store them");
+  fit_cmd->add_option("RUN", flags->run_id, "Run id")->required();
+  for (CLI::App* sub : {list_cmd, show_cmd, export_cmd, import_cmd, fit_cmd}) {
+    // --db, --json and --quiet may follow the subcommand too.
+    sub->fallthrough();
+  }
+  list_cmd->callback([flags, &context] { list(*flags, context); });
+  show_cmd->callback([flags, &context] { show(*flags, context); });
+  export_cmd->callback([flags] { export_run(*flags); });
+  import_cmd->callback([flags, &context] { import_file(*flags, context); });
+  fit_cmd->callback([flags, &context] { fit(*flags, context); });
 }
 
 }  // namespace lagom::cli

@@ -41,6 +41,8 @@ struct InterferenceFit {
   std::optional<double> compute_slowdown_per_channel;  // fractional compute slowdown per channel held
   std::optional<double> memory_contention;            // fraction of HBM/L2 bandwidth a busy collective takes
   std::optional<double> comm_slowdown;                 // fractional collective slowdown under full compute load
+  std::optional<double> compute_slowdown;              // fractional GEMM slowdown measured while a collective
+                                                       // runs beside it (profile's overlap suite, any backend)
   double rel_error = 0;
 };
 

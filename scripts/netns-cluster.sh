@@ -6,11 +6,13 @@
 # Interface (stable: scripts and tests of other modules call it):
 #   netns-cluster.sh check                       exit 0 if namespaces can be made here, 77 (and why on
 #                                                stderr) if not: not root, no `ip`/`tc`, no permission
-#   netns-cluster.sh up   [--nodes N] [--rate R] [--prefix P] [--subnet A.B.C]
+#   netns-cluster.sh up   [--nodes N] [--rate R] [--prefix P] [--subnet A.B.C] [--mtu M]
 #                                                creates namespaces P1..PN, bridge Pbr, veths Ph<i>/Pn<i>;
 #                                                node i gets A.B.C.i/24, the bridge A.B.C.254; every node's
 #                                                egress is shaped to R (tc syntax: 1gbit, 100mbit; default
-#                                                1gbit; "none" = unshaped). Defaults: N=2, P=lagom, A.B.C=10.213.0
+#                                                1gbit; "none" = unshaped). Defaults: N=2, P=lagom, A.B.C=10.213.0,
+#                                                M=9000 (jumbo frames, as HPC fabrics use: TCP/IP headers then
+#                                                cost <1% of the shaped rate instead of ~5% at 1500)
 #   netns-cluster.sh run  [--prefix P] [--np-per-node K] -- PROG [ARGS...]
 #                                                mpirun with K ranks (default 1) in each namespace of the
 #                                                cluster P, TCP only, over the cluster's subnet; the exit
@@ -29,6 +31,7 @@ nodes=2
 rate=1gbit
 subnet=10.213.0
 np_per_node=1
+mtu=9000
 
 die() { echo "netns-cluster: $*" >&2; exit 1; }
 state_file() { echo "/run/lagom-netns-${prefix}.env"; }
@@ -41,6 +44,7 @@ parse_common() {
       --rate) rate=$2; shift 2 ;;
       --subnet) subnet=$2; shift 2 ;;
       --np-per-node) np_per_node=$2; shift 2 ;;
+      --mtu) mtu=$2; shift 2 ;;
       --) shift; rest=("$@"); return ;;
       *) die "unknown argument '$1' (see the header of $0)" ;;
     esac
@@ -84,13 +88,15 @@ up() {
   check || exit $?
   down
   local bridge="${prefix}br"
+  [[ "$mtu" =~ ^[0-9]+$ ]] || die "--mtu must be a number"
   ip link add "$bridge" type bridge
+  ip link set "$bridge" mtu "$mtu"
   ip addr add "${subnet}.254/24" dev "$bridge"
   ip link set "$bridge" up
   for i in $(seq 1 "$nodes"); do
     local ns="${prefix}${i}" host_end="${prefix}h${i}" node_end="${prefix}n${i}"
     ip netns add "$ns"
-    ip link add "$host_end" type veth peer name "$node_end"
+    ip link add "$host_end" mtu "$mtu" type veth peer name "$node_end" mtu "$mtu"
     ip link set "$node_end" netns "$ns"
     ip link set "$host_end" master "$bridge"
     ip link set "$host_end" up

@@ -1,1 +1,0 @@
-// profiler: see ARCHITECTURE.md. (module sources are added as the module is built)

@@ -1,0 +1,114 @@
+#include <catch2/catch.hpp>
+
+#include "profiler/nccl_tests_format.h"
+#include "support/run.h"
+
+using namespace lagom;
+
+namespace {
+
+// The shape of nccl-tests' all_reduce_perf stdout (2.13-era layout, typed from memory: unverified
+// against every version): header comments, rank lines, the table, the average.
+const char* k_nccl_tests_log =
+    "# nThread 1 nGpus 1 minBytes 1024 maxBytes 4096 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+    "#\n"
+    "# Using devices\n"
+    "#  Rank  0 Group  0 Pid  41234 on    node17 device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+    "#  Rank  1 Group  0 Pid  41235 on    node17 device  1 [0x0b] NVIDIA A100-SXM4-80GB\n"
+    "#  Rank  2 Group  0 Pid  41236 on    node18 device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+    "#  Rank  3 Group  0 Pid  41237 on    node18 device  1 [0x0b] NVIDIA A100-SXM4-80GB\n"
+    "#\n"
+    "#                                                              out-of-place                       in-place          \n"
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n"
+    "        1024           256     float     sum      -1    20.00    0.05    0.08      0    19.50    0.05    0.08      0\n"
+    "        2048           512     float     sum      -1    21.00    0.10    0.15      0    20.50    0.10    0.15      0\n"
+    "        4096          1024     float     sum      -1    22.00    0.19    0.28      0    21.50    0.19    0.29      0\n"
+    "# Out of bounds values : 0 OK\n"
+    "# Avg bus bandwidth    : 0.17\n";
+
+}  // namespace
+
+TEST_CASE("nccl-tests stdout imports with ranks and nodes from its rank lines", "[profiler]") {
+  const auto log = profiler::parse_log("all_reduce_perf.log", k_nccl_tests_log, {});
+  REQUIRE(log.ok());
+  CHECK(log.value().format == "nccl-tests");
+  CHECK(log.value().collective == "allreduce");
+  CHECK(log.value().ranks == 4);
+  CHECK(log.value().nodes == 2);
+  CHECK(log.value().host == "node17");
+  REQUIRE(log.value().samples.size() == 6);
+  CHECK(log.value().samples[1].in_place);
+  CHECK(log.value().samples[1].time_us == 19.5);
+  CHECK(log.value().samples[4].bytes == 4096);
+  CHECK(log.value().samples[4].busbw_GBps == 0.28);
+  CHECK(log.value().samples[4].wrong == 0);
+}
+
+TEST_CASE("an nccl-tests log without a collective in its name needs --collective", "[profiler]") {
+  const auto log = profiler::parse_log("run3.txt", k_nccl_tests_log, {});
+  REQUIRE_FALSE(log.ok());
+  CHECK(log.error().message == "nccl-tests output does not name its collective; pass --collective");
+  profiler::ImportOptions options;
+  options.collective = "reducescatter";
+  options.ranks = 8;
+  const auto forced = profiler::parse_log("run3.txt", k_nccl_tests_log, options);
+  REQUIRE(forced.ok());
+  CHECK(forced.value().collective == "reducescatter");
+  CHECK(forced.value().ranks == 8);
+}
+
+TEST_CASE("a vTrain LUT with a byte order mark and CRLF lines imports both repetitions", "[profiler]") {
+  const std::string text =
+      "\xEF\xBB\xBFsize(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)\r\n"
+      "1048576,262144,float,92790,19.78,92150,19.91\r\n"
+      "2097152,524288,float,93250,39.36,92970,39.47\r\n";
+  const auto log = profiler::parse_log("/some/dir/AR_GPU8_1M_1024M_LUT", text, {});
+  REQUIRE(log.ok());
+  CHECK(log.value().format == "vtrain-lut");
+  CHECK(log.value().ranks == 8);
+  REQUIRE(log.value().samples.size() == 4);
+  CHECK(log.value().samples[0].time_us == Approx(92.79));
+  // busbw recomputed from the time with the 8-rank allreduce factor 1.75 matches the file's 19.78.
+  CHECK(log.value().samples[0].busbw_GBps == Approx(19.78).epsilon(0.002));
+  CHECK(log.value().samples[3].time_us == Approx(92.97));
+}
+
+TEST_CASE("a vTrain LUT whose name has no GPU count needs --ranks", "[profiler]") {
+  const auto log = profiler::parse_log("AR_table.csv", "size(B),count,type,time(ns),busbw(GB/s)\n1024,256,float,1000,1.0\n", {});
+  REQUIRE_FALSE(log.ok());
+  CHECK(log.error().message == "cannot tell the rank count from the file name; pass --ranks");
+}
+
+TEST_CASE("rendered nccl-tests tables parse back to the same samples", "[profiler]") {
+  std::vector<db::CommSample> samples;
+  for (std::int64_t bytes = 1024; bytes <= 8192; bytes *= 2) {
+    for (const bool in_place : {false, true}) {
+      db::CommSample s;
+      s.collective = "allgather";
+      s.ranks = 2;
+      s.nodes = 2;
+      s.bytes = bytes;
+      s.count = bytes / 8;
+      s.redop = "none";
+      s.in_place = in_place;
+      s.time_us = 10.25 + static_cast<double>(bytes) / 1000.0 + (in_place ? 1 : 0);
+      s.algbw_GBps = static_cast<double>(bytes) / (s.time_us * 1e3);
+      s.busbw_GBps = s.algbw_GBps * 0.5;
+      samples.push_back(s);
+    }
+  }
+  const std::string text = profiler::render_nccl_tests(samples);
+  CHECK(text.rfind("# Collective test: allgather  ranks 2  nodes 2", 0) == 0);
+  const auto log = profiler::parse_log("export.txt", text, {});
+  REQUIRE(log.ok());
+  CHECK(log.value().collective == "allgather");
+  CHECK(log.value().ranks == 2);
+  CHECK(log.value().nodes == 2);
+  REQUIRE(log.value().samples.size() == samples.size());
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    CHECK(log.value().samples[i].bytes == samples[i].bytes);
+    CHECK(log.value().samples[i].in_place == samples[i].in_place);
+    CHECK(log.value().samples[i].time_us == Approx(samples[i].time_us).margin(0.005));
+  }
+}

@@ -1,0 +1,268 @@
+// End-to-end: `lagom profile` and `lagom db` as users run them (mpirun, kill -9, netns cluster).
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <thread>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "db/database.h"
+#include "lagom/build_info.h"
+#include "profiler/fit.h"
+#include "support/run.h"
+
+extern char** environ;
+
+using namespace lagom;
+using test::read_file;
+using test::run;
+using test::run_lagom;
+using test::temp_dir;
+
+namespace {
+
+const std::string k_lagom = std::string(LAGOM_BIN_DIR) + "/lagom";
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+db::Database open_ro(const std::string& path) {
+  auto database = db::Database::open(path, db::Database::Mode::read_only);
+  REQUIRE(database.ok());
+  return std::move(database).value();
+}
+
+// Fits each series on its even-indexed sizes and returns the relative time errors on the odd ones
+// (out-of-place samples: the ones the stored fits use).
+std::vector<double> held_out_errors(const std::vector<db::CommSample>& samples) {
+  std::map<std::tuple<std::string, int, int>, std::vector<db::CommSample>> series;
+  for (const auto& s : samples) {
+    if (!s.in_place) series[{s.collective, s.ranks, s.nodes}].push_back(s);
+  }
+  std::vector<double> errors;
+  for (const auto& [key, all] : series) {
+    std::vector<std::int64_t> sizes;
+    for (const auto& s : all) {
+      if (std::find(sizes.begin(), sizes.end(), s.bytes) == sizes.end()) sizes.push_back(s.bytes);
+    }
+    std::sort(sizes.begin(), sizes.end());
+    std::vector<db::CommSample> train, held;
+    for (const auto& s : all) {
+      const auto index = std::find(sizes.begin(), sizes.end(), s.bytes) - sizes.begin();
+      (index % 2 == 0 ? train : held).push_back(s);
+    }
+    const auto fit = profiler::fit_collective_series(train);
+    REQUIRE(fit.ok());
+    for (const auto& s : held) errors.push_back(std::fabs(profiler::predict_time_us(fit.value(), s.bytes) - s.time_us) / s.time_us);
+  }
+  return errors;
+}
+
+}  // namespace
+
+TEST_CASE("mpirun -np 2 profile --backend mpi --suite comm --quick finishes fast and its fit predicts held-out sizes within 20%",
+          "[profiler][mpi]") {
+  const std::string db_path = temp_dir("mpi") + "/m.db";
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run("mpirun", {"--allow-run-as-root", "--oversubscribe", "-np", "2", k_lagom, "profile", "--backend", "mpi",
+                                "--suite", "comm", "--quick", "--db", db_path});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(seconds <= 120.0);
+  CHECK(r.out.find("# Collective test: allreduce  ranks 2  nodes 1") != std::string::npos);
+  CHECK(r.out.find("#       size         count      type   redop    root     time   algbw   busbw  #wrong") != std::string::npos);
+  auto database = open_ro(db_path);
+  const auto runs = database.list_runs().value();
+  REQUIRE(runs.size() == 1);  // rank 1 wrote nothing
+  CHECK(runs[0].status == "complete");
+  CHECK(runs[0].ranks == 2);
+  CHECK(runs[0].backend == "mpi");
+  CHECK_FALSE(runs[0].mpi_version.empty());
+  CHECK(runs[0].git_sha == build::k_git_sha);
+  const auto samples = database.comm_samples(runs[0].id).value();
+  CHECK(samples.size() == 7 * 11 * 2);  // seven collectives, 1K..1M, out-of-place and in-place
+  for (const auto& s : samples) CHECK(s.wrong == 0);
+  CHECK(database.fits(runs[0].id).value().collectives.size() == 7);
+  const auto errors = held_out_errors(samples);
+  INFO("median held-out relative error " << median(errors));
+  CHECK(median(errors) < 0.20);
+}
+
+TEST_CASE("a profile killed with SIGKILL leaves a sound database: earlier runs intact, its run incomplete", "[profiler]") {
+  const std::string db_path = temp_dir("kill") + "/k.db";
+  const auto first = run_lagom({"profile", "--backend", "cpu", "--quick", "--quiet", "--db", db_path});
+  REQUIRE(first.exit_code == 0);
+  std::size_t first_samples = 0;
+  {
+    auto database = open_ro(db_path);
+    first_samples = database.compute_samples(1).value().size();
+    REQUIRE(first_samples > 0);
+  }
+  // A full (not quick) cpu profile takes many seconds; kill it once it has written some samples.
+  std::vector<std::string> args{k_lagom, "profile", "--backend", "cpu", "--quiet", "--db", db_path};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  REQUIRE(posix_spawn(&pid, k_lagom.c_str(), &actions, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&actions);
+  bool started = false;
+  for (int i = 0; i < 600 && !started; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto database = db::Database::open(db_path, db::Database::Mode::read_only);
+    if (database.ok()) {
+      const auto runs = database.value().list_runs();
+      started = runs.ok() && runs.value().size() == 2 && database.value().compute_samples(2).value().size() >= 2;
+    }
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(started);
+  REQUIRE(WIFSIGNALED(status));
+
+  auto database = db::Database::open(db_path, db::Database::Mode::read_write);
+  REQUIRE(database.ok());
+  CHECK(database.value().integrity_check().value() == "ok");
+  const auto runs = database.value().list_runs().value();
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].status == "complete");
+  CHECK(database.value().compute_samples(runs[0].id).value().size() == first_samples);
+  CHECK(runs[1].status == "incomplete");
+  const auto list = run_lagom({"db", "list", "--json", "--db", db_path});
+  REQUIRE(list.exit_code == 0);
+  const auto doc = nlohmann::json::parse(list.out);
+  REQUIRE(doc.size() == 2);
+  CHECK(doc[1]["status"] == "incomplete");
+  CHECK(doc[1]["finished_at"].is_null());
+  const auto fit = run_lagom({"db", "fit", "2", "--db", db_path});
+  CHECK(fit.exit_code == 2);
+  CHECK(fit.err == "lagom: error: db fit 2: the run is incomplete (interrupted); incomplete runs are never fitted\n");
+}
+
+TEST_CASE("a foreign or corrupt --db is exit 2 with a clear error and stays byte for byte unchanged", "[profiler]") {
+  const std::string dir = temp_dir("foreign");
+  const std::string text_path = dir + "/notes.txt";
+  test::write_file(text_path, "not a database at all\n");
+  const std::string lut = std::string(LAGOM_TEST_DATA_DIR) + "/vtrain/AR_GPU2_1M_1024M_LUT";
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"profile", "--backend", "cpu", "--quick", "--db", text_path},
+           {"db", "list", "--db", text_path},
+           {"db", "import", lut, "--db", text_path},
+           {"db", "fit", "1", "--db", text_path}}) {
+    const auto r = run_lagom(args);
+    INFO(args[0] << " " << args[1]);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--db " + text_path + ": not a Lagom database (not an SQLite file); the file was not modified\n") !=
+          std::string::npos);
+    CHECK(read_file(text_path) == "not a database at all\n");
+  }
+}
+
+TEST_CASE("db import of the vTrain tables, then list, show, fit and export", "[profiler]") {
+  const std::string db_path = temp_dir("import") + "/i.db";
+  const std::string lut = std::string(LAGOM_TEST_DATA_DIR) + "/vtrain/AR_GPU8_1M_1024M_LUT";
+  const auto imported = run_lagom({"db", "import", lut, "--db", db_path, "--json"});
+  INFO(imported.err);
+  REQUIRE(imported.exit_code == 0);
+  const auto doc = nlohmann::json::parse(imported.out);
+  CHECK(doc["run_id"] == 1);
+  CHECK(doc["collective"] == "allreduce");
+  CHECK(doc["ranks"] == 8);
+  CHECK(doc["samples"] == 2048);
+  const auto list = nlohmann::json::parse(run_lagom({"db", "list", "--json", "--db", db_path}).out);
+  REQUIRE(list.size() == 1);
+  for (const char* field : {"id", "status", "backend", "host", "started_at", "finished_at"}) CHECK(list[0].contains(field));
+  CHECK(list[0]["status"] == "complete");
+  CHECK(list[0]["backend"] == "import");
+  const auto fit = run_lagom({"db", "fit", "1", "--json", "--db", db_path});
+  REQUIRE(fit.exit_code == 0);
+  const auto fits = nlohmann::json::parse(fit.out);
+  REQUIRE(fits["collectives"].size() == 1);
+  CHECK(fits["collectives"][0]["bus_bw_GBps"].get<double>() > 225.0);
+  const auto exported = run_lagom({"db", "export", "1", "--format", "nccl-tests", "--db", db_path});
+  REQUIRE(exported.exit_code == 0);
+  CHECK(exported.out.find("# Collective test: allreduce  ranks 8  nodes 1") != std::string::npos);
+  CHECK(exported.out.find("\n  1073741824     268435456     float     sum      -1") != std::string::npos);
+  const auto csv = run_lagom({"db", "export", "1", "--format", "csv", "--db", db_path});
+  REQUIRE(csv.exit_code == 0);
+  CHECK(csv.out.rfind("kind,collective,algo,proto,channels,ranks,nodes,bytes,count,", 0) == 0);
+  const auto bad = run_lagom({"db", "export", "1", "--format", "xml", "--db", db_path});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "lagom: error: db export 1: --format xml: expected json, csv or nccl-tests\n");
+  const auto missing = run_lagom({"db", "show", "9", "--db", db_path});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err == "lagom: error: db show 9: run 9: no such run in " + db_path + "\n");
+}
+
+TEST_CASE("--backend nccl without a GPU is a clear error, exit 2", "[profiler]") {
+  const std::string db_path = temp_dir("nccl") + "/n.db";
+  const auto r = run_lagom({"profile", "--backend", "nccl", "--quick", "--db", db_path});
+  CHECK(r.exit_code == 2);
+  if (std::string(build::k_cuda_version).empty()) {
+    CHECK(r.err.rfind("lagom: error: profile: backend nccl: this lagom was built without CUDA", 0) == 0);
+  } else if (r.exit_code == 0) {
+    SUCCEED("a GPU is present");
+  } else {
+    CHECK(r.err.rfind("lagom: error: profile: backend nccl: no GPU found (", 0) == 0);
+  }
+  CHECK(read_file(db_path).empty());  // nothing was written
+}
+
+TEST_CASE("lagom itself links no CUDA, cuBLAS or NCCL library", "[profiler]") {
+  const auto r = run("ldd", {k_lagom});
+  REQUIRE(r.exit_code == 0);
+  for (const char* library : {"libcudart", "libcublas", "libnccl", "libcuda."}) {
+    INFO(library);
+    CHECK(r.out.find(library) == std::string::npos);
+  }
+}
+
+TEST_CASE("on a netns cluster with a 1 Gbit/s link the fitted inter-node bandwidth is within 10% of the shaped rate",
+          "[profiler][netns]") {
+  const std::string script = std::string(LAGOM_SOURCE_DIR) + "/scripts/netns-cluster.sh";
+  const auto check = run("bash", {script, "check"});
+  if (check.exit_code == 77) {
+    WARN("skipped: " << check.err);
+    return;
+  }
+  REQUIRE(check.exit_code == 0);
+  const std::string prefix = "lgt" + std::to_string(getpid() % 10000);
+  const std::string subnet = "10.213." + std::to_string(100 + getpid() % 100);
+  const auto up = run("bash", {script, "up", "--prefix", prefix, "--subnet", subnet, "--rate", "1gbit"});
+  INFO(up.err);
+  REQUIRE(up.exit_code == 0);
+  const std::string db_path = temp_dir("netns") + "/n.db";
+  // Broadcast over 2 ranks moves each byte once over the link in one direction: busbw = link goodput.
+  const auto r = run("bash", {script, "run", "--prefix", prefix, "--", k_lagom, "profile", "--backend", "mpi", "--suite",
+                              "comm", "--collectives", "broadcast", "--min-bytes", "1M", "--max-bytes", "16M", "--quiet",
+                              "--db", db_path});
+  run("bash", {script, "down", "--prefix", prefix});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  auto database = open_ro(db_path);
+  const auto runs = database.list_runs().value();
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].nodes == 2);
+  const auto fits = database.fits(runs[0].id).value();
+  REQUIRE(fits.collectives.size() == 1);
+  CHECK(fits.collectives[0].nodes == 2);
+  // 1 Gbit/s = 0.125 GB/s (core/units.h gbit_to_GBps).
+  CHECK(fits.collectives[0].bus_bw_GBps == Approx(0.125).epsilon(0.10));
+}
