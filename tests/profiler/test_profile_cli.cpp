@@ -211,7 +211,7 @@ TEST_CASE("db import of the vTrain tables, then list, show, fit and export", "[p
   CHECK(missing.err == "lagom: error: db show 9: run 9: no such run in " + db_path + "\n");
 }
 
-TEST_CASE("--backend nccl without a GPU is a clear error, exit 2", "[profiler]") {
+TEST_CASE("the nccl backend without a GPU is a clear error, exit 2", "[profiler]") {
   const std::string db_path = temp_dir("nccl") + "/n.db";
   const auto r = run_lagom({"profile", "--backend", "nccl", "--quick", "--db", db_path});
   CHECK(r.exit_code == 2);
