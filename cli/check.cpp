@@ -134,6 +134,7 @@ Result<std::vector<Metric>> extract_metrics(const nlohmann::json& doc, DocumentK
             const std::string v = text_field(o, key);
             if (!v.empty() && v != "\"\"" && v != "0") id += fmt::format(" {}={}", key, v);
           }
+          if (o.value("in_place", false)) id += " in-place";
           accumulate({"busbw_GBps " + id, "busbw_GBps", Better::higher, o["busbw_GBps"].get<double>()});
         } else if (is_gemm_sample(o)) {
           const std::string id = fmt::format("{}x{}x{} {}", text_field(o, "m"), text_field(o, "n"),

@@ -8,6 +8,7 @@
 #include "cli/app.h"
 #include "cli/check.h"
 #include "cli/output.h"
+#include "profiler/json.h"
 
 namespace lagom::cli {
 
@@ -21,18 +22,14 @@ struct CheckOptions {
   std::string junit_path;          // optional JUnit XML report
 };
 
-// A profile run as its JSON export (the same document `lagom db export RUN --format json` prints).
-Result<nlohmann::json> load_run_export(const std::string& db_path, long long run_id) {
-  return make_error(ErrorCode::unavailable,
-                    fmt::format("{}: run {}: reading runs from a database is not supported in this build yet", db_path, run_id));
-}
-
 Result<nlohmann::json> load_document(const std::string& what, const CheckOptions& options) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const bool is_run_id = !what.empty() && what.find_first_not_of("0123456789") == std::string::npos;
   if (is_run_id && !fs::exists(what, ec)) {
-    return load_run_export(options.db_path, std::stoll(what));
+    auto doc = profiler::export_run_document(options.db_path, std::stoll(what));
+    if (!doc.ok()) return doc.error().with_context(fmt::format("{}: run {}", options.db_path, what));
+    return doc;
   }
   std::ifstream in(what, std::ios::binary);
   if (!in) return make_error(ErrorCode::not_found, fmt::format("{}: cannot open file", what));

@@ -135,16 +135,9 @@ void export_run(const DbFlags& flags) {
     fmt::print("{}", profiler::render_nccl_tests(comm));
     return;
   }
-  const auto overlap = need(what, database.overlap_samples(flags.run_id));
-  const auto fits = need(what, database.fits(flags.run_id));
-  nlohmann::json doc{{"run", profiler::to_json(run)}, {"fits", profiler::to_json(fits)}};
-  doc["comm"] = nlohmann::json::array();
-  for (const auto& s : comm) doc["comm"].push_back(profiler::to_json(s));
-  doc["compute"] = nlohmann::json::array();
-  for (const auto& s : compute) doc["compute"].push_back(profiler::to_json(s));
-  doc["overlap"] = nlohmann::json::array();
-  for (const auto& s : overlap) doc["overlap"].push_back(profiler::to_json(s));
-  print_json(doc);
+  auto doc = profiler::export_run_document(flags.db_path, flags.run_id);
+  if (!doc.ok()) throw CommandFailed{doc.error().with_context(what)};
+  print_json(*doc);
 }
 
 void import_file(const DbFlags& flags, const Context& context) {

@@ -101,4 +101,21 @@ std::string samples_csv(const std::vector<db::CommSample>& comm, const std::vect
   return out;
 }
 
+Result<nlohmann::json> export_run_document(const std::string& db_path, std::int64_t run_id) {
+  LAGOM_TRY(db::Database database, db::Database::open(db_path, db::Database::Mode::read_only));
+  LAGOM_TRY(const db::Run run, database.run(run_id));
+  LAGOM_TRY(const auto comm, database.comm_samples(run_id));
+  LAGOM_TRY(const auto compute, database.compute_samples(run_id));
+  LAGOM_TRY(const auto overlap, database.overlap_samples(run_id));
+  LAGOM_TRY(const auto fits, database.fits(run_id));
+  nlohmann::json doc{{"run", to_json(run)}, {"fits", to_json(fits)}};
+  doc["comm"] = nlohmann::json::array();
+  for (const auto& s : comm) doc["comm"].push_back(to_json(s));
+  doc["compute"] = nlohmann::json::array();
+  for (const auto& s : compute) doc["compute"].push_back(to_json(s));
+  doc["overlap"] = nlohmann::json::array();
+  for (const auto& s : overlap) doc["overlap"].push_back(to_json(s));
+  return doc;
+}
+
 }  // namespace lagom::profiler

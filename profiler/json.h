@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "db/database.h"
 
 namespace lagom::profiler {
@@ -14,6 +15,10 @@ nlohmann::json to_json(const db::ComputeSample& sample);
 nlohmann::json to_json(const db::OverlapSample& sample);
 // {"collectives": [...], "gemms": [...], "scalars": {name: {value, rel_error}}}
 nlohmann::json to_json(const db::FitSet& fits);
+
+// A run's whole export, as `lagom db export RUN --format json` prints it and `lagom check` reads it:
+// {"run", "fits", "comm": [...], "compute": [...], "overlap": [...]}. Opens the database read-only.
+Result<nlohmann::json> export_run_document(const std::string& db_path, std::int64_t run_id);
 
 // CSV of a run's collective and compute samples: one header, one row per sample, `kind` first
 // ("comm", "gemm", "memory"); fields that do not apply to a kind are empty.

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "support/run.h"
 
 using lagom::test::run_lagom;
@@ -38,4 +40,30 @@ TEST_CASE("check exits 0 on identical inputs, 1 on a regression that it names, 2
   const auto json = run_lagom({"check", "--baseline", dir + "/a.json", "--current", dir + "/b.json", "--json"});
   CHECK(json.out.find("\"passed\":false") != std::string::npos);
   CHECK(run_lagom({"check", "--baseline", dir + "/nope.json", "--current", dir + "/a.json"}).exit_code == 2);
+}
+
+TEST_CASE("a profile run checked against a copy with one size's busbw 20% lower fails naming it", "[cli]") {
+  const std::string dir = temp_dir("check-db");
+  const std::string db = dir + "/p.db";
+  const auto imported = run_lagom({"db", "import", std::string(LAGOM_TEST_DATA_DIR) + "/vtrain/AR_GPU8_1M_1024M_LUT",
+                                   "--db", db, "--quiet"});
+  REQUIRE(imported.exit_code == 0);
+  CHECK(run_lagom({"check", "--baseline", "1", "--current", "1", "--db", db}).exit_code == 0);
+
+  const auto exported = run_lagom({"db", "export", "1", "--format", "json", "--db", db});
+  REQUIRE(exported.exit_code == 0);
+  auto doc = nlohmann::json::parse(exported.out);
+  int lowered = 0;
+  for (auto& sample : doc["comm"]) {
+    if (sample["bytes"] == 64 * 1024 * 1024) {
+      sample["busbw_GBps"] = sample["busbw_GBps"].get<double>() * 0.8;
+      ++lowered;
+    }
+  }
+  REQUIRE(lowered > 0);
+  write_file(dir + "/lowered.json", doc.dump());
+  const auto r = run_lagom({"check", "--baseline", "1", "--current", dir + "/lowered.json", "--db", db});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("busbw_GBps allreduce 8r 64M (-20.0%)") != std::string::npos);
+  CHECK(run_lagom({"check", "--baseline", "7", "--current", "1", "--db", db}).exit_code == 2);
 }
