@@ -119,7 +119,7 @@ Result<std::unique_ptr<Group>> make_mpi_group() {
   bool owns = false;
   if (initialized == 0) {
     int provided = 0;
-    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
       return make_error(ErrorCode::failure, "MPI_Init_thread failed");
     }
     owns = true;

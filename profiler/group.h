@@ -38,7 +38,8 @@ bool under_mpi_launcher();
 
 // A group of one process that never touches MPI.
 std::unique_ptr<Group> make_solo_group();
-// MPI_COMM_WORLD; initialises MPI (thread level FUNNELED) unless already initialised, and finalises it
+// MPI_COMM_WORLD; initialises MPI (thread level MULTIPLE asked for: the FlashOverlap cases of the overlap
+// suite drive MPI from a communication thread, kernels/mpi_executor.h) unless already initialised, and finalises it
 // when destroyed if it initialised it. Errors: failure when MPI_Init fails.
 Result<std::unique_ptr<Group>> make_mpi_group();
 

@@ -6,6 +6,10 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "kernels/mpi_executor.h"
+#include "model/overlap_plan.h"
 #include "profiler/mpi_bench.h"
 
 namespace lagom::profiler {
@@ -28,6 +32,48 @@ std::vector<OverlapEntry> mpi_overlap_entries(bool quick) {
   for (const char* collective : {"allreduce", "allgather"}) {
     OverlapCase c{std::string("gemm+") + collective, collective, bytes, "fp32", shape, reps};
     entries.push_back({c, run_mpi_overlap});
+  }
+  return entries;
+}
+
+std::vector<OverlapEntry> kernel_overlap_entries(bool quick) {
+  const GemmShape shape = quick ? GemmShape{256, 256, 256} : GemmShape{1024, 1024, 1024};
+  const int reps = quick ? 3 : 7;
+  std::vector<OverlapEntry> entries;
+  for (const auto& [kernel, collective] : {std::pair{model::OverlapKernel::ag_gemm, "allgather"},
+                                           std::pair{model::OverlapKernel::gemm_rs, "reducescatter"}}) {
+    for (const char* method_text : {"vanilla", "slice:4", "flash"}) {
+      const std::string kernel_name = kernel == model::OverlapKernel::ag_gemm ? "ag-gemm" : "gemm-rs";
+      OverlapCase c{kernel_name + "/" + method_text, collective, 0, "fp32", shape, reps};
+      entries.push_back({c, [kernel, method_name = std::string(method_text)](Group& group, const OverlapCase& oc)
+                                -> Result<db::OverlapSample> {
+        if (group.comm() == MPI_COMM_NULL) return make_error(ErrorCode::invalid_input, "the overlap suite needs MPI ranks");
+        LAGOM_TRY(const model::OverlapMethod method, model::parse_overlap_method(method_name));
+        const model::OverlapRequest request{kernel, method, group.size(), oc.shape.m, oc.shape.n, oc.shape.k, 4};
+        LAGOM_TRY(const model::OverlapPlan plan, model::make_overlap_plan(request));
+        kernels::BenchOptions options;
+        options.reps = oc.reps;
+        LAGOM_TRY(const kernels::BenchResult r, kernels::run_mpi(plan, options));
+        if (!r.correct) {
+          return make_error(ErrorCode::failure, fmt::format("{}: result differs from the fp64 reference (relative error {:.3g})",
+                                                            oc.name, r.rel_error));
+        }
+        db::OverlapSample sample;
+        sample.name = oc.name;
+        sample.collective = oc.collective;
+        // nccl-tests bytes of the whole collective: the m×k input (ag) or m×n output (rs) in fp32.
+        sample.bytes = (kernel == model::OverlapKernel::ag_gemm ? oc.shape.m * oc.shape.k : oc.shape.m * oc.shape.n) * 4;
+        sample.precision = oc.precision;
+        sample.m = oc.shape.m;
+        sample.n = oc.shape.n;
+        sample.k = oc.shape.k;
+        sample.gemm_alone_us = r.compute_us;
+        sample.comm_alone_us = r.comm_us;
+        sample.comm_overlap_us = r.overlapped_us;
+        sample.gemm_overlap_us = r.overlapped_us - r.exposed_comm_us;
+        return sample;
+      }});
+    }
   }
   return entries;
 }

@@ -40,6 +40,13 @@ struct OverlapEntry {
 // The mpi backend's built-in cases (a GEMM beside allreduce and beside allgather).
 std::vector<OverlapEntry> mpi_overlap_entries(bool quick);
 
+// The FlashOverlap kernels of kernels/ (ag-gemm and gemm-rs, methods vanilla, slice:4 and flash) as
+// overlap cases on MPI ranks. A sample's gemm_alone_us and comm_alone_us are the plan's compute-only and
+// communication-only times; comm_overlap_us is the overlapped makespan (communication is over by then) and
+// gemm_overlap_us the makespan less the exposed communication (the compute queue's span under overlap).
+// Each run is checked against the fp64 reference; a wrong result is a failure.
+std::vector<OverlapEntry> kernel_overlap_entries(bool quick);
+
 // Runs one case with a nonblocking MPI collective beside an Eigen GEMM (see above).
 Result<db::OverlapSample> run_mpi_overlap(Group& group, const OverlapCase& overlap_case);
 

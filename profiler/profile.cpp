@@ -130,7 +130,8 @@ Status run_mpi_comm(Group& group, int nodes, const Sweep& sweep, SampleSink& sin
 }
 
 Status run_mpi_overlap(Group& group, bool quick, SampleSink& sink, Progress& progress) {
-  const auto entries = mpi_overlap_entries(quick);
+  auto entries = mpi_overlap_entries(quick);
+  for (auto& entry : kernel_overlap_entries(quick)) entries.push_back(std::move(entry));
   progress.begin("overlap: GEMM beside a nonblocking collective", static_cast<long>(entries.size()));
   long done = 0;
   std::vector<db::OverlapSample> samples;

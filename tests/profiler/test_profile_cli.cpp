@@ -101,6 +101,30 @@ TEST_CASE("mpirun -np 2 profile --backend mpi --suite comm --quick finishes fast
   CHECK(median(errors) < 0.20);
 }
 
+TEST_CASE("the overlap suite under mpirun stores the co-run cases and the FlashOverlap kernel cases", "[profiler][mpi]") {
+  const std::string db_path = temp_dir("overlap") + "/o.db";
+  const auto r = run("mpirun", {"--allow-run-as-root", "--oversubscribe", "-np", "2", k_lagom, "profile", "--backend", "mpi",
+                                "--suite", "overlap", "--quick", "--db", db_path});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto database = open_ro(db_path);
+  const auto runs = database.list_runs().value();
+  REQUIRE(runs.size() == 1);
+  const auto samples = database.overlap_samples(runs[0].id).value();
+  std::vector<std::string> names;
+  for (const auto& s : samples) {
+    names.push_back(s.name);
+    CHECK(s.gemm_alone_us > 0);
+    CHECK(s.comm_alone_us > 0);
+    if (s.name.find('/') != std::string::npos) CHECK(s.comm_overlap_us >= s.gemm_overlap_us);  // kernel makespan
+  }
+  for (const char* name : {"gemm+allreduce", "gemm+allgather", "ag-gemm/vanilla", "ag-gemm/slice:4", "ag-gemm/flash",
+                           "gemm-rs/vanilla", "gemm-rs/slice:4", "gemm-rs/flash"}) {
+    INFO(name);
+    CHECK(std::find(names.begin(), names.end(), name) != names.end());
+  }
+}
+
 TEST_CASE("a profile killed with SIGKILL leaves a sound database: earlier runs intact, its run incomplete", "[profiler]") {
   const std::string db_path = temp_dir("kill") + "/k.db";
   const auto first = run_lagom({"profile", "--backend", "cpu", "--quick", "--quiet", "--db", db_path});
