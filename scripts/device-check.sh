@@ -10,10 +10,10 @@ out=${OUT:-/tmp/lagom-device-check}
 mkdir -p "$out"
 failed=0
 
-if [ ! -x "$build/bin/lagom" ] || [ ! -f "$build/lib/liblagom-nccl.so" ]; then
+if [ ! -x "$build/bin/lagom" ] || [ ! -f "$build/lib/liblagom-nccl.so" ] || [ ! -f "$build/lib/liblagom-cuda-kernels.so" ]; then
   echo "# device-check: building $build (CUDA on, tests off)" >&2
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAGOM_ENABLE_CUDA=ON -DLAGOM_BUILD_TESTS=OFF >"$out/configure.log" 2>&1 &&
-    cmake --build "$build" -j "$(nproc)" --target lagom lagom-nccl >"$out/build.log" 2>&1 ||
+    cmake --build "$build" -j "$(nproc)" --target lagom lagom-nccl lagom_cuda_kernels >"$out/build.log" 2>&1 ||
     { echo "# device-check: build: FAILED (see $out/build.log)"; tail -30 "$out/build.log"; exit 1; }
 fi
 nvidia-smi -L 2>/dev/null || true
@@ -42,7 +42,13 @@ section_profiler() {
 if section_profiler; then echo "# device-check: profiler: ok"; else echo "# device-check: profiler: FAILED"; failed=1; fi
 
 # ---------------------------------------------------------------------------------------------------
-# Section: kernels (FlashOverlap CUDA executor) — added by the kernels engineer.
+# Section: kernels (FlashOverlap CUDA executor): bench-overlap --executor cuda for every kernel and
+# method, checked against an fp64 reference (scripts/device-check-kernels.sh, 2 minutes at most).
 # ---------------------------------------------------------------------------------------------------
+if BUILD_DIR="$build" timeout 150 bash scripts/device-check-kernels.sh; then
+  echo "# device-check: kernels: ok"
+else
+  echo "# device-check: kernels: FAILED"; failed=1
+fi
 
 exit $failed
