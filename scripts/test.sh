@@ -19,7 +19,7 @@ if [ "${LAGOM_SKIP_ASAN:-0}" != "1" ]; then
   echo "# build: build-asan/ (unit tests under AddressSanitizer + UndefinedBehaviorSanitizer)" >&2
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DLAGOM_WERROR=ON -DLAGOM_SANITIZE=ON \
         -DLAGOM_ENABLE_CUDA=OFF
-  cmake --build build-asan -j "$jobs"
+  cmake --build build-asan -j "$jobs" --target lagom_unit_tests
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      ctest --output-on-failure -j "$jobs" -L unit)
 fi
