@@ -188,9 +188,9 @@ FitOutcome fit_run(const std::vector<db::CommSample>& comm, const std::vector<db
   if (!overlap.empty()) {
     std::vector<double> compute_slowdown, comm_slowdown;
     for (const auto& o : overlap) {
-      // Only the co-run cases ("gemm+<collective>") measure a slowdown pair; the FlashOverlap kernel
-      // cases ("ag-gemm/flash", ...) time a decomposed plan, whose makespan is no slowdown.
-      if (o.name.rfind("gemm+", 0) != 0) continue;
+      // Only co-run cases ("gemm+<collective>") measure a slowdown pair; the FlashOverlap kernel cases
+      // ("<kernel>/<method>", profiler/overlap.h) time a decomposed plan, whose makespan is no slowdown.
+      if (o.name.find('/') != std::string::npos) continue;
       if (o.gemm_alone_us > 0) compute_slowdown.push_back(o.gemm_overlap_us / o.gemm_alone_us - 1.0);
       if (o.comm_alone_us > 0) comm_slowdown.push_back(o.comm_overlap_us / o.comm_alone_us - 1.0);
     }

@@ -135,7 +135,11 @@ TEST_CASE("fit_run fits every series and reports those it cannot fit", "[profile
   overlap.gemm_overlap_us = 125;
   overlap.comm_alone_us = 50;
   overlap.comm_overlap_us = 60;
-  const auto outcome = profiler::fit_run(comm, {memory}, {overlap});
+  db::OverlapSample kernel_case = overlap;  // a FlashOverlap plan's makespan: not a slowdown pair
+  kernel_case.name = "ag-gemm/flash";
+  kernel_case.comm_overlap_us = 500;
+  kernel_case.gemm_overlap_us = 400;
+  const auto outcome = profiler::fit_run(comm, {memory}, {overlap, kernel_case});
   REQUIRE(outcome.fits.collectives.size() == 1);
   CHECK(outcome.fits.collectives[0].bus_bw_GBps == Approx(20.0));
   REQUIRE(outcome.skipped.size() == 1);
