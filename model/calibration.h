@@ -50,6 +50,7 @@ struct Calibration {
   std::vector<CollectiveFit> collectives;
   std::vector<GemmFit> gemms;
   std::optional<double> memory_bw_GBps; // measured streaming memory bandwidth, 10^9 bytes/s
+  std::optional<double> memory_gib;     // memory one rank may use, GiB (localhost's "device memory")
   InterferenceFit interference;
   [[nodiscard]] bool empty() const { return collectives.empty() && gemms.empty() && !memory_bw_GBps; }
 };

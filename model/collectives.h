@@ -1,0 +1,85 @@
+// Collectives: NCCL's algorithms × protocols, the knobs (channels, threads, chunk), NCCL's own tuning model
+// (which algorithm/protocol NCCL picks by default: the "NCCL default" baseline) and which (algorithm,
+// protocol) NCCL allows for a collective on a topology. Pricing lives in CostModel (model/cost_model.h).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "model/collective_factors.h"
+
+namespace lagom::model {
+
+// NCCL's algorithms, in NCCL's own order (NCCL_ALGO_TREE = 0 ...), plus p2p: alltoall and sendrecv run as
+// point-to-point sends with no algorithm choice.
+enum class Algo { tree, ring, collnet_direct, collnet_chain, nvls, nvls_tree, pat, p2p };
+// NCCL's protocols, in NCCL's order (NCCL_PROTO_LL = 0, LL128 = 1, SIMPLE = 2).
+enum class Proto { ll, ll128, simple };
+inline constexpr int k_nccl_algos = 7;   // p2p excluded
+inline constexpr int k_nccl_protos = 3;
+inline constexpr std::array<Algo, 7> k_all_algos{Algo::tree, Algo::ring, Algo::collnet_direct, Algo::collnet_chain,
+                                                 Algo::nvls, Algo::nvls_tree, Algo::pat};
+inline constexpr std::array<Proto, 3> k_all_protos{Proto::ll, Proto::ll128, Proto::simple};
+
+std::string_view to_string(Algo algo);
+std::string_view to_string(Proto proto);
+std::optional<Algo> parse_algo(std::string_view name);
+std::optional<Proto> parse_proto(std::string_view name);
+
+// Knob defaults of NCCL (src/include/device.h, src/init.cc; NCCL 2.18–2.28):
+inline constexpr int k_nccl_default_threads = 512;            // NCCL_NTHREADS default (Simple, LL)
+inline constexpr int k_nccl_max_channels = 64;                // MAXCHANNELS since NCCL 2.12 // unverified
+inline constexpr std::int64_t k_nccl_default_buffsize = 4 << 20;   // NCCL_BUFFSIZE, Simple: 4 MiB
+inline constexpr std::int64_t k_nccl_ll_buffsize = 512 << 10;      // LL: 8 lines×512 thr×8 steps×16 B // unverified
+inline constexpr std::int64_t k_nccl_ll128_buffsize = 4915200;     // LL128: 120×640×8 steps×8 B (AutoCCL's number)
+inline constexpr int k_nccl_steps = 8;                        // NCCL_STEPS: FIFO slots per connection
+
+// Default chunk of a protocol for a given Simple buffer size: Simple ring chunk = BUFFSIZE / 2
+// (chunkSteps = NCCL_STEPS/2 slots of BUFFSIZE/NCCL_STEPS); LL and LL128 one slot of their own buffer.
+std::int64_t default_chunk_bytes(Proto proto, std::int64_t buffsize_bytes = k_nccl_default_buffsize);
+
+// Where a communicator's ranks sit: ranks over nodes, ranks/nodes GPUs per node (uniform).
+struct CommGroup {
+  int ranks = 2;
+  int nodes = 1;
+  [[nodiscard]] int ranks_per_node() const { return (ranks + nodes - 1) / nodes; }
+  bool operator==(const CommGroup&) const = default;
+};
+
+// One fully specified collective configuration (the knobs of one call).
+struct CollConfig {
+  Algo algo = Algo::ring;
+  Proto proto = Proto::simple;
+  int channels = 0;             // CTAs (one per channel, each on one SM); 0 = the communicator's default
+  int threads = 0;              // threads per CTA; 0 = NCCL's default (512; 640 for LL128)
+  std::int64_t chunk_bytes = 0; // bytes per pipeline chunk per channel; 0 = the protocol's default
+  bool operator==(const CollConfig&) const = default;
+};
+
+// What a runtime can set, and at which scope (DESIGN.md "Knob scopes").
+enum class Runtime { nccl, nccl_extended };
+enum class Knob { algo, proto, channels, comm_ctas, threads, chunk };
+enum class KnobScope {
+  per_call,          // the tuner plugin sets it per call (getCollInfo), or the patched runtime does
+  per_communicator,  // ncclConfig_t minCTAs/maxCTAs (one value for every call on the communicator)
+  per_process,       // environment (NCCL_NTHREADS, NCCL_BUFFSIZE): one value for every communicator
+  not_settable,      // the runtime offers no way to set it for this collective
+};
+std::string_view to_string(Runtime runtime);
+std::optional<Runtime> parse_runtime(std::string_view name);
+std::string_view to_string(KnobScope scope);
+std::string_view to_string(Knob knob);
+// True for the collectives NCCL asks a tuner plugin about: allreduce, allgather, reducescatter,
+// broadcast, reduce.
+bool tuner_collective(Collective collective);
+// The scope at which `knob` can be set for `collective` under `runtime`:
+//   nccl: algo/proto per call for tuner collectives (else not settable); channels per call at or below the
+//         communicator's count for tuner collectives, per communicator for alltoall/sendrecv; comm_ctas per
+//         communicator; threads and chunk per process.
+//   nccl_extended: everything per call (a patched NCCL, as AutoCCL's fork).
+KnobScope knob_scope(Runtime runtime, Collective collective, Knob knob);
+
+}  // namespace lagom::model

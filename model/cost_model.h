@@ -1,0 +1,218 @@
+// The unified cost model of Lagom: one immutable object that prices compute ops, collectives, their
+// interference when they overlap, and memory per GPU, for one resolved cluster (+ optional calibration).
+//
+// Thread safety: every method is const and touches no shared mutable state; one CostModel may be used by
+// any number of threads at once (explore evaluates strategies in parallel). Construction is cheap.
+// Speed: collective_cost() and op_time_us() do a few dozen floating-point operations and no allocation
+// (well over 10^6 calls per second per core); layer_steps() allocates its vector.
+//
+// Units: bytes, microseconds (_us), 10^9 bytes/s (_GBps), FLOPs. docs/model.md documents every formula
+// and constant with its source.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "model/calibration.h"
+#include "model/collective_factors.h"
+#include "model/collectives.h"
+#include "model/specs.h"
+
+namespace lagom::model {
+
+// ---------------------------------------------------------------------------------------------------
+// Compute ops
+
+enum class Phase { forward, backward, recompute };
+std::string_view to_string(Phase phase);
+
+enum class OpKind { gemm, attention, elementwise, norm, embedding, loss, optimizer };
+std::string_view to_string(OpKind kind);
+
+// A (batched) GEMM C[m×n] = A[m×k]·B[k×n], `batch` independent problems (e.g. heads, experts).
+struct GemmShape {
+  std::int64_t m = 0, n = 0, k = 0, batch = 1;
+  [[nodiscard]] double flops() const { return 2.0 * m * n * k * batch; }
+  [[nodiscard]] bool empty() const { return m == 0; }
+};
+
+// One kernel on one GPU for one micro-batch.
+struct ComputeOp {
+  std::string name;             // e.g. "qkv", "attention", "mlp.fc1.dgrad"
+  OpKind kind = OpKind::gemm;
+  Phase phase = Phase::forward;
+  double flops = 0;             // arithmetic executed (hardware FLOPs; matmuls only, elementwise ops 0)
+  double model_flops = 0;       // FLOPs counted as model FLOPs (DESIGN.md convention; 0 for recompute)
+  double bytes = 0;             // HBM traffic, bytes
+  GemmShape gemm;               // the GEMM shape when kind is gemm or attention (per GPU)
+  double time_us = 0;           // isolated time (no concurrent collective)
+};
+
+// Which communicator a collective runs on (Megatron's rank order: tp fastest, then cp, dp, pp; ep inside dp·cp).
+enum class Group { tp, cp, ep, dp, pp };
+std::string_view to_string(Group group);
+
+// A collective between compute ops, for one micro-batch.
+struct CommOp {
+  std::string name;             // e.g. "attn.allreduce", "moe.dispatch"
+  Collective collective = Collective::allreduce;
+  Group group = Group::tp;
+  double bytes = 0;             // nccl-tests' size (DESIGN.md: per-rank buffer, total for AG/RS)
+  Phase phase = Phase::forward;
+};
+
+// One step of a layer, in issue order: a compute op or a collective (exactly one is meaningful).
+struct Step {
+  bool is_comm = false;
+  ComputeOp compute;
+  CommOp comm;
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Collectives
+
+struct CollectiveCost {
+  double time_us = 0;
+  double latency_us = 0;        // the size-independent part
+  double algbw_GBps = 0;        // bytes / time (nccl-tests)
+  double busbw_GBps = 0;        // algbw × busbw_factor (nccl-tests)
+  double link_GBps = 0;         // the bus bandwidth the links allow (before channel limits)
+  CollConfig config;            // the configuration priced, defaults resolved
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Interference
+
+// How much a collective running beside a compute op slows each (factors >= 1: time multipliers).
+struct Interference {
+  double compute_factor = 1.0;  // the compute op takes compute_factor × its isolated time
+  double comm_factor = 1.0;     // the collective takes comm_factor × its isolated time
+  int sms_lost = 0;             // SMs held by the collective's CTAs
+  double hbm_share = 0;         // fraction of HBM bandwidth the collective uses
+  double l2_share = 0;          // fraction of L2 the collective's in-flight chunks occupy
+};
+
+// Every interference parameter, its meaning and default (docs/model.md gives the sources).
+struct InterferenceParams {
+  int sms_per_channel = 1;                 // NCCL runs one CTA per channel; GEMM CTAs cannot share its SM
+  double hbm_bytes_per_bus_byte = 3.0;     // HBM traffic per bus byte (write incoming, read it + local) // unverified
+  double l2_chunks_in_flight = 2.0;        // chunks per channel resident in L2 (send + receive) // unverified
+  double memory_contention = 1.0;          // extra HBM traffic of a compute op per unit of L2 taken // unverified
+  double comm_slowdown = 0.25;             // collective slowdown at full compute HBM use // unverified
+  std::optional<double> slowdown_per_channel;  // calibrated: replaces the wave model by 1 + s·channels
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Memory
+
+struct MemoryBreakdown {
+  double weights_bytes = 0, grads_bytes = 0, optimizer_bytes = 0, activations_bytes = 0;
+  [[nodiscard]] double total_bytes() const { return weights_bytes + grads_bytes + optimizer_bytes + activations_bytes; }
+};
+
+// ---------------------------------------------------------------------------------------------------
+
+class CostModel {
+ public:
+  // `cluster` must be resolved (a preset, a parsed file, or cluster_from_calibration()).
+  explicit CostModel(ClusterSpec cluster, std::optional<Calibration> calibration = std::nullopt);
+
+  [[nodiscard]] const ClusterSpec& cluster() const { return m_cluster; }
+  [[nodiscard]] const std::optional<Calibration>& calibration() const { return m_calibration; }
+  [[nodiscard]] const InterferenceParams& interference_params() const { return m_interference; }
+
+  // --- groups ---
+  // Where the ranks of `group` sit for a strategy on this cluster (Megatron's rank order).
+  [[nodiscard]] CommGroup group_shape(Group group, const Strategy& strategy) const;
+  // A communicator of `ranks` consecutive ranks (nodes = ⌈ranks / gpus_per_node⌉).
+  [[nodiscard]] CommGroup contiguous_group(int ranks) const;
+
+  // --- compute ---
+  // Sustained fraction of peak for a GEMM shape (GemmFit when calibrated, else the documented default).
+  [[nodiscard]] double gemm_efficiency(const GemmShape& shape, Precision precision) const;
+  [[nodiscard]] double gemm_time_us(const GemmShape& shape, Precision precision) const;
+  // Roofline: max(flops / (peak · eff), bytes / (HBM · eff)) + launch, for an op.
+  [[nodiscard]] double op_time_us(const ComputeOp& op, Precision precision) const;
+  [[nodiscard]] double memory_bw_GBps() const;  // sustained HBM bandwidth used for memory-bound ops
+
+  // The steps of one transformer layer (index `layer`, 0-based over the whole model) on one GPU for one
+  // micro-batch, in issue order, for a resolved strategy. Phase::recompute gives what recompute re-runs
+  // (selective: core attention; full: the whole forward incl. its TP collectives; none: nothing).
+  [[nodiscard]] std::vector<Step> layer_steps(const WorkloadSpec& workload, const Strategy& strategy, Phase phase,
+                                              int layer) const;
+  // Embedding (first stage) and logits + loss (last stage) for one micro-batch.
+  [[nodiscard]] std::vector<Step> embedding_steps(const WorkloadSpec& workload, const Strategy& strategy,
+                                                  Phase phase) const;
+  [[nodiscard]] std::vector<Step> head_steps(const WorkloadSpec& workload, const Strategy& strategy,
+                                             Phase phase) const;
+  // The optimizer step of one pipeline stage (Adam, fp32 master weights) on its shard.
+  [[nodiscard]] ComputeOp optimizer_op(const WorkloadSpec& workload, const Strategy& strategy) const;
+  // Bytes of one pipeline send/recv of activations (one micro-batch, one direction).
+  [[nodiscard]] double pp_message_bytes(const WorkloadSpec& workload, const Strategy& strategy) const;
+  // Gradient bytes a DP rank reduces per iteration for pipeline stage `stage` (dense, expert parts).
+  [[nodiscard]] double dp_gradient_bytes(const WorkloadSpec& workload, const Strategy& strategy) const;
+
+  // Model FLOPs per iteration (DESIGN.md convention), the whole model, all GPUs.
+  [[nodiscard]] static double model_flops_per_iteration(const WorkloadSpec& workload, long global_batch);
+  // Parameters held by one GPU (its stage, TP/EP shards; before ZeRO sharding).
+  [[nodiscard]] double parameters_per_gpu(const WorkloadSpec& workload, const Strategy& strategy) const;
+
+  // --- collectives ---
+  // Whether NCCL allows (algo, proto) for the collective on this group and cluster, with the reason when not.
+  [[nodiscard]] Status nccl_allows(Collective collective, Algo algo, Proto proto, const CommGroup& group) const;
+  // The communicator's default channel count (NCCL's topology search; "N coll channels" in NCCL's log).
+  [[nodiscard]] int default_channels(const CommGroup& group) const;
+  // The most channels a call may use (NCCL's MAXCHANNELS, and at most SMs/2 so compute keeps SMs).
+  [[nodiscard]] int max_channels() const;
+  // NCCL's own choice for this call (its tuning model, src/graph/tuning.cc): algorithm and protocol with
+  // the communicator's default channels, threads and chunk.
+  [[nodiscard]] CollConfig nccl_default(Collective collective, double bytes, const CommGroup& group) const;
+  // NCCL's own predicted time for (algo, proto) with its constants (+inf when not allowed).
+  [[nodiscard]] double nccl_model_time_us(Collective collective, Algo algo, Proto proto, double bytes,
+                                          const CommGroup& group) const;
+  // Lagom's physical price of one call with a fully specified configuration (defaults resolved first).
+  // Precondition: nccl_allows(...) is ok (validate_config checks everything); otherwise time is +inf.
+  [[nodiscard]] CollectiveCost collective_cost(Collective collective, double bytes, const CommGroup& group,
+                                               const CollConfig& config) const;
+  // Checks a user-given configuration: allowed algorithm/protocol, channels within 1..max, threads a multiple
+  // of 32 within 64..640, chunk >= 4 KiB, bytes >= 0, ranks >= 2.
+  [[nodiscard]] Status validate_config(Collective collective, double bytes, const CommGroup& group,
+                                       const CollConfig& config) const;
+  [[nodiscard]] CollConfig resolve_defaults(Collective collective, double bytes, const CommGroup& group,
+                                            CollConfig config) const;
+
+  // --- interference ---
+  // The slowdown of a compute op and of a collective (priced as `comm`) running at the same time.
+  [[nodiscard]] Interference interference(const ComputeOp& op, Precision precision, const CollectiveCost& comm,
+                                          Collective collective) const;
+
+  // --- memory ---
+  // Memory per GPU on the most loaded (first) pipeline stage for a resolved strategy.
+  [[nodiscard]] MemoryBreakdown memory_per_gpu(const WorkloadSpec& workload, const Strategy& strategy) const;
+  // Activation bytes of one layer for one micro-batch on one GPU (Korthikanti, generalised to GQA/SwiGLU/MoE).
+  [[nodiscard]] double activation_bytes_per_layer(const WorkloadSpec& workload, const Strategy& strategy,
+                                                  int layer) const;
+
+ private:
+  [[nodiscard]] const CollectiveFit* find_fit(Collective collective, const CollConfig& config,
+                                              const CommGroup& group) const;
+  [[nodiscard]] double physical_busbw(Collective collective, double bytes, const CommGroup& group,
+                                      const CollConfig& config, double* link_GBps) const;
+  [[nodiscard]] double link_bus_GBps(const CommGroup& group, Algo algo) const;
+  [[nodiscard]] ComputeOp make_op(std::string name, OpKind kind, Phase phase, double flops, double model_flops,
+                                  double bytes, GemmShape gemm, Precision precision) const;
+
+  ClusterSpec m_cluster;
+  std::optional<Calibration> m_calibration;
+  InterferenceParams m_interference;
+};
+
+// The cluster spec of `localhost` from a profile's fitted parameters: one node of `ranks` processes
+// (the profile's MPI ranks), the measured GEMM throughput as peak, the measured memory bandwidth, shared
+// memory as the fabric (bandwidth and latency from the intra-node collective fits), no NCCL.
+Result<ClusterSpec> cluster_from_calibration(const Calibration& calibration, int ranks, int cores_per_rank);
+
+}  // namespace lagom::model

@@ -1,0 +1,248 @@
+#include "model/presets.h"
+
+#include <fmt/format.h>
+
+namespace lagom::model {
+
+namespace {
+
+// --- GPUs (datasheet figures, dense, no sparsity; DESIGN.md "Specs and presets") ---------------------
+// memory_gib: the vendor's "80 GB" etc. taken as GiB, as nvidia-smi reports 81920 MiB for A100 80GB.
+// unverified: H100/H200/A40 capacities as GiB (nvidia-smi shows slightly less on some boards).
+GpuSpec a100() {
+  GpuSpec g;
+  g.name = "A100-SXM4-80GB";
+  g.bf16_tflops = 312;
+  g.fp16_tflops = 312;
+  g.tf32_tflops = 156;
+  g.fp32_tflops = 19.5;
+  g.hbm_GBps = 2039;
+  g.memory_gib = 80;
+  g.sms = 108;
+  g.l2_mib = 40;
+  g.sm_arch = 80;
+  g.channel_GBps = 24.0;  // NCCL perChMaxTreeBw, Ampere, one node
+  return g;
+}
+GpuSpec h100() {
+  GpuSpec g;
+  g.name = "H100-SXM5-80GB";
+  g.bf16_tflops = 989;
+  g.fp16_tflops = 989;
+  g.fp8_tflops = 1979;
+  g.tf32_tflops = 495;
+  g.fp32_tflops = 67;
+  g.hbm_GBps = 3350;
+  g.memory_gib = 80;
+  g.sms = 132;
+  g.l2_mib = 50;
+  g.sm_arch = 90;
+  g.channel_GBps = 38.7;  // NCCL perChMaxTreeBw, Hopper, one node
+  return g;
+}
+GpuSpec h200() {
+  GpuSpec g = h100();
+  g.name = "H200-SXM-141GB";
+  g.hbm_GBps = 4800;
+  g.memory_gib = 141;
+  return g;
+}
+GpuSpec a40() {
+  GpuSpec g;
+  g.name = "A40-48GB";
+  g.bf16_tflops = 149.7;
+  g.fp16_tflops = 149.7;
+  g.tf32_tflops = 74.8;  // unverified: half of the fp16 tensor rate, as on other Ampere parts
+  g.fp32_tflops = 37.4;
+  g.hbm_GBps = 696;
+  g.memory_gib = 48;
+  g.sms = 84;
+  g.l2_mib = 6;
+  g.sm_arch = 86;
+  g.channel_GBps = 24.0;  // unverified: NCCL's Ampere per-channel figure, assumed for sm86
+  return g;
+}
+
+// --- Fabrics --------------------------------------------------------------------------------------
+// latency_us = NCCL's per-hop hardware latency of the link for Ring/Simple (tuning.cc hwLat: NVLink 3.4,
+// PCI 5.7, NET 14 µs); other algorithms and protocols scale NCCL's table by latency_us / that value.
+// efficiency = asymptotic ring busbw ÷ wire rate: A100 NVLink3 232.5 / 300 (nccl-tests#175; 0.78),
+// H100 NVLink4 370 / 450 (nccl-tests#212; 0.82), PCIe 4.0 x16 25 / 31.5 (DESIGN.md "about 25 GB/s
+// achievable"; 0.79).
+FabricSpec nvswitch(double bw_GBps, double efficiency) {
+  FabricSpec f;
+  f.kind = FabricKind::nvswitch;
+  f.bw_GBps = bw_GBps;
+  f.latency_us = 3.4;
+  f.efficiency = efficiency;
+  return f;
+}
+FabricSpec pcie4() {
+  FabricSpec f;
+  f.kind = FabricKind::pcie;
+  f.bw_GBps = 31.5;  // 16 GT/s × 16 lanes × 128/130 ÷ 8
+  f.latency_us = 5.7;
+  f.efficiency = 0.79;
+  return f;
+}
+NicSpec nics(int count, double gbit, NicKind kind, double efficiency) {
+  NicSpec n;
+  n.count = count;
+  n.gbit = gbit;
+  n.kind = kind;
+  n.latency_us = kind == NicKind::tcp ? 30.0 : 14.0;  // NCCL NET hwLat 14 µs; unverified: TCP sockets ~30 µs
+  n.efficiency = efficiency;
+  return n;
+}
+
+// Collective launch overhead: the per-call host cost nccl-tests sees on top of NCCL's latency model,
+// fitted to vTrain's A100 all-reduce tables (tests/data/vtrain; 1–4 MiB are latency-bound): 30 µs.
+// unverified: assumed equal for the other GPU presets (same software stack, no public measurement).
+constexpr double k_collective_launch_us = 30.0;
+// unverified: a few µs of launch and ramp per compute kernel (CUDA launch overhead on a busy stream).
+constexpr double k_kernel_launch_us = 3.0;
+
+ClusterSpec node(std::string name, std::string description, GpuSpec gpu, FabricSpec intra, NicSpec nic,
+                 int channels) {
+  ClusterSpec c;
+  c.name = std::move(name);
+  c.description = std::move(description);
+  c.gpus_per_node = 8;
+  c.gpu = std::move(gpu);
+  c.intra = intra;
+  c.nic = nic;
+  c.collective_launch_us = k_collective_launch_us;
+  c.kernel_launch_us = k_kernel_launch_us;
+  c.nccl_channels = channels;
+  return c;
+}
+
+std::vector<ClusterSpec> make_clusters() {
+  // NDR 400G: 46–48 of 50 GB/s per NIC (nccl-tests#290; 0.94). HDR 200G: 86 of 100 GB/s (nccl-tests#175).
+  // unverified: 100G IB / RoCE taken as HDR-class (0.86); 25G TCP sockets 0.80.
+  // Default channels: unverified, typical NCCL logs ("24 coll channels" on DGX A100, 32 on DGX H100);
+  // A40 clusters: 8, the default the Lagom paper reports for its A40 clusters (research-lagom-autoccl §1.2).
+  std::vector<ClusterSpec> out;
+  out.push_back(node("dgx-a100", "8x A100-SXM4-80GB, NVSwitch (NVLink3 300 GB/s), 8x 200 Gbit/s InfiniBand per node",
+                     a100(), nvswitch(300, 0.78), nics(8, 200, NicKind::ib, 0.86), 24));
+  out.push_back(node("dgx-h100", "8x H100-SXM5-80GB, NVSwitch (NVLink4 450 GB/s), 8x 400 Gbit/s InfiniBand per node",
+                     h100(), nvswitch(450, 0.82), nics(8, 400, NicKind::ib, 0.94), 32));
+  out.push_back(node("dgx-h200", "8x H200-SXM-141GB, NVSwitch (NVLink4 450 GB/s), 8x 400 Gbit/s InfiniBand per node",
+                     h200(), nvswitch(450, 0.82), nics(8, 400, NicKind::ib, 0.94), 32));
+  FabricSpec pairs = pcie4();
+  pairs.kind = FabricKind::nvlink_pairs;
+  pairs.pair_bw_GBps = 56.25;  // NVLink bridge: 112.5 GB/s both directions per pair
+  out.push_back(node("a40-nvlink-ib400", "8x A40 as 4 NVLink pairs on PCIe 4.0, 2x 400 Gbit/s InfiniBand per node",
+                     a40(), pairs, nics(2, 400, NicKind::ib, 0.94), 8));
+  out.push_back(node("a40-pcie-ib100", "8x A40 on PCIe 4.0, 1x 100 Gbit/s InfiniBand per node", a40(), pcie4(),
+                     nics(1, 100, NicKind::ib, 0.86), 8));
+  out.push_back(node("a100-eth100", "8x A100-SXM4-80GB NVSwitch nodes, 1x 100 Gbit/s RoCE per node", a100(),
+                     nvswitch(300, 0.78), nics(1, 100, NicKind::roce, 0.86), 24));
+  out.push_back(node("a100-eth25", "8x A100-SXM4-80GB NVSwitch nodes, 1x 25 Gbit/s TCP Ethernet per node", a100(),
+                     nvswitch(300, 0.78), nics(1, 25, NicKind::tcp, 0.80), 24));
+  return out;
+}
+
+WorkloadSpec dense(std::string name, int layers, long hidden, int heads, long vocab, long seq) {
+  WorkloadSpec w;
+  w.name = std::move(name);
+  w.layers = layers;
+  w.hidden = hidden;
+  w.heads = heads;
+  w.kv_heads = heads;
+  w.ffn_hidden = 4 * hidden;
+  w.ffn_type = FfnType::gelu;
+  w.vocab = vocab;
+  w.seq = seq;
+  return w;
+}
+WorkloadSpec swiglu(std::string name, int layers, long hidden, int heads, int kv_heads, long ffn, long vocab,
+                    long seq) {
+  WorkloadSpec w = dense(std::move(name), layers, hidden, heads, vocab, seq);
+  w.kv_heads = kv_heads;
+  w.ffn_hidden = ffn;
+  w.ffn_type = FfnType::swiglu;
+  return w;
+}
+WorkloadSpec t5(std::string name, int each, long hidden, int heads, long ffn) {
+  WorkloadSpec w = dense(std::move(name), 2 * each, hidden, heads, 32128, 512);
+  w.encoder_layers = each;
+  w.decoder_layers = each;
+  w.ffn_hidden = ffn;
+  return w;
+}
+
+std::vector<WorkloadSpec> make_workloads() {
+  std::vector<WorkloadSpec> out;
+  out.push_back(dense("gpt2", 12, 768, 12, 50257, 1024));
+  out.push_back(dense("gpt2-medium", 24, 1024, 16, 50257, 1024));
+  out.push_back(dense("gpt2-large", 36, 1280, 20, 50257, 1024));
+  out.push_back(dense("gpt2-xl", 48, 1600, 25, 50257, 1024));
+  out.push_back(dense("bert-base", 12, 768, 12, 30522, 512));
+  out.push_back(dense("bert-large", 24, 1024, 16, 30522, 512));
+  out.push_back(t5("t5-base", 12, 768, 12, 3072));
+  out.push_back(t5("t5-large", 24, 1024, 16, 4096));
+  WorkloadSpec phi = dense("phi-2", 32, 2560, 32, 51200, 2048);
+  phi.ffn_hidden = 10240;
+  out.push_back(phi);
+  WorkloadSpec mpt = dense("mpt-7b", 32, 4096, 32, 50432, 2048);
+  mpt.ffn_hidden = 16384;
+  out.push_back(mpt);
+  out.push_back(swiglu("llama2-7b", 32, 4096, 32, 32, 11008, 32000, 4096));
+  out.push_back(swiglu("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192));
+  out.push_back(swiglu("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192));
+  out.push_back(dense("gpt3-175b", 96, 12288, 96, 50257, 2048));
+  WorkloadSpec mixtral = swiglu("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 4096);
+  mixtral.moe = MoeSpec{8, 2, 14336, 0, 0};
+  out.push_back(mixtral);
+  WorkloadSpec olmoe = swiglu("olmoe-1b-7b", 16, 2048, 16, 16, 1024, 50304, 4096);
+  olmoe.moe = MoeSpec{64, 8, 1024, 0, 0};
+  out.push_back(olmoe);
+  WorkloadSpec deepseek = swiglu("deepseek-moe-16b", 28, 2048, 16, 16, 10944, 102400, 4096);
+  deepseek.moe = MoeSpec{64, 6, 1408, 2, 1};
+  out.push_back(deepseek);
+  return out;
+}
+
+}  // namespace
+
+const std::vector<ClusterSpec>& cluster_presets() {
+  static const std::vector<ClusterSpec> presets = make_clusters();
+  return presets;
+}
+const std::vector<WorkloadSpec>& workload_presets() {
+  static const std::vector<WorkloadSpec> presets = make_workloads();
+  return presets;
+}
+
+std::vector<std::string> cluster_preset_names() {
+  std::vector<std::string> names;
+  for (const auto& c : cluster_presets()) names.push_back(c.name);
+  names.emplace_back(k_localhost);
+  return names;
+}
+std::vector<std::string> workload_preset_names() {
+  std::vector<std::string> names;
+  for (const auto& w : workload_presets()) names.push_back(w.name);
+  return names;
+}
+
+Result<ClusterSpec> cluster_preset(const std::string& name) {
+  for (const auto& c : cluster_presets()) {
+    if (c.name == name) return c;
+  }
+  if (name == k_localhost) {
+    return make_error(ErrorCode::unavailable,
+                      "cluster localhost: no complete profile of this machine; run 'lagom profile' first");
+  }
+  return make_error(ErrorCode::not_found, fmt::format("cluster {}: unknown preset (see 'lagom presets')", name));
+}
+
+Result<WorkloadSpec> workload_preset(const std::string& name) {
+  for (const auto& w : workload_presets()) {
+    if (w.name == name) return w;
+  }
+  return make_error(ErrorCode::not_found, fmt::format("model {}: unknown preset (see 'lagom presets')", name));
+}
+
+}  // namespace lagom::model

@@ -1,0 +1,589 @@
+#include "model/specs.h"
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace lagom::model {
+
+namespace {
+
+template <typename E, std::size_t N>
+std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& table, E value) {
+  for (const auto& [e, name] : table) {
+    if (e == value) return name;
+  }
+  return "unknown";
+}
+template <typename E, std::size_t N>
+std::optional<E> value_of(const std::array<std::pair<E, std::string_view>, N>& table, std::string_view name) {
+  for (const auto& [e, n] : table) {
+    if (n == name) return e;
+  }
+  return std::nullopt;
+}
+template <typename E, std::size_t N>
+std::string names_of(const std::array<std::pair<E, std::string_view>, N>& table) {
+  std::string out;
+  for (const auto& [e, n] : table) out += (out.empty() ? "" : "|") + std::string(n);
+  return out;
+}
+
+constexpr std::array<std::pair<Precision, std::string_view>, 5> k_precisions{{
+    {Precision::bf16, "bf16"}, {Precision::fp16, "fp16"}, {Precision::fp8, "fp8"},
+    {Precision::tf32, "tf32"}, {Precision::fp32, "fp32"}}};
+constexpr std::array<std::pair<FabricKind, std::string_view>, 4> k_fabrics{{
+    {FabricKind::nvswitch, "nvswitch"}, {FabricKind::nvlink_pairs, "nvlink_pairs"},
+    {FabricKind::pcie, "pcie"}, {FabricKind::shm, "shm"}}};
+constexpr std::array<std::pair<NicKind, std::string_view>, 3> k_nics{{
+    {NicKind::ib, "ib"}, {NicKind::roce, "roce"}, {NicKind::tcp, "tcp"}}};
+constexpr std::array<std::pair<FfnType, std::string_view>, 2> k_ffn{{
+    {FfnType::gelu, "gelu"}, {FfnType::swiglu, "swiglu"}}};
+constexpr std::array<std::pair<Recompute, std::string_view>, 3> k_recompute{{
+    {Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}};
+constexpr std::array<std::pair<Schedule, std::string_view>, 3> k_schedules{{
+    {Schedule::one_f_one_b, "1f1b"}, {Schedule::gpipe, "gpipe"}, {Schedule::interleaved, "interleaved"}}};
+constexpr std::array<std::pair<Attention, std::string_view>, 2> k_attention{{
+    {Attention::flash, "flash"}, {Attention::standard, "standard"}}};
+
+// Reads fields of one JSON object with errors of the form "<origin>: <prefix><field>: <why>".
+class Reader {
+ public:
+  Reader(const nlohmann::json& object, std::string origin, std::string prefix)
+      : m_object(object), m_origin(std::move(origin)), m_prefix(std::move(prefix)) {}
+
+  [[nodiscard]] Error error(const std::string& field, const std::string& why) const {
+    return make_error(ErrorCode::invalid_input, fmt::format("{}: {}{}: {}", m_origin, m_prefix, field, why));
+  }
+  [[nodiscard]] bool has(const std::string& field) const {
+    return m_object.contains(field) && !m_object.at(field).is_null();
+  }
+  [[nodiscard]] const nlohmann::json& at(const std::string& field) const { return m_object.at(field); }
+
+  // An integer >= minimum (positive when minimum is 1).
+  Result<long> integer(const std::string& field, std::optional<long> fallback, long minimum = 1) const {
+    m_seen.insert(field);
+    if (!has(field)) {
+      if (fallback) return *fallback;
+      return error(field, "required");
+    }
+    const auto& v = m_object.at(field);
+    const char* why = minimum >= 1 ? "must be a positive integer" : "must be a non-negative integer";
+    if (v.is_number_integer() || v.is_number_unsigned()) {
+      const auto x = v.get<long long>();
+      if (x < minimum || x > std::numeric_limits<int>::max() * 1024LL) return error(field, why);
+      return static_cast<long>(x);
+    }
+    if (v.is_number_float()) {
+      const double x = v.get<double>();
+      if (std::floor(x) == x && x >= static_cast<double>(minimum) && x < 1e15) return static_cast<long>(x);
+    }
+    return error(field, why);
+  }
+  // A finite number > 0 (or >= 0 when allow_zero).
+  Result<double> number(const std::string& field, std::optional<double> fallback, bool allow_zero = false) const {
+    m_seen.insert(field);
+    if (!has(field)) {
+      if (fallback) return *fallback;
+      return error(field, "required");
+    }
+    const auto& v = m_object.at(field);
+    const char* why = allow_zero ? "must be a non-negative number" : "must be a positive number";
+    if (!v.is_number()) return error(field, why);
+    const double x = v.get<double>();
+    if (!std::isfinite(x) || x < 0 || (!allow_zero && x == 0)) return error(field, why);
+    return x;
+  }
+  Result<double> fraction(const std::string& field, double fallback) const {
+    LAGOM_TRY(double x, number(field, fallback));
+    if (x > 1.0) return error(field, "must be in (0, 1]");
+    return x;
+  }
+  Result<std::string> string(const std::string& field, std::optional<std::string> fallback) const {
+    m_seen.insert(field);
+    if (!has(field)) {
+      if (fallback) return *fallback;
+      return error(field, "required");
+    }
+    if (!m_object.at(field).is_string()) return error(field, "must be a string");
+    return m_object.at(field).get<std::string>();
+  }
+  Result<bool> boolean(const std::string& field, bool fallback) const {
+    m_seen.insert(field);
+    if (!has(field)) return fallback;
+    if (!m_object.at(field).is_boolean()) return error(field, "must be true or false");
+    return m_object.at(field).get<bool>();
+  }
+  template <typename E, std::size_t N>
+  Result<E> choice(const std::string& field, std::optional<E> fallback,
+                   const std::array<std::pair<E, std::string_view>, N>& table) const {
+    LAGOM_TRY(std::string text, string(field, fallback ? std::optional<std::string>(std::string(name_of(table, *fallback)))
+                                                         : std::nullopt));
+    const auto value = value_of(table, text);
+    if (!value) return error(field, fmt::format("'{}' is not one of {}", text, names_of(table)));
+    return *value;
+  }
+  Result<Reader> object(const std::string& field) const {
+    m_seen.insert(field);
+    if (!has(field)) return error(field, "required");
+    if (!m_object.at(field).is_object()) return error(field, "must be an object");
+    return Reader(m_object.at(field), m_origin, m_prefix + field + ".");
+  }
+  void mark(const std::string& field) const { m_seen.insert(field); }
+  // Spec files reject unknown fields: a typo must not silently fall back to a default.
+  [[nodiscard]] Status no_unknown_fields() const {
+    for (const auto& item : m_object.items()) {
+      if (m_seen.count(item.key()) == 0) return error(item.key(), "unknown field");
+    }
+    return {};
+  }
+
+ private:
+  const nlohmann::json& m_object;
+  std::string m_origin;
+  std::string m_prefix;
+  mutable std::set<std::string> m_seen;
+};
+
+Status require_object(const nlohmann::json& document, const std::string& origin) {
+  if (!document.is_object()) {
+    return make_error(ErrorCode::invalid_input, fmt::format("{}: not a JSON object", origin));
+  }
+  return {};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+
+std::string_view to_string(Precision precision) { return name_of(k_precisions, precision); }
+std::optional<Precision> parse_precision(std::string_view name) { return value_of(k_precisions, name); }
+double bytes_per_element(Precision precision) {
+  switch (precision) {
+    case Precision::fp8: return 1.0;
+    case Precision::bf16:
+    case Precision::fp16: return 2.0;
+    case Precision::tf32:
+    case Precision::fp32: return 4.0;
+  }
+  return 2.0;
+}
+std::string_view to_string(FabricKind kind) { return name_of(k_fabrics, kind); }
+std::optional<FabricKind> parse_fabric_kind(std::string_view name) { return value_of(k_fabrics, name); }
+std::string_view to_string(NicKind kind) { return name_of(k_nics, kind); }
+std::optional<NicKind> parse_nic_kind(std::string_view name) { return value_of(k_nics, name); }
+std::string_view to_string(FfnType type) { return name_of(k_ffn, type); }
+std::string_view to_string(Recompute value) { return name_of(k_recompute, value); }
+std::string_view to_string(Schedule value) { return name_of(k_schedules, value); }
+std::string_view to_string(Attention value) { return name_of(k_attention, value); }
+std::optional<Recompute> parse_recompute(std::string_view name) { return value_of(k_recompute, name); }
+std::optional<Schedule> parse_schedule(std::string_view name) { return value_of(k_schedules, name); }
+std::optional<Attention> parse_attention(std::string_view name) { return value_of(k_attention, name); }
+
+double GpuSpec::peak_tflops(Precision precision) const {
+  switch (precision) {
+    case Precision::bf16: return bf16_tflops;
+    case Precision::fp16: return fp16_tflops;
+    case Precision::fp8: return fp8_tflops;
+    case Precision::tf32: return tf32_tflops;
+    case Precision::fp32: return fp32_tflops;
+  }
+  return 0;
+}
+
+double ClusterSpec::node_nic_GBps() const { return nic.count * nic.gbit / 8.0; }
+
+Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::string& origin) {
+  LAGOM_TRY_STATUS(require_object(document, origin));
+  Reader r(document, origin, "");
+  ClusterSpec c;
+  LAGOM_TRY(c.name, r.string("name", std::string("cluster")));
+  LAGOM_TRY(c.description, r.string("description", std::string()));
+  LAGOM_TRY(long gpn, r.integer("gpus_per_node", std::nullopt));
+  c.gpus_per_node = static_cast<int>(gpn);
+  LAGOM_TRY(long nodes, r.integer("nodes", 0L, 0));
+  c.nodes = static_cast<int>(nodes);
+  LAGOM_TRY(c.collective_launch_us, r.number("collective_launch_us", 0.0, true));
+  LAGOM_TRY(c.kernel_launch_us, r.number("kernel_launch_us", 0.0, true));
+  LAGOM_TRY(c.has_nccl, r.boolean("has_nccl", true));
+  LAGOM_TRY(long channels, r.integer("nccl_channels", 8L));
+  c.nccl_channels = static_cast<int>(channels);
+
+  LAGOM_TRY(Reader g, r.object("gpu"));
+  LAGOM_TRY(c.gpu.name, g.string("name", std::string("gpu")));
+  LAGOM_TRY(c.gpu.bf16_tflops, g.number("bf16_tflops", 0.0, true));
+  LAGOM_TRY(c.gpu.fp16_tflops, g.number("fp16_tflops", 0.0, true));
+  LAGOM_TRY(c.gpu.fp8_tflops, g.number("fp8_tflops", 0.0, true));
+  LAGOM_TRY(c.gpu.tf32_tflops, g.number("tf32_tflops", 0.0, true));
+  LAGOM_TRY(c.gpu.fp32_tflops, g.number("fp32_tflops", std::nullopt));
+  LAGOM_TRY(c.gpu.hbm_GBps, g.number("hbm_GBps", std::nullopt));
+  LAGOM_TRY(c.gpu.memory_gib, g.number("memory_gib", std::nullopt));
+  LAGOM_TRY(long sms, g.integer("sms", std::nullopt));
+  c.gpu.sms = static_cast<int>(sms);
+  LAGOM_TRY(c.gpu.l2_mib, g.number("l2_mib", 0.0, true));
+  LAGOM_TRY(long arch, g.integer("sm_arch", 0L, 0));
+  c.gpu.sm_arch = static_cast<int>(arch);
+  LAGOM_TRY(c.gpu.channel_GBps, g.number("channel_GBps", 24.0));
+  LAGOM_TRY_STATUS(g.no_unknown_fields());
+  if (c.gpu.bf16_tflops + c.gpu.fp16_tflops + c.gpu.fp8_tflops + c.gpu.tf32_tflops + c.gpu.fp32_tflops <= 0) {
+    return g.error("fp32_tflops", "at least one peak throughput must be positive");
+  }
+
+  LAGOM_TRY(Reader f, r.object("intra"));
+  LAGOM_TRY(c.intra.kind, f.choice<FabricKind>("kind", std::nullopt, k_fabrics));
+  LAGOM_TRY(c.intra.bw_GBps, f.number("bw_GBps", std::nullopt));
+  LAGOM_TRY(c.intra.latency_us, f.number("latency_us", std::nullopt, true));
+  LAGOM_TRY(c.intra.efficiency, f.fraction("efficiency", 0.8));
+  LAGOM_TRY(c.intra.pair_bw_GBps, f.number("pair_bw_GBps", 0.0, true));
+  LAGOM_TRY_STATUS(f.no_unknown_fields());
+  if (c.intra.kind == FabricKind::nvlink_pairs && c.intra.pair_bw_GBps <= 0) {
+    return f.error("pair_bw_GBps", "must be a positive number for kind nvlink_pairs");
+  }
+
+  if (r.has("nic")) {
+    LAGOM_TRY(Reader n, r.object("nic"));
+    LAGOM_TRY(long count, n.integer("count", std::nullopt, 0));
+    c.nic.count = static_cast<int>(count);
+    LAGOM_TRY(c.nic.gbit, n.number("gbit", c.nic.count > 0 ? std::nullopt : std::optional<double>(0.0), c.nic.count == 0));
+    LAGOM_TRY(c.nic.kind, n.choice<NicKind>("kind", NicKind::ib, k_nics));
+    LAGOM_TRY(c.nic.latency_us, n.number("latency_us", 0.0, true));
+    LAGOM_TRY(c.nic.efficiency, n.fraction("efficiency", 0.86));
+    LAGOM_TRY(c.nic.collnet, n.boolean("collnet", false));
+    LAGOM_TRY_STATUS(n.no_unknown_fields());
+  } else {
+    r.mark("nic");
+  }
+  LAGOM_TRY_STATUS(r.no_unknown_fields());
+  return c;
+}
+
+nlohmann::json to_json(const ClusterSpec& c) {
+  nlohmann::json j;
+  j["name"] = c.name;
+  j["description"] = c.description;
+  j["gpus_per_node"] = c.gpus_per_node;
+  if (c.nodes > 0) j["nodes"] = c.nodes;
+  j["collective_launch_us"] = c.collective_launch_us;
+  j["kernel_launch_us"] = c.kernel_launch_us;
+  j["has_nccl"] = c.has_nccl;
+  j["nccl_channels"] = c.nccl_channels;
+  j["gpu"] = {{"name", c.gpu.name},         {"bf16_tflops", c.gpu.bf16_tflops}, {"fp16_tflops", c.gpu.fp16_tflops},
+              {"fp8_tflops", c.gpu.fp8_tflops}, {"tf32_tflops", c.gpu.tf32_tflops}, {"fp32_tflops", c.gpu.fp32_tflops},
+              {"hbm_GBps", c.gpu.hbm_GBps}, {"memory_gib", c.gpu.memory_gib},     {"sms", c.gpu.sms},
+              {"l2_mib", c.gpu.l2_mib},     {"sm_arch", c.gpu.sm_arch},
+              {"channel_GBps", c.gpu.channel_GBps}};
+  j["intra"] = {{"kind", to_string(c.intra.kind)}, {"bw_GBps", c.intra.bw_GBps}, {"latency_us", c.intra.latency_us},
+                {"efficiency", c.intra.efficiency}};
+  if (c.intra.kind == FabricKind::nvlink_pairs) j["intra"]["pair_bw_GBps"] = c.intra.pair_bw_GBps;
+  j["nic"] = {{"count", c.nic.count}, {"gbit", c.nic.gbit}, {"kind", to_string(c.nic.kind)},
+              {"latency_us", c.nic.latency_us}, {"efficiency", c.nic.efficiency}, {"collnet", c.nic.collnet}};
+  return j;
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+double WorkloadSpec::parameters() const {
+  const double h = static_cast<double>(hidden);
+  const double d = static_cast<double>(head_dim());
+  const double attention = 2.0 * h * h + 2.0 * h * kv_heads * d;  // Q, out; K, V with kv_heads
+  const double mult = ffn_type == FfnType::swiglu ? 3.0 : 2.0;
+  const double dense_ffn = mult * h * static_cast<double>(ffn_hidden);
+  double total = static_cast<double>(vocab) * h;  // embedding, tied with the output layer
+  for (int l = 0; l < layers; ++l) {
+    total += attention + 4.0 * h;  // two norms (scale and bias)
+    if (is_moe_layer(l)) {
+      const double expert = mult * h * static_cast<double>(moe->expert_ffn_hidden);
+      total += (moe->experts + moe->shared_experts) * expert + h * moe->experts;  // experts + router
+    } else {
+      total += dense_ffn;
+    }
+  }
+  // T5-style decoders add cross-attention (same shape as self-attention) per decoder layer.
+  total += decoder_layers * attention;
+  return total;
+}
+
+bool WorkloadSpec::is_moe_layer(int layer) const { return moe.has_value() && layer >= moe->first_dense_layers; }
+
+namespace {
+Status check_workload(const WorkloadSpec& w, const Reader& r) {
+  if (w.hidden % w.heads != 0) {
+    return r.error("heads", fmt::format("heads={} does not divide hidden={}", w.heads, w.hidden));
+  }
+  if (w.kv_heads > w.heads || w.heads % w.kv_heads != 0) {
+    return r.error("kv_heads", fmt::format("kv_heads={} does not divide heads={}", w.kv_heads, w.heads));
+  }
+  if (w.moe) {
+    if (w.moe->experts < 2) return r.error("moe.experts", "must be at least 2");
+    if (w.moe->top_k > w.moe->experts) {
+      return r.error("moe.top_k", fmt::format("top_k={} exceeds experts={}", w.moe->top_k, w.moe->experts));
+    }
+    if (w.moe->first_dense_layers >= w.layers) {
+      return r.error("moe.first_dense_layers", "must be smaller than layers");
+    }
+  }
+  return {};
+}
+}  // namespace
+
+Result<WorkloadSpec> parse_workload(const nlohmann::json& document, const std::string& origin) {
+  LAGOM_TRY_STATUS(require_object(document, origin));
+  Reader r(document, origin, "");
+  WorkloadSpec w;
+  LAGOM_TRY(w.name, r.string("name", std::string("model")));
+  LAGOM_TRY(long enc, r.integer("encoder_layers", 0L, 0));
+  LAGOM_TRY(long dec, r.integer("decoder_layers", 0L, 0));
+  w.encoder_layers = static_cast<int>(enc);
+  w.decoder_layers = static_cast<int>(dec);
+  std::optional<long> layers_default;
+  if (enc + dec > 0) layers_default.emplace(enc + dec);
+  LAGOM_TRY(long layers, r.integer("layers", layers_default));
+  w.layers = static_cast<int>(layers);
+  if (enc + dec > 0 && enc + dec != layers) {
+    return r.error("layers", fmt::format("must equal encoder_layers + decoder_layers = {}", enc + dec));
+  }
+  LAGOM_TRY(w.hidden, r.integer("hidden", std::nullopt));
+  LAGOM_TRY(long heads, r.integer("heads", std::nullopt));
+  w.heads = static_cast<int>(heads);
+  LAGOM_TRY(long kv, r.integer("kv_heads", heads));
+  w.kv_heads = static_cast<int>(kv);
+  LAGOM_TRY(w.ffn_hidden, r.integer("ffn_hidden", 4 * w.hidden));
+  LAGOM_TRY(w.ffn_type, r.choice<FfnType>("ffn_type", FfnType::gelu, k_ffn));
+  LAGOM_TRY(w.vocab, r.integer("vocab", std::nullopt));
+  LAGOM_TRY(w.seq, r.integer("seq", std::nullopt));
+  if (r.has("global_batch")) {
+    LAGOM_TRY(long gb, r.integer("global_batch", std::nullopt));
+    w.global_batch = gb;
+  } else {
+    r.mark("global_batch");
+  }
+  if (r.has("moe")) {
+    LAGOM_TRY(Reader m, r.object("moe"));
+    MoeSpec moe;
+    LAGOM_TRY(long experts, m.integer("experts", std::nullopt));
+    LAGOM_TRY(long top_k, m.integer("top_k", std::nullopt));
+    LAGOM_TRY(moe.expert_ffn_hidden, m.integer("expert_ffn_hidden", w.ffn_hidden));
+    LAGOM_TRY(long shared, m.integer("shared_experts", 0L, 0));
+    LAGOM_TRY(long first_dense, m.integer("first_dense_layers", 0L, 0));
+    LAGOM_TRY_STATUS(m.no_unknown_fields());
+    moe.experts = static_cast<int>(experts);
+    moe.top_k = static_cast<int>(top_k);
+    moe.shared_experts = static_cast<int>(shared);
+    moe.first_dense_layers = static_cast<int>(first_dense);
+    w.moe = moe;
+  } else {
+    r.mark("moe");
+  }
+  LAGOM_TRY_STATUS(r.no_unknown_fields());
+  LAGOM_TRY_STATUS(check_workload(w, r));
+  return w;
+}
+
+Result<WorkloadSpec> parse_hf_config(const nlohmann::json& document, const std::string& origin) {
+  LAGOM_TRY_STATUS(require_object(document, origin));
+  Reader r(document, origin, "");
+  // The first key present wins; GPT-2 names first, then LLaMA/Mistral/Mixtral/OLMoE names.
+  auto pick = [&](std::initializer_list<const char*> keys) -> std::string {
+    for (const char* key : keys) {
+      if (r.has(key)) return key;
+    }
+    return *keys.begin();
+  };
+  WorkloadSpec w;
+  LAGOM_TRY(w.name, r.string("model_type", std::string("hf-model")));
+  if (r.has("_name_or_path") && r.at("_name_or_path").is_string()) w.name = r.at("_name_or_path").get<std::string>();
+  LAGOM_TRY(long layers, r.integer(pick({"num_hidden_layers", "n_layer", "num_layers"}), std::nullopt));
+  w.layers = static_cast<int>(layers);
+  LAGOM_TRY(w.hidden, r.integer(pick({"hidden_size", "n_embd", "d_model"}), std::nullopt));
+  LAGOM_TRY(long heads, r.integer(pick({"num_attention_heads", "n_head", "num_heads"}), std::nullopt));
+  w.heads = static_cast<int>(heads);
+  LAGOM_TRY(long kv, r.integer(pick({"num_key_value_heads", "n_head_kv"}), heads));
+  w.kv_heads = static_cast<int>(kv);
+  const bool gated = r.has("intermediate_size") && !r.has("n_inner");
+  // GPT-2's n_inner is null for 4·hidden.
+  LAGOM_TRY(w.ffn_hidden, r.integer(pick({"intermediate_size", "n_inner", "ffn_dim", "d_ff"}), 4 * w.hidden));
+  std::string act = "gelu";
+  for (const char* key : {"hidden_act", "activation_function"}) {
+    if (r.has(key) && r.at(key).is_string()) act = r.at(key).get<std::string>();
+  }
+  w.ffn_type = (gated && (act == "silu" || act == "swish")) ? FfnType::swiglu : FfnType::gelu;
+  LAGOM_TRY(w.vocab, r.integer("vocab_size", std::nullopt));
+  LAGOM_TRY(w.seq, r.integer(pick({"max_position_embeddings", "n_positions", "n_ctx", "seq_length"}), std::nullopt));
+  const std::string experts_key = pick({"num_local_experts", "num_experts", "n_routed_experts"});
+  if (r.has(experts_key) && r.at(experts_key).is_number() && r.at(experts_key).get<double>() > 1) {
+    MoeSpec moe;
+    LAGOM_TRY(long experts, r.integer(experts_key, std::nullopt));
+    LAGOM_TRY(long top_k, r.integer("num_experts_per_tok", std::nullopt));
+    moe.experts = static_cast<int>(experts);
+    moe.top_k = static_cast<int>(top_k);
+    LAGOM_TRY(moe.expert_ffn_hidden, r.integer(pick({"moe_intermediate_size", "intermediate_size"}), w.ffn_hidden));
+    LAGOM_TRY(long shared, r.integer("n_shared_experts", 0L, 0));
+    LAGOM_TRY(long first_dense, r.integer("first_k_dense_replace", 0L, 0));
+    moe.shared_experts = static_cast<int>(shared);
+    moe.first_dense_layers = static_cast<int>(first_dense);
+    w.moe = moe;
+  }
+  LAGOM_TRY_STATUS(check_workload(w, r));
+  return w;
+}
+
+Result<WorkloadSpec> parse_workload_any(const nlohmann::json& document, const std::string& origin) {
+  if (document.is_object() && (document.contains("model_type") || document.contains("architectures"))) {
+    return parse_hf_config(document, origin);
+  }
+  return parse_workload(document, origin);
+}
+
+nlohmann::json to_json(const WorkloadSpec& w) {
+  nlohmann::json j;
+  j["name"] = w.name;
+  j["layers"] = w.layers;
+  if (w.encoder_layers + w.decoder_layers > 0) {
+    j["encoder_layers"] = w.encoder_layers;
+    j["decoder_layers"] = w.decoder_layers;
+  }
+  j["hidden"] = w.hidden;
+  j["heads"] = w.heads;
+  j["kv_heads"] = w.kv_heads;
+  j["ffn_hidden"] = w.ffn_hidden;
+  j["ffn_type"] = to_string(w.ffn_type);
+  j["vocab"] = w.vocab;
+  j["seq"] = w.seq;
+  if (w.moe) {
+    j["moe"] = {{"experts", w.moe->experts},
+                {"top_k", w.moe->top_k},
+                {"expert_ffn_hidden", w.moe->expert_ffn_hidden},
+                {"shared_experts", w.moe->shared_experts},
+                {"first_dense_layers", w.moe->first_dense_layers}};
+  }
+  if (w.global_batch) j["global_batch"] = *w.global_batch;
+  return j;
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+std::string to_string(const TpOverlap& value) {
+  switch (value.kind) {
+    case TpOverlap::Kind::none: return "none";
+    case TpOverlap::Kind::flash: return "flash";
+    case TpOverlap::Kind::slice: return fmt::format("slice:{}", value.slices);
+  }
+  return "none";
+}
+
+Result<TpOverlap> parse_tp_overlap(std::string_view text) {
+  if (text == "none") return TpOverlap{};
+  if (text == "flash") return TpOverlap{TpOverlap::Kind::flash, 0};
+  if (text.rfind("slice:", 0) == 0) {
+    const std::string k(text.substr(6));
+    int slices = 0;
+    for (char ch : k) {
+      if (ch < '0' || ch > '9' || slices > 1000) { slices = -1; break; }
+      slices = slices * 10 + (ch - '0');
+    }
+    if (!k.empty() && slices >= 2) return TpOverlap{TpOverlap::Kind::slice, slices};
+  }
+  return make_error(ErrorCode::invalid_input,
+                    fmt::format("tp-overlap: '{}' is not none, slice:K (K >= 2) or flash", text));
+}
+
+Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const ClusterSpec& cluster) {
+  auto bad = [](const std::string& why) { return make_error(ErrorCode::invalid_input, why); };
+  if (s.gpus < 1) return bad(fmt::format("gpus {} must be a positive integer", s.gpus));
+  for (const auto& [name, value] : {std::pair<const char*, int>{"tp", s.tp}, {"pp", s.pp}, {"cp", s.cp},
+                                    {"ep", s.ep}, {"vpp", s.vpp}}) {
+    if (value < 1) return bad(fmt::format("{}={} must be a positive integer", name, value));
+  }
+  if (s.micro_batch < 1) return bad(fmt::format("micro-batch={} must be a positive integer", s.micro_batch));
+  if (s.zero < 0 || s.zero > 3) return bad(fmt::format("zero={} must be 0, 1, 2 or 3", s.zero));
+  if (!(s.bucket_mb > 0)) return bad("bucket-mb must be a positive number");
+  const long model_parallel = static_cast<long>(s.tp) * s.pp * s.cp;
+  if (s.dp == 0) {
+    if (s.gpus % model_parallel != 0) {
+      return bad(fmt::format("gpus {} is not a multiple of tp·pp·cp ({}·{}·{} = {})", s.gpus, s.tp, s.pp, s.cp,
+                             model_parallel));
+    }
+    s.dp = static_cast<int>(s.gpus / model_parallel);
+  } else if (s.dp < 1) {
+    return bad(fmt::format("dp={} must be a positive integer", s.dp));
+  }
+  if (model_parallel * s.dp != s.gpus) {
+    return bad(fmt::format("gpus {} is not tp·pp·dp·cp ({}·{}·{}·{} = {})", s.gpus, s.tp, s.pp, s.dp, s.cp,
+                           model_parallel * s.dp));
+  }
+  if (w.heads % s.tp != 0) return bad(fmt::format("tp={} does not divide heads={}", s.tp, w.heads));
+  if (w.kv_heads % s.tp != 0) return bad(fmt::format("tp={} does not divide kv_heads={}", s.tp, w.kv_heads));
+  if (w.ffn_hidden % s.tp != 0) return bad(fmt::format("tp={} does not divide ffn_hidden={}", s.tp, w.ffn_hidden));
+  if (w.moe && w.moe->expert_ffn_hidden % s.tp != 0) {
+    return bad(fmt::format("tp={} does not divide expert_ffn_hidden={}", s.tp, w.moe->expert_ffn_hidden));
+  }
+  if (w.layers % (s.pp * s.vpp) != 0) {
+    return bad(fmt::format("pp·vpp={} does not divide layers={}", s.pp * s.vpp, w.layers));
+  }
+  if (w.seq % s.cp != 0) return bad(fmt::format("cp={} does not divide seq={}", s.cp, w.seq));
+  if (s.sp && s.tp < 2) return bad("sp needs tp > 1");
+  if (s.sp && (w.seq / s.cp) % s.tp != 0) {
+    return bad(fmt::format("sp: tp={} does not divide the sequence per cp rank ({})", s.tp, w.seq / s.cp));
+  }
+  if (s.tp_overlap.kind != TpOverlap::Kind::none && s.tp < 2) {
+    return bad(fmt::format("tp-overlap {} needs tp > 1", to_string(s.tp_overlap)));
+  }
+  if (s.ep > 1) {
+    if (!w.moe) return bad(fmt::format("ep={} needs a MoE model ({} has no experts)", s.ep, w.name));
+    if (w.moe->experts % s.ep != 0) return bad(fmt::format("ep={} does not divide experts={}", s.ep, w.moe->experts));
+    if ((s.dp * s.cp) % s.ep != 0) {
+      return bad(fmt::format("ep={} does not divide dp·cp={}", s.ep, s.dp * s.cp));
+    }
+  }
+  if (s.vpp > 1) {
+    if (s.pp < 2) return bad(fmt::format("vpp={} needs pp > 1", s.vpp));
+    s.schedule = Schedule::interleaved;
+  } else if (s.schedule == Schedule::interleaved) {
+    return bad("schedule interleaved needs vpp > 1");
+  }
+  if (s.global_batch == 0) {
+    if (!w.global_batch) return bad("global-batch: required (the workload has no global_batch)");
+    s.global_batch = *w.global_batch;
+  }
+  if (s.global_batch < 1) return bad(fmt::format("global-batch={} must be a positive integer", s.global_batch));
+  if (s.global_batch % (static_cast<long>(s.dp) * s.micro_batch) != 0) {
+    return bad(fmt::format("global-batch={} is not a multiple of dp·micro-batch={}", s.global_batch,
+                           static_cast<long>(s.dp) * s.micro_batch));
+  }
+  if (s.schedule == Schedule::interleaved && s.micro_batches() % s.pp != 0) {
+    return bad(fmt::format("interleaved schedule: pp={} does not divide the micro-batches per iteration ({})", s.pp,
+                           s.micro_batches()));
+  }
+  if (cluster.gpu.peak_tflops(s.precision) <= 0) {
+    return bad(fmt::format("precision {}: not supported by {}", to_string(s.precision), cluster.gpu.name));
+  }
+  return s;
+}
+
+nlohmann::json to_json(const Strategy& s) {
+  return {{"gpus", s.gpus},
+          {"tp", s.tp},
+          {"pp", s.pp},
+          {"dp", s.dp},
+          {"cp", s.cp},
+          {"ep", s.ep},
+          {"sp", s.sp},
+          {"vpp", s.vpp},
+          {"zero", s.zero},
+          {"micro_batch", s.micro_batch},
+          {"global_batch", s.global_batch},
+          {"recompute", to_string(s.recompute)},
+          {"schedule", to_string(s.schedule)},
+          {"tp_overlap", to_string(s.tp_overlap)},
+          {"dp_overlap", s.dp_overlap ? "on" : "off"},
+          {"bucket_mb", s.bucket_mb},
+          {"precision", to_string(s.precision)},
+          {"attention", to_string(s.attention)}};
+}
+
+}  // namespace lagom::model

@@ -1,0 +1,200 @@
+// Specs: what a cluster, a model (workload) and a parallel strategy are, as plain structs, plus their JSON
+// file formats (lagom cluster/workload JSON and HuggingFace config.json) and their validation.
+//
+// Contract: parsing never prints or exits; every error names the file (the `origin` argument), the field
+// and the problem, e.g. "model.json: layers: must be a positive integer" (ErrorCode::invalid_input).
+// to_json(spec) writes exactly the file format, so parse(to_json(spec)) == spec for every spec
+// (the presets are tested for this round trip). All structs are plain values: copy freely, share
+// read-only between threads.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace lagom::model {
+
+// ---------------------------------------------------------------------------------------------------
+// Cluster
+
+enum class Precision { bf16, fp16, fp8, tf32, fp32 };
+std::string_view to_string(Precision precision);
+std::optional<Precision> parse_precision(std::string_view name);
+// Bytes per element of a tensor stored in this precision (fp8: 1, bf16/fp16: 2, tf32/fp32: 4).
+double bytes_per_element(Precision precision);
+
+// One GPU (or, for `localhost`, one CPU socket acting as the compute device).
+struct GpuSpec {
+  std::string name;             // e.g. "A100-SXM4-80GB"
+  // Dense peak throughput per dtype, 10^12 FLOP/s (datasheet, no sparsity); 0 = dtype not supported.
+  double bf16_tflops = 0, fp16_tflops = 0, fp8_tflops = 0, tf32_tflops = 0, fp32_tflops = 0;
+  double hbm_GBps = 0;          // memory bandwidth, 10^9 bytes/s (datasheet)
+  double memory_gib = 0;        // device memory, GiB (2^30 bytes)
+  int sms = 0;                  // streaming multiprocessors (compute units a kernel's waves fill)
+  double l2_mib = 0;            // L2 cache, MiB
+  int sm_arch = 0;              // compute capability × 10 (80 A100/A40 → 80/86, 90 H100); 0 = not a GPU
+  // Copy rate of one NCCL channel (one CTA of 512 threads), 10^9 bytes/s: NCCL's per-channel bandwidth
+  // caps (src/graph/tuning.cc perChMaxTreeBw: Ampere 24.0, Hopper 38.7).
+  double channel_GBps = 24.0;
+  [[nodiscard]] double peak_tflops(Precision precision) const;
+  bool operator==(const GpuSpec&) const = default;
+};
+
+enum class FabricKind { nvswitch, nvlink_pairs, pcie, shm };
+std::string_view to_string(FabricKind kind);
+std::optional<FabricKind> parse_fabric_kind(std::string_view name);
+
+// The intra-node fabric joining a node's GPUs.
+struct FabricSpec {
+  FabricKind kind = FabricKind::nvswitch;
+  double bw_GBps = 0;           // per GPU per direction, 10^9 bytes/s (NVLink: all links of a GPU together)
+  double latency_us = 0;        // one hop, microseconds (NCCL's hwLat for the link type unless measured)
+  // Fraction of bw_GBps that a streaming copy achieves on this fabric (packet headers, flow control).
+  // Physical quantity: nccl-tests' asymptotic ring busbw ÷ wire rate (see presets.cpp for each source).
+  double efficiency = 0.8;
+  // nvlink_pairs only: GPUs are joined in pairs by a bridge of pair_bw_GBps per direction, and pairs
+  // talk over PCIe at bw_GBps.
+  double pair_bw_GBps = 0;
+  bool operator==(const FabricSpec&) const = default;
+};
+
+enum class NicKind { ib, roce, tcp };
+std::string_view to_string(NicKind kind);
+std::optional<NicKind> parse_nic_kind(std::string_view name);
+
+struct NicSpec {
+  int count = 0;                // NICs per node (0: single-node only)
+  double gbit = 0;              // line rate per NIC, 10^9 bit/s
+  NicKind kind = NicKind::ib;
+  double latency_us = 0;        // one network hop incl. the NIC, microseconds
+  double efficiency = 0.86;     // achieved ÷ line rate for large transfers (nccl-tests#175: 86 of 100 GB/s)
+  bool collnet = false;         // in-network reduction (SHARP switches): enables collnet_direct/chain
+  bool operator==(const NicSpec&) const = default;
+};
+
+struct ClusterSpec {
+  std::string name;
+  int gpus_per_node = 8;
+  int nodes = 0;                // 0 = not fixed: derived from --gpus (⌈gpus / gpus_per_node⌉)
+  GpuSpec gpu;
+  FabricSpec intra;
+  NicSpec nic;
+  // Fixed host-side cost of one collective call (kernel launch, stream events, proxy wake-up) as
+  // nccl-tests sees it, microseconds; added to NCCL's own latency model (which omits it).
+  double collective_launch_us = 0;
+  double kernel_launch_us = 0;  // fixed cost of one compute kernel launch, microseconds
+  // Channels NCCL's topology search gives a communicator by default ("N coll channels" in NCCL's log).
+  int nccl_channels = 8;
+  bool has_nccl = true;         // false for `localhost` on CPUs (MPI collectives, no NCCL knobs)
+  std::string description;
+  bool operator==(const ClusterSpec&) const = default;
+
+  // Total NIC bandwidth of a node, 10^9 bytes/s (line rate, before efficiency).
+  [[nodiscard]] double node_nic_GBps() const;
+};
+
+Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::string& origin);
+nlohmann::json to_json(const ClusterSpec& cluster);
+
+// ---------------------------------------------------------------------------------------------------
+// Workload
+
+enum class FfnType { gelu, swiglu };
+std::string_view to_string(FfnType type);
+
+struct MoeSpec {
+  int experts = 0;              // routed experts per MoE layer (> 1)
+  int top_k = 1;                // experts each token is routed to
+  long expert_ffn_hidden = 0;   // FFN width of one expert
+  int shared_experts = 0;       // experts every token goes through (DeepSeek-MoE), same width
+  int first_dense_layers = 0;   // leading layers with a dense FFN (of WorkloadSpec::ffn_hidden)
+  bool operator==(const MoeSpec&) const = default;
+};
+
+struct WorkloadSpec {
+  std::string name;
+  int layers = 0;               // decoder layers (for T5: decoder_layers + encoder_layers is the total)
+  int encoder_layers = 0;       // T5-style: encoder layers (0 = decoder-only or encoder-only)
+  int decoder_layers = 0;       // T5-style: decoder layers (with cross-attention)
+  long hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;             // = heads unless GQA/MQA
+  long ffn_hidden = 0;          // dense FFN width
+  FfnType ffn_type = FfnType::gelu;
+  long vocab = 0;
+  long seq = 0;
+  std::optional<MoeSpec> moe;
+  std::optional<long> global_batch;
+  bool operator==(const WorkloadSpec&) const = default;
+
+  [[nodiscard]] long head_dim() const { return hidden / heads; }
+  // Parameter count (weights incl. embedding; output layer tied to the embedding as GPT/LLaMA-2 style
+  // Megatron counts it once; norms and biases included).
+  [[nodiscard]] double parameters() const;
+  [[nodiscard]] bool is_moe_layer(int layer) const;
+};
+
+Result<WorkloadSpec> parse_workload(const nlohmann::json& document, const std::string& origin);
+// HuggingFace config.json (GPT-2: n_layer/n_embd/n_head/n_inner/n_positions; LLaMA/Mistral: num_hidden_layers/
+// hidden_size/num_attention_heads/num_key_value_heads/intermediate_size/max_position_embeddings;
+// Mixtral: num_local_experts/num_experts_per_tok; OLMoE: num_experts/num_experts_per_tok).
+Result<WorkloadSpec> parse_hf_config(const nlohmann::json& document, const std::string& origin);
+// Either format: a document with "model_type" or "architectures" is a HuggingFace config.
+Result<WorkloadSpec> parse_workload_any(const nlohmann::json& document, const std::string& origin);
+nlohmann::json to_json(const WorkloadSpec& workload);
+
+// ---------------------------------------------------------------------------------------------------
+// Strategy (the flags of `lagom simulate`, DESIGN.md)
+
+enum class Recompute { none, selective, full };
+enum class Schedule { one_f_one_b, gpipe, interleaved };
+enum class Attention { flash, standard };
+std::string_view to_string(Recompute value);
+std::string_view to_string(Schedule value);
+std::string_view to_string(Attention value);
+std::optional<Recompute> parse_recompute(std::string_view name);
+std::optional<Schedule> parse_schedule(std::string_view name);
+std::optional<Attention> parse_attention(std::string_view name);
+
+// Tensor-parallel overlap method: none, slice:K (K chunks), flash (ring P2P decomposition).
+struct TpOverlap {
+  enum class Kind { none, slice, flash } kind = Kind::none;
+  int slices = 0;               // K for slice:K (>= 2)
+  bool operator==(const TpOverlap&) const = default;
+};
+std::string to_string(const TpOverlap& value);
+Result<TpOverlap> parse_tp_overlap(std::string_view text);
+
+struct Strategy {
+  int gpus = 1;                 // total GPUs
+  int tp = 1, pp = 1, dp = 0, cp = 1, ep = 1;  // dp 0 = derive gpus / (tp·pp·cp)
+  bool sp = false;              // sequence parallelism (with tp)
+  int vpp = 1;                  // virtual pipeline stages per rank (interleaved schedule when > 1)
+  int zero = 0;                 // 0–3 (1: optimizer states sharded = distributed optimizer; 3 = FSDP)
+  long global_batch = 0;        // sequences per iteration (0 = take the workload's)
+  long micro_batch = 1;
+  Recompute recompute = Recompute::none;
+  Schedule schedule = Schedule::one_f_one_b;
+  TpOverlap tp_overlap;
+  bool dp_overlap = true;       // DP gradient reduction overlapped with backward
+  double bucket_mb = 25;        // DP gradient bucket, MB (10^6 bytes, PyTorch DDP's bucket_cap_mb)
+  Precision precision = Precision::bf16;
+  Attention attention = Attention::flash;
+  bool operator==(const Strategy&) const = default;
+
+  // Micro-batches per iteration per pipeline: global_batch / (dp · micro_batch).
+  [[nodiscard]] long micro_batches() const { return global_batch / (dp * micro_batch); }
+};
+
+// Fills derived fields (dp, global_batch from the workload, schedule interleaved when vpp > 1) and checks
+// every divisibility rule; messages read e.g. "tp=3 does not divide heads=32",
+// "gpus 1000 is not tp·pp·dp·cp (1·1·8·1 = 8)".
+Result<Strategy> resolve_strategy(Strategy strategy, const WorkloadSpec& workload, const ClusterSpec& cluster);
+nlohmann::json to_json(const Strategy& strategy);
+
+}  // namespace lagom::model
