@@ -6,14 +6,16 @@
 #include <cstdint>
 
 #include "core/error.h"
-#include "model/overlap_plan.h"
 #include "model/specs.h"
 #include "simulator/costs.h"
 
 namespace lagom::simulator {
 
+// The two FlashOverlap kernels of a TP layer (model::OverlapKernel's ag_gemm and gemm_rs).
+enum class OverlapPair { ag_gemm, gemm_rs };
+
 struct OverlapQuery {
-  model::OverlapKernel kernel = model::OverlapKernel::ag_gemm;
+  OverlapPair kernel = OverlapPair::ag_gemm;
   model::TpOverlap method;          // slice:K or flash (none is invalid here)
   int ranks = 2;                    // tp
   std::int64_t m = 0, n = 0, k = 0; // the global GEMM (model/overlap_plan.h)

@@ -92,7 +92,7 @@ class Builder {
   void add_compute(PassPlan& plan, const std::string& name, double us) const;
   void add_collective(PassPlan& plan, const std::string& name, model::Collective collective, Group group,
                       std::int64_t bytes, double count = 1);
-  Status add_overlapped(PassPlan& plan, const Step& gemm, const Step& comm, model::OverlapKernel kernel);
+  Status add_overlapped(PassPlan& plan, const Step& gemm, const Step& comm, OverlapPair kernel);
   Result<PassPlan> to_plan(const std::vector<Step>& steps, bool recompute = false);
   Status build_plans();
   int add_plan(PassPlan plan) {
@@ -185,7 +185,7 @@ void Builder::add_collective(PassPlan& plan, const std::string& name, model::Col
   if (m_options.timeline) plan.segments.push_back({name, cls, us});
 }
 
-Status Builder::add_overlapped(PassPlan& plan, const Step& gemm, const Step& comm, model::OverlapKernel kernel) {
+Status Builder::add_overlapped(PassPlan& plan, const Step& gemm, const Step& comm, OverlapPair kernel) {
   const int cls = op_class(comm.collective, Group::tp, comm.bytes);
   const ClassEntry& entry = m_entries[static_cast<std::size_t>(cls)];
   OverlapQuery query;
@@ -195,8 +195,8 @@ Status Builder::add_overlapped(PassPlan& plan, const Step& gemm, const Step& com
   // The per-GPU GEMM is one rank's share of the global problem: column-parallel (ag-gemm) splits n,
   // row-parallel (gemm-rs) splits k.
   query.m = gemm.gemm_m;
-  query.n = kernel == model::OverlapKernel::ag_gemm ? gemm.gemm_n * m_s.tp : gemm.gemm_n;
-  query.k = kernel == model::OverlapKernel::gemm_rs ? gemm.gemm_k * m_s.tp : gemm.gemm_k;
+  query.n = kernel == OverlapPair::ag_gemm ? gemm.gemm_n * m_s.tp : gemm.gemm_n;
+  query.k = kernel == OverlapPair::gemm_rs ? gemm.gemm_k * m_s.tp : gemm.gemm_k;
   query.element_bytes = static_cast<int>(m_elem);
   query.gemm_us = gemm.time_us;
   query.collective = entry.price;
@@ -238,12 +238,12 @@ Result<PassPlan> Builder::to_plan(const std::vector<Step>& steps, bool recompute
       // FlashOverlap's pairs: an all-gather feeding a column-parallel GEMM, a row-parallel GEMM feeding a
       // reduce-scatter (both directions of the pass; the model orders the steps as Megatron issues them).
       if (is_tp(step, model::Collective::allgather) && is_gemm(steps[i + 1])) {
-        LAGOM_TRY_STATUS(add_overlapped(plan, steps[i + 1], step, model::OverlapKernel::ag_gemm));
+        LAGOM_TRY_STATUS(add_overlapped(plan, steps[i + 1], step, OverlapPair::ag_gemm));
         ++i;
         continue;
       }
       if (is_gemm(step) && is_tp(steps[i + 1], model::Collective::reducescatter)) {
-        LAGOM_TRY_STATUS(add_overlapped(plan, step, steps[i + 1], model::OverlapKernel::gemm_rs));
+        LAGOM_TRY_STATUS(add_overlapped(plan, step, steps[i + 1], OverlapPair::gemm_rs));
         ++i;
         continue;
       }
