@@ -1,1 +1,0 @@
-// kernels: see ARCHITECTURE.md. (module sources are added as the module is built)

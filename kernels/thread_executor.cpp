@@ -1,0 +1,114 @@
+#include "kernels/thread_executor.h"
+
+#include <algorithm>
+#include <barrier>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace lagom::kernels {
+
+namespace {
+
+// Messages waiting for rank `owner`, keyed by (source, tag).
+struct Mailbox {
+  std::mutex mutex;
+  std::condition_variable arrived;
+  std::map<std::pair<int, int>, std::vector<std::byte>> messages;
+};
+
+struct ThreadWorld {
+  explicit ThreadWorld(int ranks)
+      : barrier(ranks), slots(static_cast<std::size_t>(ranks), 0.0), mailboxes(static_cast<std::size_t>(ranks)) {}
+  std::barrier<> barrier;
+  std::vector<double> slots;
+  std::vector<Mailbox> mailboxes;
+};
+
+class MailboxTransport final : public Transport {
+ public:
+  MailboxTransport(ThreadWorld& world, int rank) : m_world(world), m_rank(rank) {}
+
+  Status exchange(std::span<const Message> sends, std::span<const Message> recvs) override {
+    for (const Message& send : sends) {
+      std::vector<std::byte> copy(send.bytes.begin(), send.bytes.end());
+      Mailbox& box = m_world.mailboxes[static_cast<std::size_t>(send.peer)];
+      std::lock_guard lock(box.mutex);
+      if (!box.messages.emplace(std::make_pair(m_rank, send.tag), std::move(copy)).second) {
+        return make_error(ErrorCode::failure, "threads executor: two messages with the same tag in flight");
+      }
+      box.arrived.notify_all();
+    }
+    Mailbox& mine = m_world.mailboxes[static_cast<std::size_t>(m_rank)];
+    for (const Message& recv : recvs) {
+      std::unique_lock lock(mine.mutex);
+      const auto key = std::make_pair(recv.peer, recv.tag);
+      mine.arrived.wait(lock, [&] { return mine.messages.count(key) != 0; });
+      auto node = mine.messages.extract(key);
+      lock.unlock();
+      if (node.mapped().size() != recv.bytes.size()) {
+        return make_error(ErrorCode::failure, "threads executor: a message's size differs from its receive buffer");
+      }
+      std::memcpy(recv.bytes.data(), node.mapped().data(), recv.bytes.size());
+    }
+    return {};
+  }
+
+ private:
+  ThreadWorld& m_world;
+  int m_rank;
+};
+
+class ThreadGroup final : public RankGroup {
+ public:
+  ThreadGroup(ThreadWorld& world, int rank) : m_world(world), m_rank(rank), m_transport(world, rank) {}
+  int rank() const override { return m_rank; }
+  int size() const override { return static_cast<int>(m_world.slots.size()); }
+  void barrier() override { m_world.barrier.arrive_and_wait(); }
+  double max_over_ranks(double value) override {
+    m_world.slots[static_cast<std::size_t>(m_rank)] = value;
+    m_world.barrier.arrive_and_wait();
+    const double result = *std::max_element(m_world.slots.begin(), m_world.slots.end());
+    m_world.barrier.arrive_and_wait();
+    return result;
+  }
+  Transport& transport() override { return m_transport; }
+
+ private:
+  ThreadWorld& m_world;
+  int m_rank;
+  MailboxTransport m_transport;
+};
+
+}  // namespace
+
+Result<BenchResult> run_threads(const model::OverlapPlan& plan, const BenchOptions& options,
+                                std::span<float> global_out) {
+  const int ranks = plan.request.ranks;
+  if (!global_out.empty() && static_cast<std::int64_t>(global_out.size()) != plan.shape.m * plan.shape.n) {
+    return make_error(ErrorCode::invalid_input, "threads executor: the output span must hold m·n values");
+  }
+  ThreadWorld world(ranks);
+  std::vector<std::optional<Result<BenchResult>>> results(static_cast<std::size_t>(ranks));
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      ThreadGroup group(world, r);
+      results[static_cast<std::size_t>(r)].emplace(bench_rank(plan, group, options, global_out));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (auto& result : results) {
+    if (!result->ok()) return result->error();
+  }
+  return std::move(*results.front());
+}
+
+}  // namespace lagom::kernels
