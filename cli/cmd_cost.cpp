@@ -1,12 +1,201 @@
-// `lagom cost`: not built yet; the command exists so that the contract's command list is complete.
+// `lagom cost`: a direct query of the cost model — one collective call or one GEMM on a cluster.
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+
 #include "cli/app.h"
+#include "cli/output.h"
+#include "core/units.h"
+#include "model/cost_model.h"
+#include "model/presets.h"
 
 namespace lagom::cli {
 
+namespace {
+
+struct CostOptions {
+  std::string collective;
+  std::string bytes;
+  int ranks = 0;
+  std::string cluster;
+  std::string algo, proto;
+  int channels = 0;
+  int threads = 0;
+  std::string chunk_bytes;
+  std::string gemm;
+  std::string precision = "bf16";
+  std::string db;
+};
+
+// A preset name, "localhost", or a cluster JSON file.
+model::ClusterSpec resolve_cluster(const std::string& name) {
+  for (const auto& c : model::cluster_presets()) {
+    if (c.name == name) return c;
+  }
+  if (name == model::k_localhost) return unwrap(model::cluster_preset(name));
+  if (!std::filesystem::exists(name)) {
+    fail(ErrorCode::not_found, fmt::format("cluster {}: neither a preset nor a file (see 'lagom presets')", name));
+  }
+  std::ifstream in(name);
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, false);
+  if (doc.is_discarded()) fail(ErrorCode::invalid_input, fmt::format("{}: not valid JSON", name));
+  return unwrap(model::parse_cluster(doc, name));
+}
+
+void run_gemm(const CostOptions& o, const Context& context, const model::CostModel& cost) {
+  std::vector<std::int64_t> dims;
+  std::stringstream ss(o.gemm);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    auto parsed = units::parse_size(part);
+    if (!parsed.ok() || parsed.value() <= 0) {
+      fail(ErrorCode::invalid_input, fmt::format("cost: --gemm: '{}' is not M,N,K (three positive integers)", o.gemm));
+    }
+    dims.push_back(parsed.value());
+  }
+  if (dims.size() != 3) fail(ErrorCode::invalid_input, fmt::format("cost: --gemm: '{}' is not M,N,K (three positive integers)", o.gemm));
+  const auto precision = model::parse_precision(o.precision);
+  if (!precision) fail(ErrorCode::invalid_input, fmt::format("cost: --precision: '{}' is not one of bf16|fp16|fp8|tf32|fp32", o.precision));
+  if (cost.cluster().gpu.peak_tflops(*precision) <= 0) {
+    fail(ErrorCode::invalid_input, fmt::format("cost: --precision: {} is not supported by {}", o.precision, cost.cluster().gpu.name));
+  }
+  const model::GemmShape shape{dims[0], dims[1], dims[2], 1};
+  const double time_us = cost.gemm_time_us(shape, *precision);
+  const double tflops = shape.flops() / (time_us * 1e-6) / 1e12;
+  if (context.json) {
+    print_json({{"m", dims[0]}, {"n", dims[1]}, {"k", dims[2]}, {"precision", o.precision},
+                {"cluster", cost.cluster().name}, {"time_us", time_us}, {"tflops", tflops},
+                {"efficiency", cost.gemm_efficiency(shape, *precision)}});
+    return;
+  }
+  Table table({{"gemm", true}, {"precision", true}, {"cluster", true}, {"time_us"}, {"tflops"}});
+  table.add_row({fmt::format("{}x{}x{}", dims[0], dims[1], dims[2]), o.precision, cost.cluster().name,
+                 fmt::format("{:.2f}", time_us), fmt::format("{:.1f}", tflops)});
+  fmt::print("{}", table.render());
+}
+
+void run_collective(const CostOptions& o, const Context& context, const model::CostModel& cost) {
+  using namespace lagom::model;
+  const auto collective = parse_collective(o.collective);
+  if (!collective) {
+    fail(ErrorCode::invalid_input, fmt::format("cost: --collective: '{}' is not one of allreduce|allgather|reducescatter|"
+                                               "alltoall|broadcast|reduce|sendrecv", o.collective));
+  }
+  if (o.bytes.empty()) fail(ErrorCode::invalid_input, "cost: --bytes: required with --collective");
+  const auto bytes_result = units::parse_size(o.bytes);
+  if (!bytes_result.ok()) fail(ErrorCode::invalid_input, "cost: --bytes: " + bytes_result.error().message);
+  const double bytes = static_cast<double>(bytes_result.value());
+  if (o.ranks < 2) fail(ErrorCode::invalid_input, fmt::format("cost: --ranks: {} must be at least 2", o.ranks));
+  const CommGroup group = cost.contiguous_group(o.ranks);
+
+  CollConfig config;
+  const bool p2p = *collective == Collective::alltoall || *collective == Collective::sendrecv;
+  std::optional<Algo> algo;
+  std::optional<Proto> proto;
+  if (!o.algo.empty()) {
+    algo = parse_algo(o.algo);
+    if (!algo) {
+      fail(ErrorCode::invalid_input,
+           fmt::format("cost: --algo: '{}' is not one of tree|ring|collnet_direct|collnet_chain|nvls|nvls_tree|pat|p2p", o.algo));
+    }
+  }
+  if (!o.proto.empty()) {
+    proto = parse_proto(o.proto);
+    if (!proto) fail(ErrorCode::invalid_input, fmt::format("cost: --proto: '{}' is not one of ll|ll128|simple", o.proto));
+  }
+  if (!algo && !proto) {
+    config = cost.nccl_default(*collective, bytes, group);
+  } else {
+    // The one not given is what NCCL's tuning model would pick alongside the one given.
+    double best = std::numeric_limits<double>::infinity();
+    config.algo = algo.value_or(p2p ? Algo::p2p : Algo::ring);
+    config.proto = proto.value_or(Proto::simple);
+    for (Algo a : k_all_algos) {
+      for (Proto p : k_all_protos) {
+        if ((algo && a != *algo) || (proto && p != *proto)) continue;
+        const double t = cost.nccl_model_time_us(*collective, a, p, bytes, group);
+        if (t < best) best = t, config.algo = a, config.proto = p;
+      }
+    }
+    config = cost.resolve_defaults(*collective, bytes, group, CollConfig{config.algo, config.proto});
+  }
+  if (o.channels != 0) config.channels = o.channels;
+  if (o.threads != 0) config.threads = o.threads;
+  if (!o.chunk_bytes.empty()) {
+    const auto chunk = units::parse_size(o.chunk_bytes);
+    if (!chunk.ok()) fail(ErrorCode::invalid_input, "cost: --chunk-bytes: " + chunk.error().message);
+    config.chunk_bytes = chunk.value();
+  }
+  const Status valid = cost.validate_config(*collective, bytes, group, config);
+  if (!valid.ok()) fail(ErrorCode::invalid_input, "cost: " + valid.error().message);
+  const CollectiveCost result = cost.collective_cost(*collective, bytes, group, config);
+  if (context.json) {
+    print_json({{"collective", o.collective},
+                {"bytes", bytes_result.value()},
+                {"ranks", group.ranks},
+                {"nodes", group.nodes},
+                {"cluster", cost.cluster().name},
+                {"time_us", result.time_us},
+                {"algbw_GBps", result.algbw_GBps},
+                {"busbw_GBps", result.busbw_GBps},
+                {"algo", to_string(result.config.algo)},
+                {"proto", to_string(result.config.proto)},
+                {"channels", result.config.channels},
+                {"threads", result.config.threads},
+                {"chunk_bytes", result.config.chunk_bytes},
+                {"latency_us", result.latency_us}});
+    return;
+  }
+  Table table({{"collective", true}, {"bytes"}, {"ranks"}, {"nodes"}, {"algo", true}, {"proto", true}, {"channels"},
+               {"time_us"}, {"algbw_GBps"}, {"busbw_GBps"}});
+  table.add_row({o.collective, units::format_size(bytes_result.value()), std::to_string(group.ranks),
+                 std::to_string(group.nodes), std::string(to_string(result.config.algo)),
+                 std::string(to_string(result.config.proto)), std::to_string(result.config.channels),
+                 fmt::format("{:.2f}", result.time_us), fmt::format("{:.2f}", result.algbw_GBps),
+                 fmt::format("{:.2f}", result.busbw_GBps)});
+  fmt::print("{}", table.render());
+}
+
+void run_cost(const CostOptions& o, const Context& context) {
+  if (o.collective.empty() == o.gemm.empty()) {
+    fail(ErrorCode::invalid_input, "cost: give either --collective (with --bytes and --ranks) or --gemm M,N,K");
+  }
+  if (o.cluster.empty()) fail(ErrorCode::invalid_input, "cost: --cluster: required");
+  if (!o.db.empty()) {
+    fail(ErrorCode::unavailable, "cost: --db: reading calibrated profiles is not supported yet in this build");
+  }
+  const model::CostModel cost(resolve_cluster(o.cluster));
+  if (!o.gemm.empty()) {
+    run_gemm(o, context, cost);
+  } else {
+    run_collective(o, context, cost);
+  }
+}
+
+}  // namespace
+
 void add_cost_command(CLI::App& app, Context& context) {
-  auto* command = app.add_subcommand("cost", "(not implemented yet)");
+  auto o = std::make_shared<CostOptions>();
+  auto* command = app.add_subcommand("cost", "Price one collective or one GEMM with the cost model");
   add_common_flags(*command, context);
-  command->callback([] { fail(ErrorCode::unavailable, "cost: not implemented yet in this build"); });
+  command->add_option("--collective", o->collective, "allreduce|allgather|reducescatter|alltoall|broadcast|reduce|sendrecv");
+  command->add_option("--bytes", o->bytes, "nccl-tests size (per-rank buffer; total for allgather/reducescatter), K/M/G");
+  command->add_option("--ranks", o->ranks, "Ranks in the communicator (beyond one node: the cluster's network)");
+  command->add_option("--cluster", o->cluster, "Cluster preset or cluster JSON file");
+  command->add_option("--algo", o->algo, "tree|ring|collnet_direct|collnet_chain|nvls|nvls_tree|pat (default: NCCL's choice)");
+  command->add_option("--proto", o->proto, "ll|ll128|simple (default: NCCL's choice)");
+  command->add_option("--channels", o->channels, "Channels (CTAs) of the call (default: the communicator's)");
+  command->add_option("--threads", o->threads, "Threads per channel (default 512; 640 for ll128)");
+  command->add_option("--chunk-bytes", o->chunk_bytes, "Pipeline chunk per channel (default: BUFFSIZE/2 for simple)");
+  command->add_option("--gemm", o->gemm, "M,N,K of one GEMM");
+  command->add_option("--precision", o->precision, "bf16|fp16|fp8|tf32|fp32 (GEMM)");
+  command->add_option("--db", o->db, "Profile database (calibrated fits)");
+  command->callback([o, &context] { run_cost(*o, context); });
 }
 
 }  // namespace lagom::cli

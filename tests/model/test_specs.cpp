@@ -1,0 +1,129 @@
+#include <catch2/catch.hpp>
+
+#include "model/presets.h"
+#include "model/specs.h"
+
+using namespace lagom::model;
+
+TEST_CASE("every preset round-trips through its spec file format", "[model]") {
+  for (const ClusterSpec& c : cluster_presets()) {
+    INFO(c.name);
+    CHECK(parse_cluster(nlohmann::json::parse(to_json(c).dump()), c.name + ".json").value() == c);
+  }
+  for (const WorkloadSpec& w : workload_presets()) {
+    INFO(w.name);
+    CHECK(parse_workload(nlohmann::json::parse(to_json(w).dump()), w.name + ".json").value() == w);
+  }
+  CHECK(cluster_preset_names().size() == 8);
+  CHECK(cluster_preset_names().back() == "localhost");
+  CHECK(workload_preset_names().size() == 17);
+}
+
+TEST_CASE("preset datasheet numbers are DESIGN.md's", "[model]") {
+  const ClusterSpec a100 = cluster_preset("dgx-a100").value();
+  CHECK(a100.gpu.bf16_tflops == 312);
+  CHECK(a100.gpu.hbm_GBps == 2039);
+  CHECK(a100.gpu.sms == 108);
+  CHECK(a100.intra.bw_GBps == 300);
+  CHECK(a100.nic.count == 8);
+  CHECK(a100.nic.gbit == 200);
+  const ClusterSpec h200 = cluster_preset("dgx-h200").value();
+  CHECK(h200.gpu.hbm_GBps == 4800);
+  CHECK(h200.gpu.fp8_tflops == 1979);
+  const WorkloadSpec ds = workload_preset("deepseek-moe-16b").value();
+  REQUIRE(ds.moe);
+  CHECK(ds.moe->experts == 64);
+  CHECK(ds.moe->top_k == 6);
+  CHECK(ds.moe->shared_experts == 2);
+  CHECK(ds.moe->first_dense_layers == 1);
+  CHECK(ds.ffn_hidden == 10944);
+  // Embedding counted once (tied with the output layer, as Megatron's FLOPs formula does): LLaMA-3-8B's
+  // 8.03 B with its untied 128256×4096 output matrix (0.525 B) counted once less.
+  CHECK(workload_preset("llama3-8b").value().parameters() == Approx(8.03e9 - 128256.0 * 4096).epsilon(0.01));
+  CHECK(workload_preset("gpt3-175b").value().parameters() == Approx(175e9).epsilon(0.01));
+}
+
+TEST_CASE("a bad spec names the file, the field and the problem", "[model]") {
+  auto bad = nlohmann::json::parse(R"({"layers": 0, "hidden": 64, "heads": 4, "vocab": 100, "seq": 16})");
+  CHECK(parse_workload(bad, "model.json").error().message == "model.json: layers: must be a positive integer");
+  bad["layers"] = 2;
+  bad["hidden"] = "big";
+  CHECK(parse_workload(bad, "model.json").error().message == "model.json: hidden: must be a positive integer");
+  bad["hidden"] = 64;
+  bad["extra"] = 1;
+  CHECK(parse_workload(bad, "model.json").error().message == "model.json: extra: unknown field");
+  auto cluster = to_json(cluster_preset("dgx-a100").value());
+  cluster["gpu"]["sms"] = -3;
+  CHECK(parse_cluster(cluster, "c.json").error().message == "c.json: gpu.sms: must be a positive integer");
+  cluster["gpu"]["sms"] = 108;
+  cluster["intra"]["kind"] = "carrier-pigeon";
+  CHECK(parse_cluster(cluster, "c.json").error().message ==
+        "c.json: intra.kind: 'carrier-pigeon' is not one of nvswitch|nvlink_pairs|pcie|shm");
+}
+
+TEST_CASE("HuggingFace configs of GPT-2, LLaMA, Mixtral and OLMoE parse", "[model]") {
+  auto gpt2 = nlohmann::json::parse(R"({"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12,
+      "n_inner": null, "n_positions": 1024, "vocab_size": 50257, "activation_function": "gelu_new"})");
+  const WorkloadSpec g = parse_hf_config(gpt2, "config.json").value();
+  CHECK(g.layers == 12);
+  CHECK(g.ffn_hidden == 3072);
+  CHECK(g.ffn_type == FfnType::gelu);
+  auto llama = nlohmann::json::parse(R"({"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "hidden_act": "silu",
+      "max_position_embeddings": 8192, "vocab_size": 128256})");
+  const WorkloadSpec l = parse_workload_any(llama, "config.json").value();
+  const WorkloadSpec preset = workload_preset("llama3-8b").value();
+  CHECK(l.kv_heads == 8);
+  CHECK(l.ffn_type == FfnType::swiglu);
+  CHECK(l.parameters() == preset.parameters());
+  auto mixtral = llama;
+  mixtral["model_type"] = "mixtral";
+  mixtral["num_local_experts"] = 8;
+  mixtral["num_experts_per_tok"] = 2;
+  const WorkloadSpec m = parse_hf_config(mixtral, "config.json").value();
+  REQUIRE(m.moe);
+  CHECK(m.moe->experts == 8);
+  CHECK(m.moe->expert_ffn_hidden == 14336);
+  auto olmoe = nlohmann::json::parse(R"({"model_type": "olmoe", "num_hidden_layers": 16, "hidden_size": 2048,
+      "num_attention_heads": 16, "intermediate_size": 1024, "hidden_act": "silu", "num_experts": 64,
+      "num_experts_per_tok": 8, "max_position_embeddings": 4096, "vocab_size": 50304})");
+  const WorkloadSpec o = parse_hf_config(olmoe, "config.json").value();
+  REQUIRE(o.moe);
+  CHECK(o.moe->experts == 64);
+  CHECK(o.moe->top_k == 8);
+  auto broken = llama;
+  broken.erase("num_hidden_layers");
+  CHECK(parse_hf_config(broken, "config.json").error().message == "config.json: num_hidden_layers: required");
+}
+
+TEST_CASE("a strategy must divide the model and the GPUs", "[model]") {
+  const WorkloadSpec w = workload_preset("llama3-8b").value();
+  const ClusterSpec c = cluster_preset("dgx-a100").value();
+  Strategy s;
+  s.gpus = 8;
+  s.tp = 3;
+  s.global_batch = 8;
+  CHECK(resolve_strategy(s, w, c).error().message == "gpus 8 is not a multiple of tp·pp·cp (3·1·1 = 3)");
+  s.gpus = 24;
+  CHECK(resolve_strategy(s, w, c).error().message == "tp=3 does not divide heads=32");
+  s.tp = 1;
+  s.gpus = 1000;
+  s.dp = 8;
+  CHECK(resolve_strategy(s, w, c).error().message == "gpus 1000 is not tp·pp·dp·cp (1·1·8·1 = 8)");
+  s.gpus = 8;
+  s.dp = 0;
+  s.ep = 2;
+  CHECK(resolve_strategy(s, w, c).error().message == "ep=2 needs a MoE model (llama3-8b has no experts)");
+  s.ep = 1;
+  s.global_batch = 0;
+  CHECK(resolve_strategy(s, w, c).error().message == "global-batch: required (the workload has no global_batch)");
+  s.global_batch = 12;
+  CHECK(resolve_strategy(s, w, c).error().message == "global-batch=12 is not a multiple of dp·micro-batch=8");
+  s.global_batch = 16;
+  s.precision = Precision::fp8;
+  CHECK(resolve_strategy(s, w, c).error().message == "precision fp8: not supported by A100-SXM4-80GB");
+  s.precision = Precision::bf16;
+  const Strategy ok = resolve_strategy(s, w, c).value();
+  CHECK(ok.dp == 8);
+  CHECK(ok.micro_batches() == 2);
+}
