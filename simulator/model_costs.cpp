@@ -45,6 +45,18 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
     : m_model(model), m_workload(std::move(workload)), m_strategy(std::move(strategy)) {
   const auto& w = m_workload;
   const auto& s = m_strategy;
+  const model::ClusterSpec& cluster = m_model.cluster();
+  const int gpn = std::max(1, cluster.gpus_per_node);
+  m_shared_nic_models.resize(static_cast<std::size_t>(gpn));
+  for (int ppn = 1; ppn <= gpn; ++ppn) {
+    const double share = static_cast<double>(cluster.nic.count) * ppn / gpn;
+    const double assumed = std::max(1, std::min(cluster.nic.count, ppn));
+    if (cluster.nic.count < 1 || share >= assumed) continue;
+    model::ClusterSpec shared = cluster;
+    shared.nic.gbit = cluster.nic.gbit * share / assumed;
+    m_shared_nic_models[static_cast<std::size_t>(ppn - 1)] =
+        std::make_unique<model::CostModel>(shared, m_model.calibration());
+  }
   double hw_flops = 0, mdl_flops = 0;
   for (int kind = 0; kind < 2; ++kind) {
     // The first layer of this kind (MoE layers exist only in MoE models).
@@ -126,6 +138,13 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
               units::bytes_to_gib(memory.total_bytes())};
 }
 
+const model::CostModel& ModelCosts::model_for(const model::CommGroup& group) const {
+  if (group.nodes <= 1) return m_model;
+  const auto ppn = static_cast<std::size_t>(std::max(1, group.ranks_per_node()));
+  if (ppn > m_shared_nic_models.size() || !m_shared_nic_models[ppn - 1]) return m_model;
+  return *m_shared_nic_models[ppn - 1];
+}
+
 std::vector<Step> ModelCosts::convert(const std::vector<model::Step>& steps) const {
   std::vector<Step> out;
   out.reserve(steps.size());
@@ -188,9 +207,10 @@ double ModelCosts::optimizer_us(double params) const {
 CollectivePrice ModelCosts::collective(const CollectiveCall& call, const std::optional<model::CollConfig>& knobs) const {
   if (call.group.ranks < 2 || call.bytes <= 0) return {};
   const double bytes = static_cast<double>(call.bytes);
-  model::CollConfig config = knobs ? *knobs : m_model.nccl_default(call.collective, bytes, call.group);
+  const model::CostModel& model = model_for(call.group);
+  model::CollConfig config = knobs ? *knobs : model.nccl_default(call.collective, bytes, call.group);
   if (!knobs && call.comm_ctas > 0) config.channels = call.comm_ctas;
-  const model::CollectiveCost cost = m_model.collective_cost(call.collective, bytes, call.group, config);
+  const model::CollectiveCost cost = model.collective_cost(call.collective, bytes, call.group, config);
   const model::Interference interference =
       m_model.interference(m_representative_op, m_strategy.precision, cost, call.collective);
   CollectivePrice price;

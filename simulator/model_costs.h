@@ -1,6 +1,9 @@
 // IterationCosts backed by model::CostModel: the real cost model behind the simulator's seam.
 //
-// Choices made here (docs/simulator.md): layers of the same kind (dense or MoE) are priced once and
+// Choices made here (docs/simulator.md): every rank of a node takes part in one of the symmetric groups
+// (one per tp·cp coordinate for dp, per rank for pp), and they communicate at the same time, so a group with
+// p ranks per node gets nic.count·p / gpus_per_node of the node's NICs (model::CostModel prices a group
+// alone, as nccl-tests measures it, with min(nic.count, p) NICs); layers of the same kind (dense or MoE) are priced once and
 // reused; the interference of a collective with compute is evaluated against the layer's longest forward
 // compute op (the GEMM that a concurrent collective meets most of the time); the optimizer time scales
 // linearly with the parameters it updates (Adam is memory-bound); per-layer parameters come from the
@@ -10,6 +13,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <vector>
 
 #include "model/cost_model.h"
@@ -49,6 +53,11 @@ class ModelCosts final : public IterationCosts {
   [[nodiscard]] int kind_of(int layer) const { return m_workload.is_moe_layer(layer) ? 1 : 0; }
 
   const model::CostModel& m_model;
+  // Inter-node collectives of symmetric groups share the node's NICs: the model of a group with p ranks
+  // per node prices it on a cluster whose NIC rate is scaled to that group's share (index: p − 1; null when
+  // the share is not below what the model already assumes).
+  std::vector<std::unique_ptr<model::CostModel>> m_shared_nic_models;
+  [[nodiscard]] const model::CostModel& model_for(const model::CommGroup& group) const;
   model::WorkloadSpec m_workload;
   model::Strategy m_strategy;
   // [dense, moe][forward, backward, recompute]
