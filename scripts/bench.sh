@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Speed of the simulator, whole process, medians of repeated runs (wall clock via date +%s%N):
+#   simulate  gpt3-175b on 1024 GPUs of dgx-a100 (tp 8, pp 8, dp 16, vpp 2, global batch 1536, micro-batch 1),
+#             --json; target <= 50 ms
+#   explore   llama3-70b on 1024 GPUs of dgx-h100, global batch 1024, every valid strategy; target <= 5 s
+# Usage: scripts/bench.sh [--lagom PATH] [--reps N] [--explore-reps N]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+lagom="$root/build/bin/lagom"
+reps=21 explore_reps=3
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --lagom) lagom="$2"; shift 2 ;;
+    --reps) reps="$2"; shift 2 ;;
+    --explore-reps) explore_reps="$2"; shift 2 ;;
+    *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[[ -x "$lagom" ]] || { echo "bench.sh: $lagom not found (build first)" >&2; exit 2; }
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+time_ms() {  # runs "$@" once, prints its wall time in milliseconds
+  local t0 t1
+  t0=$(date +%s%N); "$@" > /dev/null; t1=$(date +%s%N)
+  echo $(( (t1 - t0) / 1000 )) | awk '{printf "%.3f\n", $1 / 1000}'
+}
+
+sim=("$lagom" simulate --json --model gpt3-175b --cluster dgx-a100 --gpus 1024 --tp 8 --pp 8 --dp 16 --vpp 2
+     --global-batch 1536 --micro-batch 1)
+exp=("$lagom" explore --json --quiet --model llama3-70b --cluster dgx-h100 --gpus 1024 --global-batch 1024)
+
+"${sim[@]}" > /dev/null  # warm the page cache
+sim_ms=$(for _ in $(seq "$reps"); do time_ms "${sim[@]}"; done | median)
+exp_ms=$(for _ in $(seq "$explore_reps"); do time_ms "${exp[@]}"; done | median)
+explore_json=$("${exp[@]}")
+evaluated=$(echo "$explore_json" | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["evaluated"], d["simulated"], d["pruned"])')
+
+verdict() { awk -v v="$1" -v t="$2" 'BEGIN {print (v <= t) ? "ok" : "SLOW"}'; }
+echo "# lagom simulator benchmark ($(nproc) cores, $(uname -m))"
+echo "# case                                   median_ms  target_ms  verdict  reps"
+printf "simulate-gpt3-175b-1024-dgx-a100  %16.1f  %9d  %7s  %4d\n" "$sim_ms" 50 "$(verdict "$sim_ms" 50)" "$reps"
+printf "explore-llama3-70b-1024-dgx-h100  %16.1f  %9d  %7s  %4d\n" "$exp_ms" 5000 "$(verdict "$exp_ms" 5000)" "$explore_reps"
+read -r ev si pr <<< "$evaluated"
+echo "# explore: $ev strategies evaluated, $si simulated, $pr pruned"
