@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/app.h"
+#include "cli/cluster_source.h"
 #include "cli/output.h"
 #include "core/units.h"
 #include "model/cost_model.h"
@@ -28,24 +29,8 @@ struct CostOptions {
   std::string gemm;
   std::string precision = "bf16";
   std::string db;
+  std::optional<std::int64_t> run;
 };
-
-// A preset name, "localhost", or a cluster JSON file.
-model::ClusterSpec resolve_cluster(const std::string& name) {
-  for (const auto& c : model::cluster_presets()) {
-    if (c.name == name) return c;
-  }
-  if (name == model::k_localhost) return unwrap(model::cluster_preset(name));
-  if (!std::filesystem::exists(name)) {
-    fail(ErrorCode::not_found, fmt::format("cluster {}: neither a preset nor a file (see 'lagom presets')", name));
-  }
-  std::ifstream in(name);
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, false);
-  if (doc.is_discarded()) fail(ErrorCode::invalid_input, fmt::format("{}: not valid JSON", name));
-  return unwrap(model::parse_cluster(doc, name));
-}
 
 void run_gemm(const CostOptions& o, const Context& context, const model::CostModel& cost) {
   std::vector<std::int64_t> dims;
@@ -166,10 +151,8 @@ void run_cost(const CostOptions& o, const Context& context) {
     fail(ErrorCode::invalid_input, "cost: give either --collective (with --bytes and --ranks) or --gemm M,N,K");
   }
   if (o.cluster.empty()) fail(ErrorCode::invalid_input, "cost: --cluster: required");
-  if (!o.db.empty()) {
-    fail(ErrorCode::unavailable, "cost: --db: reading calibrated profiles is not supported yet in this build");
-  }
-  const model::CostModel cost(resolve_cluster(o.cluster));
+  const ClusterSource source = unwrap(resolve_cluster_source(o.cluster, o.db, o.run, 0));
+  const model::CostModel cost(source.cluster, source.calibration);
   if (!o.gemm.empty()) {
     run_gemm(o, context, cost);
   } else {
@@ -194,7 +177,8 @@ void add_cost_command(CLI::App& app, Context& context) {
   command->add_option("--chunk-bytes", o->chunk_bytes, "Pipeline chunk per channel (default: BUFFSIZE/2 for simple)");
   command->add_option("--gemm", o->gemm, "M,N,K of one GEMM");
   command->add_option("--precision", o->precision, "bf16|fp16|fp8|tf32|fp32 (GEMM)");
-  command->add_option("--db", o->db, "Profile database (calibrated fits)");
+  command->add_option("--db", o->db, "Profile database: its fits replace the model's defaults (localhost: ./lagom.db)");
+  command->add_option("--run", o->run, "Profile run id in --db [latest complete run]");
   command->callback([o, &context] { run_cost(*o, context); });
 }
 

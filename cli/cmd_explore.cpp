@@ -22,7 +22,8 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   const model::WorkloadSpec workload = unwrap(load_workload(flags.spec));
   // The base strategy carries gpus, global batch and the fixed knobs; the searched dimensions are pins.
   const model::Strategy base = unwrap(strategy_from_flags(flags.strategy));
-  const model::ClusterSpec cluster = unwrap(load_cluster(flags.spec, base.gpus));
+  const ClusterSource source = unwrap(load_cluster(flags.spec, base.gpus));
+  const model::ClusterSpec& cluster = source.cluster;
   simulator::ExploreOptions options;
   options.base = base;
   if (options.base.global_batch == 0 && workload.global_batch) options.base.global_batch = *workload.global_batch;
@@ -36,7 +37,7 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   pins.micro_batch = f.micro_batch;
   if (f.recompute) pins.recompute = base.recompute;
   if (f.tp_overlap) pins.tp_overlap = base.tp_overlap;
-  const model::CostModel cost_model(cluster);
+  const model::CostModel cost_model(cluster, source.calibration);
   const simulator::ExploreResult result =
       unwrap(simulator::explore(workload, cluster, cost_model, options, context.progress()));
   if (context.json) {

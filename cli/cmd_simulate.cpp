@@ -59,9 +59,10 @@ struct SimulateFlags {
 void run_simulate(const SimulateFlags& flags, const Context& context) {
   const model::WorkloadSpec workload = unwrap(load_workload(flags.spec));
   model::Strategy requested = unwrap(strategy_from_flags(flags.strategy));
-  const model::ClusterSpec cluster = unwrap(load_cluster(flags.spec, requested.gpus));
+  const ClusterSource source = unwrap(load_cluster(flags.spec, requested.gpus));
+  const model::ClusterSpec& cluster = source.cluster;
   const model::Strategy strategy = unwrap(model::resolve_strategy(requested, workload, cluster));
-  const model::CostModel cost_model(cluster);
+  const model::CostModel cost_model(cluster, source.calibration);
   const simulator::ModelCosts costs(cost_model, workload, strategy);
   simulator::CommAssignment assignment;
   if (!flags.comm_config.empty()) {
@@ -121,7 +122,8 @@ void add_spec_flags(CLI::App& command, SpecFlags& flags) {
   command.add_option("--vocab", flags.vocab, "Vocabulary size");
   command.add_option("--seq", flags.seq, "Sequence length");
   command.add_option("--cluster", flags.cluster, "Cluster: a preset name or a cluster JSON file");
-  command.add_option("--db", flags.db, "Profile database (uses the measured cluster)");
+  command.add_option("--db", flags.db, "Profile database: its fits replace the model's defaults (localhost: ./lagom.db)");
+  command.add_option("--run", flags.run, "Profile run id in --db [latest complete run]");
 }
 
 void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
@@ -174,21 +176,8 @@ Result<model::WorkloadSpec> load_workload(const SpecFlags& flags) {
   return model::parse_workload(document, "flags");
 }
 
-Result<model::ClusterSpec> load_cluster(const SpecFlags& flags, int gpus) {
-  if (!flags.db.empty() || flags.cluster == model::k_localhost) {
-    return make_error(ErrorCode::unavailable,
-                      "cluster: measured clusters (--db, localhost) are not supported by simulate yet in this build");
-  }
-  if (flags.cluster.empty()) return make_error(ErrorCode::invalid_input, "cluster: required (--cluster PRESET|FILE)");
-  model::ClusterSpec cluster;
-  if (looks_like_file(flags.cluster)) {
-    LAGOM_TRY(const nlohmann::json document, read_json_file(flags.cluster));
-    LAGOM_TRY(cluster, model::parse_cluster(document, flags.cluster));
-  } else {
-    LAGOM_TRY(cluster, model::cluster_preset(flags.cluster));
-  }
-  if (gpus >= 1 && cluster.gpus_per_node >= 1) cluster.nodes = (gpus + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
-  return cluster;
+Result<ClusterSource> load_cluster(const SpecFlags& flags, int gpus) {
+  return resolve_cluster_source(flags.cluster, flags.db, flags.run, gpus);
 }
 
 Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/cluster_source.h"
 #include "model/cost_model.h"
 #include "model/specs.h"
 #include "simulator/simulator.h"
@@ -20,7 +21,8 @@ struct SpecFlags {
   int layers = 0, heads = 0, kv_heads = 0;
   long hidden = 0, ffn_hidden = 0, vocab = 0, seq = 0;
   std::string cluster;                // --cluster PRESET|FILE
-  std::string db;                     // --db PATH
+  std::string db;                     // --db PATH (profile fits replace the model's defaults)
+  std::optional<std::int64_t> run;    // --run ID (default: the latest complete run)
 };
 
 // Strategy flags; every field is optional so that explore can tell which dimensions are pinned.
@@ -36,8 +38,9 @@ void add_spec_flags(CLI::App& command, SpecFlags& flags);
 void add_strategy_flags(CLI::App& command, StrategyFlags& flags);
 
 Result<model::WorkloadSpec> load_workload(const SpecFlags& flags);
-// The cluster with its node count set from `gpus` (⌈gpus / GPUs per node⌉).
-Result<model::ClusterSpec> load_cluster(const SpecFlags& flags, int gpus);
+// The cluster with its node count set from `gpus` (⌈gpus / GPUs per node⌉), and the profile fits of
+// --db / localhost (cli/cluster_source.h).
+Result<ClusterSource> load_cluster(const SpecFlags& flags, int gpus);
 // The strategy the flags describe (defaults for what is not given), not yet resolved.
 Result<model::Strategy> strategy_from_flags(const StrategyFlags& flags);
 

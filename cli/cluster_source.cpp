@@ -1,0 +1,79 @@
+#include "cli/cluster_source.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "model/cost_model.h"
+#include "model/presets.h"
+#include "profiler/calibration.h"
+#include "profiler/environment.h"
+
+namespace lagom::cli {
+
+namespace {
+
+Result<model::ClusterSpec> named_cluster(const std::string& name) {
+  if (name.empty()) return make_error(ErrorCode::invalid_input, "cluster: required (--cluster PRESET|FILE)");
+  const bool file_like = name.find('/') != std::string::npos || name.ends_with(".json");
+  if (!file_like) return model::cluster_preset(name);
+  std::ifstream in(name, std::ios::binary);
+  if (!in) return make_error(ErrorCode::not_found, fmt::format("{}: cannot open cluster file", name));
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json document = nlohmann::json::parse(text.str(), nullptr, false);
+  if (document.is_discarded()) return make_error(ErrorCode::invalid_input, fmt::format("{}: not valid JSON", name));
+  return model::parse_cluster(document, name);
+}
+
+Result<ClusterSource> localhost(const std::string& db_path, std::optional<std::int64_t> run, int gpus) {
+  const std::string db = db_path.empty() ? k_default_db : db_path;
+  if (!std::filesystem::exists(db)) {
+    return make_error(ErrorCode::not_found,
+                      fmt::format("cluster localhost: no profile database {}; run 'lagom profile' first", db));
+  }
+  auto calibration = profiler::load_calibration(db, run, run ? std::nullopt : std::optional(profiler::host_name()));
+  if (!calibration.ok()) {
+    return calibration.error().with_context(
+        fmt::format("cluster localhost: no complete profile of this machine in {} (run 'lagom profile' first)", db));
+  }
+  // The node has as many "GPUs" as the profile had ranks; each rank owns its share of the cores.
+  int ranks = 1;
+  for (const auto& fit : calibration->collectives) ranks = std::max(ranks, fit.ranks);
+  const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  LAGOM_TRY(model::ClusterSpec cluster, model::cluster_from_calibration(*calibration, ranks, std::max(1, cores / ranks)));
+  if (gpus > cluster.gpus_per_node) {
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("cluster localhost: {} GPUs asked for, but the profile (run {}) measured {} rank(s) "
+                                  "on this one machine",
+                                  gpus, calibration->run_id, cluster.gpus_per_node));
+  }
+  cluster.nodes = 1;
+  return ClusterSource{cluster, *calibration};
+}
+
+}  // namespace
+
+Result<ClusterSource> resolve_cluster_source(const std::string& cluster, const std::string& db_path,
+                                             std::optional<std::int64_t> run, int gpus) {
+  if (cluster == model::k_localhost) return localhost(db_path, run, gpus);
+  if (run && db_path.empty()) return make_error(ErrorCode::invalid_input, "--run: needs --db PATH");
+  ClusterSource source;
+  LAGOM_TRY(source.cluster, named_cluster(cluster));
+  if (!db_path.empty()) {
+    auto calibration = profiler::load_calibration(db_path, run);
+    if (!calibration.ok()) return calibration.error().with_context(fmt::format("--db {}", db_path));
+    source.calibration = *calibration;
+  }
+  if (gpus >= 1 && source.cluster.gpus_per_node >= 1) {
+    source.cluster.nodes = (gpus + source.cluster.gpus_per_node - 1) / source.cluster.gpus_per_node;
+  }
+  return source;
+}
+
+}  // namespace lagom::cli

@@ -1,0 +1,30 @@
+// Where a command's cluster comes from: a preset, a cluster JSON file, or `localhost` (this machine,
+// from its latest complete profile); and the fitted parameters that replace the cost model's defaults
+// when --db is given. Shared by cost, simulate, explore and tune so that all four read profiles alike.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/error.h"
+#include "model/calibration.h"
+#include "model/specs.h"
+
+namespace lagom::cli {
+
+inline constexpr const char* k_default_db = "lagom.db";
+
+struct ClusterSource {
+  model::ClusterSpec cluster;                    // nodes set from the GPU count when one was given
+  std::optional<model::Calibration> calibration; // fits from --db (always set for localhost)
+};
+
+// `cluster`: a preset name, a cluster JSON file, or "localhost". `db_path`: the explicit --db ("" = none;
+// localhost then reads ./lagom.db). `run`: --run (default: the latest complete run; for localhost, of
+// this host). `gpus` > 0 sets the node count (⌈gpus / GPUs per node⌉). Presets never read a database
+// unless --db is given.
+Result<ClusterSource> resolve_cluster_source(const std::string& cluster, const std::string& db_path,
+                                             std::optional<std::int64_t> run, int gpus);
+
+}  // namespace lagom::cli
