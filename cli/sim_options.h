@@ -1,0 +1,48 @@
+// Flags shared by `lagom simulate`, `lagom explore` (and `lagom tune`): the model, the cluster and the
+// strategy, as DESIGN.md's command table lists them; and the simulate JSON document. Defined in
+// cmd_simulate.cpp.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "model/cost_model.h"
+#include "model/specs.h"
+#include "simulator/simulator.h"
+
+namespace lagom::cli {
+
+struct SpecFlags {
+  std::string model;                  // --model PRESET|FILE
+  int layers = 0, heads = 0, kv_heads = 0;
+  long hidden = 0, ffn_hidden = 0, vocab = 0, seq = 0;
+  std::string cluster;                // --cluster PRESET|FILE
+  std::string db;                     // --db PATH
+};
+
+// Strategy flags; every field is optional so that explore can tell which dimensions are pinned.
+struct StrategyFlags {
+  std::optional<int> gpus, tp, pp, dp, cp, ep, vpp, zero;
+  bool sp = false;
+  std::optional<long> global_batch, micro_batch;
+  std::optional<std::string> recompute, schedule, tp_overlap, dp_overlap, precision, attention;
+  std::optional<double> bucket_mb;
+};
+
+void add_spec_flags(CLI::App& command, SpecFlags& flags);
+void add_strategy_flags(CLI::App& command, StrategyFlags& flags);
+
+Result<model::WorkloadSpec> load_workload(const SpecFlags& flags);
+// The cluster with its node count set from `gpus` (⌈gpus / GPUs per node⌉).
+Result<model::ClusterSpec> load_cluster(const SpecFlags& flags, int gpus);
+// The strategy the flags describe (defaults for what is not given), not yet resolved.
+Result<model::Strategy> strategy_from_flags(const StrategyFlags& flags);
+
+// The `simulate --json` document (DESIGN.md fields and a few more).
+nlohmann::json simulation_json(const simulator::SimulationResult& result, const model::Strategy& strategy,
+                               const model::ClusterSpec& cluster, const model::WorkloadSpec& workload);
+
+}  // namespace lagom::cli

@@ -1,0 +1,97 @@
+// The simulator's view of a cost model: the seam between simulator/ and model/ (STYLE.md: "the simulator
+// takes its cost model as an interface"). One IterationCosts object is bound to one (workload, cluster,
+// resolved strategy); the simulator asks it what work exists and what it costs, and never prices anything
+// itself. model_costs.h adapts model::CostModel to it; tests use small deterministic fakes.
+//
+// Contract: times are microseconds on one GPU, alone (no concurrent work), >= 0. Implementations must be
+// deterministic and safe to call from several threads at once.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/collective_factors.h"
+#include "model/collectives.h"
+
+namespace lagom::simulator {
+
+// The communicator a collective runs on (Megatron's rank order tp, cp, dp, pp; ep carved from dp·cp;
+// expert_dp: the data-parallel group of expert weights, dp·cp/ep ranks).
+enum class Group { tp, cp, ep, pp, dp, expert_dp };
+
+enum class Pass { forward, backward, recompute };
+
+// One step of a pass in issue order: a compute kernel, or a collective the compute stream waits for.
+struct Step {
+  std::string name;             // e.g. "qkv", "attn.allreduce"
+  bool is_comm = false;
+  double time_us = 0;           // compute: alone time
+  // compute: the per-GPU GEMM C[m×n] = A[m×k]·B[k×n] when the step is one weight GEMM (m = 0 otherwise);
+  // used to price TP overlap (model/overlap_plan.h).
+  std::int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0;
+  // comm:
+  model::Collective collective = model::Collective::allreduce;
+  Group group = Group::tp;
+  std::int64_t bytes = 0;       // nccl-tests bytes (DESIGN.md)
+};
+
+// One collective call as priced: what, on which communicator shape, how many bytes.
+struct CollectiveCall {
+  model::Collective collective = model::Collective::allreduce;
+  model::CommGroup group;
+  std::int64_t bytes = 0;
+  int comm_ctas = 0;  // the communicator's CTAs (ncclConfig_t minCTAs = maxCTAs); 0 = NCCL's default
+};
+
+// What one collective costs, and how it interferes with compute on the same GPU while both run.
+struct CollectivePrice {
+  double time_us = 0;           // alone
+  double latency_us = 0;        // the size-independent part of time_us
+  double compute_slowdown = 1;  // >= 1: factor by which compute on the GPU slows while it runs
+  double comm_slowdown = 1;     // >= 1: factor by which it slows while compute runs beside it
+};
+
+struct LayerParams {
+  double dense = 0;    // non-expert parameters of the layer held by one GPU (after tp)
+  double expert = 0;   // expert parameters held by one GPU (after tp and ep)
+};
+
+struct MemoryGib {
+  double weights = 0, grads = 0, optimizer = 0, activations = 0, total = 0;
+};
+
+struct IterationFlops {
+  double model_flops = 0;     // per iteration, all GPUs (DESIGN.md FLOPs convention)
+  double hardware_flops = 0;  // model FLOPs + recomputation
+};
+
+class IterationCosts {
+ public:
+  virtual ~IterationCosts() = default;
+  // Layer `layer` (0-based over the whole model), one micro-batch. Pass::recompute: what the backward
+  // reruns first (nothing without recomputation).
+  [[nodiscard]] virtual std::vector<Step> layer_steps(int layer, Pass pass) const = 0;
+  // The embedding (first pipeline stage) and the output layer with the loss (last stage); no recompute.
+  [[nodiscard]] virtual std::vector<Step> embedding_steps(Pass pass) const = 0;
+  [[nodiscard]] virtual std::vector<Step> logits_steps(Pass pass) const = 0;
+  [[nodiscard]] virtual LayerParams layer_params(int layer) const = 0;
+  [[nodiscard]] virtual double embedding_params() const = 0;  // on the first stage
+  [[nodiscard]] virtual double logits_params() const = 0;     // on the last stage (0 when pp = 1 and tied)
+  // Bytes of one pipeline send/recv (activations or their gradients, one micro-batch).
+  [[nodiscard]] virtual std::int64_t pp_message_bytes() const = 0;
+  // The optimizer step over `params` parameters held by one GPU.
+  [[nodiscard]] virtual double optimizer_us(double params) const = 0;
+  // A collective with the given knobs (nullopt: NCCL's default choice, with call.comm_ctas channels if set).
+  [[nodiscard]] virtual CollectivePrice collective(const CollectiveCall& call,
+                                                   const std::optional<model::CollConfig>& knobs) const = 0;
+  // Memory per GPU of the most loaded pipeline stage, and the GPU's capacity.
+  [[nodiscard]] virtual MemoryGib memory() const = 0;
+  [[nodiscard]] virtual double memory_capacity_gib() const = 0;
+  [[nodiscard]] virtual IterationFlops flops() const = 0;
+  // Dense peak of one GPU in the strategy's precision, 10^12 FLOP/s.
+  [[nodiscard]] virtual double peak_tflops() const = 0;
+};
+
+}  // namespace lagom::simulator

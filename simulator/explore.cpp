@@ -1,0 +1,188 @@
+#include "simulator/explore.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/units.h"
+#include "simulator/model_costs.h"
+
+namespace lagom::simulator {
+
+namespace {
+
+std::vector<int> divisors(long n, long cap) {
+  std::vector<int> out;
+  for (long d = 1; d <= n && d <= cap; ++d) {
+    if (n % d == 0) out.push_back(static_cast<int>(d));
+  }
+  return out;
+}
+
+template <typename T>
+std::vector<T> pin(const std::optional<T>& pinned, std::vector<T> all) {
+  if (pinned) return {*pinned};
+  return all;
+}
+
+std::vector<model::Strategy> enumerate(const model::WorkloadSpec& w, const model::ClusterSpec& cluster,
+                                       const ExploreOptions& options) {
+  const model::Strategy& base = options.base;
+  const ExplorePins& p = options.pinned;
+  const int gpus = base.gpus;
+  std::vector<model::Strategy> out;
+  const std::vector<model::TpOverlap> overlaps{{model::TpOverlap::Kind::none, 0},
+                                               {model::TpOverlap::Kind::slice, 2},
+                                               {model::TpOverlap::Kind::slice, 4},
+                                               {model::TpOverlap::Kind::slice, 8},
+                                               {model::TpOverlap::Kind::flash, 0}};
+  for (const int tp : pin(p.tp, divisors(gpus, gpus))) {
+    if (w.heads % tp != 0 || w.kv_heads % tp != 0) continue;
+    for (const int cp : pin(p.cp, divisors(gpus / tp, gpus))) {
+      if (gpus % tp != 0 || (gpus / tp) % cp != 0 || w.seq % cp != 0) continue;
+      for (const int pp : pin(p.pp, divisors(gpus / tp / cp, w.layers))) {
+        if ((gpus / tp / cp) % pp != 0 || w.layers % pp != 0) continue;
+        const int dp = gpus / tp / cp / pp;
+        if (p.dp && *p.dp != dp) continue;
+        if (base.global_batch % dp != 0) continue;
+        std::vector<int> eps{1};
+        if (w.moe) eps = divisors(std::min<long>(w.moe->experts, static_cast<long>(dp) * cp), w.moe->experts);
+        for (const int ep : pin(p.ep, eps)) {
+          std::vector<bool> sps{false};
+          if (tp > 1) sps = {false, true};
+          for (const bool sp : pin(p.sp, sps)) {
+            std::vector<int> vpps{1};
+            if (pp > 1) {
+              for (const int v : divisors(w.layers / pp, w.layers)) {
+                if (v >= 2) vpps.push_back(v);
+              }
+            }
+            for (const int vpp : pin(p.vpp, vpps)) {
+              std::vector<long> mbs;
+              for (long mb = 1; mb <= 16; mb *= 2) {
+                if ((base.global_batch / dp) % mb == 0) mbs.push_back(mb);
+              }
+              for (const long mb : pin(p.micro_batch, mbs)) {
+                for (const auto recompute : pin(p.recompute, std::vector<model::Recompute>{
+                                                                 model::Recompute::none, model::Recompute::selective,
+                                                                 model::Recompute::full})) {
+                  for (const int zero : pin(p.zero, std::vector<int>{0, 1, 2, 3})) {
+                    std::vector<model::TpOverlap> ovs{overlaps.front()};
+                    if (sp) ovs = overlaps;
+                    for (const auto& overlap : pin(p.tp_overlap, ovs)) {
+                      model::Strategy s = base;
+                      s.tp = tp, s.cp = cp, s.pp = pp, s.dp = dp, s.ep = ep, s.sp = sp, s.vpp = vpp;
+                      s.micro_batch = mb, s.recompute = recompute, s.zero = zero, s.tp_overlap = overlap;
+                      s.schedule = vpp > 1 ? model::Schedule::interleaved : model::Schedule::one_f_one_b;
+                      auto resolved = model::resolve_strategy(s, w, cluster);
+                      if (resolved.ok()) out.push_back(std::move(resolved).value());
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
+                              const model::CostModel& cost_model, const ExploreOptions& options,
+                              Progress& progress) {
+  const auto started = std::chrono::steady_clock::now();
+  if (options.top < 1) return make_error(ErrorCode::invalid_input, "top must be at least 1");
+  if (options.base.gpus < 1) return make_error(ErrorCode::invalid_input, "gpus: required (--gpus N)");
+  if (options.base.global_batch < 1) return make_error(ErrorCode::invalid_input, "global-batch: required");
+  const std::vector<model::Strategy> candidates = enumerate(workload, cluster, options);
+  ExploreResult out;
+  out.evaluated = candidates.size();
+  if (candidates.empty()) {
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("explore: no valid strategy for {} GPUs with the pinned flags", options.base.gpus));
+  }
+  const unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
+                                               : std::max(1U, std::thread::hardware_concurrency());
+  auto parallel = [&](std::size_t n, auto&& body) {
+    std::atomic<std::size_t> next{0};
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < std::min<std::size_t>(threads, n); ++t) {
+      pool.emplace_back([&] {
+        for (std::size_t i = next++; i < n; i = next++) body(i);
+      });
+    }
+    for (auto& thread : pool) thread.join();
+  };
+
+  // Phase 1: memory (the same figure simulate reports) and the lower bound.
+  constexpr double k_inf = std::numeric_limits<double>::infinity();
+  std::vector<double> bound(candidates.size(), k_inf);
+  progress.begin("explore: bounds", static_cast<long>(candidates.size()));
+  parallel(candidates.size(), [&](std::size_t i) {
+    const model::Strategy& s = candidates[i];
+    const double total_gib = units::bytes_to_gib(cost_model.memory_per_gpu(workload, s).total_bytes());
+    if (!(total_gib <= cluster.gpu.memory_gib)) return;
+    const ModelCosts costs(cost_model, workload, s);
+    bound[i] = iteration_lower_bound_us(workload, s, costs);
+  });
+  progress.end();
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (bound[i] < k_inf) order.push_back(i);
+  }
+  out.out_of_memory = candidates.size() - order.size();
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bound[a] < bound[b]; });
+
+  // Phase 2: simulate best bound first; skip once the bound passes the K-th best time.
+  std::mutex mutex;
+  std::vector<std::pair<double, std::size_t>> best;  // (iteration time, candidate) sorted
+  std::vector<std::optional<SimulationResult>> results(candidates.size());
+  std::atomic<double> kth_us{k_inf};
+  std::atomic<std::size_t> simulated{0};
+  std::optional<Error> failure;
+  progress.begin("explore: simulate", static_cast<long>(order.size()));
+  parallel(order.size(), [&](std::size_t k) {
+    const std::size_t i = order[k];
+    if (bound[i] > kth_us.load()) return;
+    const ModelCosts costs(cost_model, workload, candidates[i]);
+    auto result = simulate(workload, cluster, candidates[i], costs);
+    ++simulated;
+    std::lock_guard lock(mutex);
+    if (!result.ok()) {
+      if (!failure) failure = result.error();
+      return;
+    }
+    const double t_us = result->iteration_time_s * 1e6;
+    best.emplace_back(result->iteration_time_s, i);
+    std::sort(best.begin(), best.end());
+    if (best.size() > static_cast<std::size_t>(options.top)) {
+      results[best.back().second].reset();
+      best.pop_back();
+    }
+    if (std::find_if(best.begin(), best.end(), [&](const auto& e) { return e.second == i; }) != best.end()) {
+      results[i] = std::move(result).value();
+    }
+    if (best.size() == static_cast<std::size_t>(options.top)) kth_us = best.back().first * 1e6;
+    (void)t_us;
+    progress.step(static_cast<long>(simulated.load()), "");
+  });
+  progress.end();
+  if (failure) return *failure;
+  out.simulated = simulated.load();
+  out.pruned = candidates.size() - out.simulated;
+  for (const auto& [t, i] : best) out.results.push_back({candidates[i], *results[i]});
+  out.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return out;
+}
+
+}  // namespace lagom::simulator

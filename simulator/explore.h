@@ -1,0 +1,59 @@
+// Capacity planning: every valid strategy for a number of GPUs, evaluated with the simulator in parallel,
+// best first. Candidates that do not fit in memory are not simulated; the others are simulated in order
+// of a lower bound of their iteration time (iteration_lower_bound_us) and skipped once the bound exceeds
+// the K-th best time found, which cannot change the top K: the ranking is by simulate() alone, so
+// `lagom simulate` with a reported strategy reproduces its numbers exactly.
+//
+// The space (docs/simulator.md): tp dividing heads and kv_heads; cp dividing seq; pp dividing layers; dp =
+// gpus/(tp·pp·cp); ep dividing experts and dp·cp (MoE only); sp on/off when tp > 1; vpp 1 or a divisor
+// >= 2 of layers/pp when pp > 1; micro-batch a power of two up to 16 dividing global_batch/dp; recompute
+// none/selective/full; zero 0–3; tp-overlap none, slice:2, slice:4, slice:8, flash (with sp). Every
+// dimension given in `pinned` is fixed; model::resolve_strategy decides validity.
+//
+// Thread safety: explore() runs `threads` std::threads internally; the CostModel is shared read-only.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "core/error.h"
+#include "core/progress.h"
+#include "model/cost_model.h"
+#include "simulator/simulator.h"
+
+namespace lagom::simulator {
+
+struct ExplorePins {
+  std::optional<int> tp, pp, dp, cp, ep, vpp, zero;
+  std::optional<bool> sp;
+  std::optional<long> micro_batch;
+  std::optional<model::Recompute> recompute;
+  std::optional<model::TpOverlap> tp_overlap;
+};
+
+struct ExploreOptions {
+  model::Strategy base;  // gpus, global_batch and the fixed knobs (dp_overlap, bucket_mb, precision, attention)
+  ExplorePins pinned;
+  int top = 10;          // results to keep (>= 1)
+  int threads = 0;       // 0 = std::thread::hardware_concurrency()
+};
+
+struct ExploreEntry {
+  model::Strategy strategy;
+  SimulationResult result;
+};
+
+struct ExploreResult {
+  std::size_t evaluated = 0;      // valid candidate strategies considered (pruned ones included)
+  std::size_t pruned = 0;         // not simulated: out of memory, or bound above the K-th best
+  std::size_t out_of_memory = 0;  // of those, because they do not fit
+  std::size_t simulated = 0;
+  double elapsed_s = 0;
+  std::vector<ExploreEntry> results;  // best first, at most `top`, all fitting in memory
+};
+
+Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
+                              const model::CostModel& cost_model, const ExploreOptions& options,
+                              Progress& progress);
+
+}  // namespace lagom::simulator

@@ -1,0 +1,193 @@
+#include "simulator/model_costs.h"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/units.h"
+
+namespace lagom::simulator {
+
+namespace {
+
+model::Phase phase_of(Pass pass) {
+  switch (pass) {
+    case Pass::forward: return model::Phase::forward;
+    case Pass::backward: return model::Phase::backward;
+    case Pass::recompute: return model::Phase::recompute;
+  }
+  return model::Phase::forward;
+}
+
+Group group_of(model::Group group, bool expert) {
+  switch (group) {
+    case model::Group::tp: return Group::tp;
+    case model::Group::cp: return Group::cp;
+    case model::Group::ep: return Group::ep;
+    case model::Group::dp: return expert ? Group::expert_dp : Group::dp;
+    case model::Group::pp: return Group::pp;
+  }
+  return Group::tp;
+}
+
+void sum_flops(const std::vector<model::Step>& steps, double& flops, double& model_flops) {
+  for (const auto& step : steps) {
+    if (step.is_comm) continue;
+    flops += step.compute.flops;
+    model_flops += step.compute.model_flops;
+  }
+}
+
+}  // namespace
+
+ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec workload, model::Strategy strategy)
+    : m_model(model), m_workload(std::move(workload)), m_strategy(std::move(strategy)) {
+  const auto& w = m_workload;
+  const auto& s = m_strategy;
+  double hw_flops = 0, mdl_flops = 0;
+  for (int kind = 0; kind < 2; ++kind) {
+    // The first layer of this kind (MoE layers exist only in MoE models).
+    int layer = -1;
+    for (int l = 0; l < w.layers; ++l) {
+      if (kind_of(l) == kind) {
+        layer = l;
+        break;
+      }
+    }
+    if (layer < 0) continue;
+    for (int pass = 0; pass < 3; ++pass) {
+      const auto steps = m_model.layer_steps(w, s, phase_of(static_cast<Pass>(pass)), layer);
+      m_layer_steps[static_cast<std::size_t>(kind)][static_cast<std::size_t>(pass)] = convert(steps);
+      int count = 0;
+      for (int l = 0; l < w.layers; ++l) count += kind_of(l) == kind ? 1 : 0;
+      double f = 0, mf = 0;
+      sum_flops(steps, f, mf);
+      hw_flops += f * count;
+      mdl_flops += mf * count;
+      if (pass == 0 && (m_representative_op.name.empty() || kind == 0)) {
+        for (const auto& step : steps) {
+          if (!step.is_comm && step.compute.time_us > m_representative_op.time_us) m_representative_op = step.compute;
+        }
+      }
+    }
+    // Parameters of one layer on one GPU, from the workload's shapes.
+    const double h = static_cast<double>(w.hidden);
+    const double head_dim = static_cast<double>(w.head_dim());
+    const double attention = h * (w.heads + 2.0 * w.kv_heads) * head_dim + w.heads * head_dim * h;
+    const double mlp_mats = w.ffn_type == model::FfnType::swiglu ? 3.0 : 2.0;
+    LayerParams params;
+    params.dense = attention / s.tp + 2.0 * h;  // + two norms
+    if (kind == 1) {
+      const double expert = mlp_mats * h * static_cast<double>(w.moe->expert_ffn_hidden) / s.tp;
+      params.expert = expert * w.moe->experts / s.ep;
+      params.dense += expert * w.moe->shared_experts + h * w.moe->experts;  // shared experts, router
+    } else {
+      params.dense += mlp_mats * h * static_cast<double>(w.ffn_hidden) / s.tp;
+    }
+    m_layer_params[static_cast<std::size_t>(kind)] = params;
+  }
+  for (int pass = 0; pass < 3; ++pass) {
+    const auto phase = phase_of(static_cast<Pass>(pass));
+    const auto emb = m_model.embedding_steps(w, s, phase);
+    const auto logits = m_model.head_steps(w, s, phase);
+    m_embedding_steps[static_cast<std::size_t>(pass)] = convert(emb);
+    m_logits_steps[static_cast<std::size_t>(pass)] = convert(logits);
+    sum_flops(emb, hw_flops, mdl_flops);
+    sum_flops(logits, hw_flops, mdl_flops);
+  }
+  const model::ComputeOp optimizer = m_model.optimizer_op(w, s);
+  m_optimizer_us = optimizer.time_us;
+  m_optimizer_params = m_model.parameters_per_gpu(w, s) / (s.zero >= 1 ? static_cast<double>(s.dp) * s.cp : 1.0);
+  m_flops.model_flops = model::CostModel::model_flops_per_iteration(w, s.global_batch);
+  m_flops.hardware_flops = mdl_flops > 0 ? m_flops.model_flops * hw_flops / mdl_flops : m_flops.model_flops;
+  const model::MemoryBreakdown memory = m_model.memory_per_gpu(w, s);
+  m_memory = {units::bytes_to_gib(memory.weights_bytes), units::bytes_to_gib(memory.grads_bytes),
+              units::bytes_to_gib(memory.optimizer_bytes), units::bytes_to_gib(memory.activations_bytes),
+              units::bytes_to_gib(memory.total_bytes())};
+}
+
+std::vector<Step> ModelCosts::convert(const std::vector<model::Step>& steps) const {
+  std::vector<Step> out;
+  out.reserve(steps.size());
+  for (const auto& step : steps) {
+    Step s;
+    s.is_comm = step.is_comm;
+    if (step.is_comm) {
+      s.name = step.comm.name;
+      s.collective = step.comm.collective;
+      // Expert gradients (if the model ever issues them in a layer) reduce over the expert-dp group.
+      s.group = group_of(step.comm.group, false);
+      s.bytes = static_cast<std::int64_t>(std::llround(step.comm.bytes));
+    } else {
+      s.name = step.compute.name;
+      s.time_us = step.compute.time_us;
+      if (step.compute.kind == model::OpKind::gemm && step.compute.gemm.batch == 1) {
+        s.gemm_m = step.compute.gemm.m;
+        s.gemm_n = step.compute.gemm.n;
+        s.gemm_k = step.compute.gemm.k;
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<Step> ModelCosts::layer_steps(int layer, Pass pass) const {
+  return m_layer_steps[static_cast<std::size_t>(kind_of(layer))][static_cast<std::size_t>(pass)];
+}
+std::vector<Step> ModelCosts::embedding_steps(Pass pass) const {
+  return m_embedding_steps[static_cast<std::size_t>(pass)];
+}
+std::vector<Step> ModelCosts::logits_steps(Pass pass) const { return m_logits_steps[static_cast<std::size_t>(pass)]; }
+LayerParams ModelCosts::layer_params(int layer) const { return m_layer_params[static_cast<std::size_t>(kind_of(layer))]; }
+
+double ModelCosts::embedding_params() const {
+  return static_cast<double>(m_workload.vocab) * static_cast<double>(m_workload.hidden) / m_strategy.tp;
+}
+double ModelCosts::logits_params() const {
+  // Tied output layer: one copy when the first and last stage coincide, a second copy on the last stage
+  // otherwise (Megatron keeps it there and sums its gradient with the first stage's).
+  return m_strategy.pp > 1 ? embedding_params() : 0.0;
+}
+
+std::int64_t ModelCosts::pp_message_bytes() const {
+  return static_cast<std::int64_t>(std::llround(m_model.pp_message_bytes(m_workload, m_strategy)));
+}
+
+double ModelCosts::optimizer_us(double params) const {
+  return m_optimizer_params > 0 ? m_optimizer_us * params / m_optimizer_params : 0.0;
+}
+
+CollectivePrice ModelCosts::collective(const CollectiveCall& call, const std::optional<model::CollConfig>& knobs) const {
+  if (call.group.ranks < 2 || call.bytes <= 0) return {};
+  const double bytes = static_cast<double>(call.bytes);
+  model::CollConfig config = knobs ? *knobs : m_model.nccl_default(call.collective, bytes, call.group);
+  if (!knobs && call.comm_ctas > 0) config.channels = call.comm_ctas;
+  const model::CollectiveCost cost = m_model.collective_cost(call.collective, bytes, call.group, config);
+  const model::Interference interference =
+      m_model.interference(m_representative_op, m_strategy.precision, cost, call.collective);
+  CollectivePrice price;
+  price.time_us = cost.time_us;
+  price.latency_us = cost.latency_us;
+  price.compute_slowdown = std::max(1.0, interference.compute_factor);
+  price.comm_slowdown = std::max(1.0, interference.comm_factor);
+  return price;
+}
+
+MemoryGib ModelCosts::memory() const { return m_memory; }
+double ModelCosts::memory_capacity_gib() const { return m_model.cluster().gpu.memory_gib; }
+IterationFlops ModelCosts::flops() const { return m_flops; }
+double ModelCosts::peak_tflops() const { return m_model.cluster().gpu.peak_tflops(m_strategy.precision); }
+
+Status ModelCosts::validate(const CommAssignment& assignment) const {
+  for (const auto& [key, config] : assignment.per_class) {
+    const model::CommGroup group = communicator_shape(key.group, m_strategy, m_model.cluster().gpus_per_node);
+    if (group.ranks < 2) continue;
+    const Status status = m_model.validate_config(key.collective, static_cast<double>(key.bytes), group, config);
+    if (!status.ok()) return status.error().with_context(op_class_name(key));
+  }
+  return {};
+}
+
+}  // namespace lagom::simulator

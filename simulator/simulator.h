@@ -1,0 +1,127 @@
+// One training iteration, simulated: the entry point of simulator/ (used by `lagom simulate`, `lagom
+// explore` and the tuner, which calls simulate() in-process once per evaluation).
+//
+// What is simulated (engine.h has the event semantics, docs/simulator.md the modelling choices):
+//   - one representative GPU per pipeline stage (ranks differing only in tp/cp/dp/ep coordinate are
+//     symmetric and simulated once), each with a compute stream and communication streams
+//     tp (TP/CP/EP collectives inside a layer), pp (send/recv of activations and gradients), dp (gradient
+//     buckets / ZeRO reduce-scatter and parameter all-gather) and, for ZeRO-3, fsdp (parameter all-gather
+//     with prefetch);
+//   - Megatron's layer: TP all-reduce after the row-parallel GEMMs (forward) and the column-parallel input
+//     gradients (backward), or all-gather + reduce-scatter with sequence parallelism; Ulysses all-to-all
+//     around attention for cp > 1; MoE dispatch/combine all-to-all for ep > 1; TP overlap methods slice:K
+//     and flash priced through model's overlap plans (the schedule the kernels execute);
+//   - recompute (full: the backward reruns the forward with its collectives; selective: the attention
+//     core), the schedules of schedule.h, DP buckets issued as the last micro-batch's backward produces
+//     gradients (dp_overlap) or after the backward, ZeRO 1/2 (reduce-scatter, optimizer on a 1/dp shard,
+//     parameter all-gather), ZeRO-3 (all-gather before every layer's forward and backward with prefetch,
+//     reduce-scatter after every layer's backward), the optimizer step.
+//
+// Thread safety: simulate() and op_classes() are pure functions of their arguments (the IterationCosts must
+// be const-safe); call them from any number of threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+#include "model/specs.h"
+#include "simulator/costs.h"
+
+namespace lagom::simulator {
+
+std::string_view to_string(Group group);  // "tp", "cp", "ep", "pp", "dp", "edp"
+std::optional<Group> parse_group(std::string_view name);
+
+// An op class (DESIGN.md "Search"): the collectives one tuning decision covers — same collective, same
+// communicator, same size.
+struct OpClassKey {
+  model::Collective collective = model::Collective::allreduce;
+  Group group = Group::tp;
+  std::int64_t bytes = 0;  // nccl-tests bytes
+  auto operator<=>(const OpClassKey&) const = default;
+};
+std::string op_class_name(const OpClassKey& key);  // e.g. "tp.allreduce.25165824"
+
+struct OpClass {
+  OpClassKey key;
+  model::CommGroup shape;  // ranks and nodes of the communicator
+  double count = 0;        // calls per iteration, summed over the simulated (one per stage) ranks
+  double time_us = 0;      // alone, with the knobs of the evaluation
+};
+
+// One full assignment of the communication knobs (what `lagom tune` searches, what --comm-config holds).
+struct CommAssignment {
+  // Per op class: the knobs of its calls. A class not listed gets NCCL's default choice.
+  std::vector<std::pair<OpClassKey, model::CollConfig>> per_class;
+  // Per communicator: CTAs (ncclConfig_t minCTAs = maxCTAs). A call without explicit channels on that
+  // communicator uses this many channels; explicit channels above it are capped to it.
+  std::vector<std::pair<Group, int>> comm_ctas;
+  // Structural overlap knobs; unset = the strategy's value.
+  std::optional<model::TpOverlap> tp_overlap;
+  std::optional<double> bucket_mb;
+  int fsdp_prefetch = 1;  // ZeRO-3: layers whose parameters are gathered ahead of the running one (>= 1)
+};
+
+struct Breakdown {
+  double compute_s = 0, exposed_comm_s = 0, pipeline_bubble_s = 0, optimizer_s = 0;
+  [[nodiscard]] double total_s() const { return compute_s + exposed_comm_s + pipeline_bubble_s + optimizer_s; }
+};
+
+// One event of the timeline (trace.h renders them).
+struct TimelineEvent {
+  int stage = 0;
+  std::string_view stream;    // "compute", "tp", "pp", "dp", "fsdp"
+  std::string name;
+  std::string_view category;  // "compute", "optimizer", "comm", "bubble"
+  double start_us = 0, duration_us = 0;
+};
+
+struct SimulationResult {
+  double iteration_time_s = 0;
+  double tokens_per_s = 0;
+  double model_tflops_per_gpu = 0, hardware_tflops_per_gpu = 0;
+  double mfu = 0, hfu = 0;
+  Breakdown breakdown;             // mean over the pipeline stages; adds up to iteration_time_s
+  std::vector<Breakdown> stages;   // per stage; each adds up to iteration_time_s
+  MemoryGib memory;                // per GPU, most loaded stage
+  bool fits_in_memory = false;
+  std::vector<OpClass> op_classes;
+  std::size_t tasks = 0;           // tasks in the simulated graph
+  std::vector<TimelineEvent> timeline;  // filled only when SimulateOptions::timeline
+};
+
+struct SimulateOptions {
+  bool timeline = false;  // record every task (and idle gaps) for a trace
+};
+
+// Simulates one iteration. `strategy` must be resolved (model::resolve_strategy) against `workload` and
+// `cluster`; `costs` must be bound to the same triple. invalid_input for strategies the simulator cannot
+// run (e.g. tp-overlap without sequence parallelism), with the reason.
+Result<SimulationResult> simulate(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
+                                  const model::Strategy& strategy, const IterationCosts& costs,
+                                  const CommAssignment& assignment = {}, const SimulateOptions& options = {});
+
+// The op classes an iteration issues (with counts and default-knob times), for a tuner to enumerate.
+Result<std::vector<OpClass>> op_classes(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
+                                        const model::Strategy& strategy, const IterationCosts& costs,
+                                        const CommAssignment& assignment = {});
+
+// A lower bound of the iteration time (the busiest stage's compute alone, plus its optimizer step),
+// microseconds; explore prunes with it. Never above simulate()'s iteration time.
+double iteration_lower_bound_us(const model::WorkloadSpec& workload, const model::Strategy& strategy,
+                                const IterationCosts& costs);
+
+// The shape of a communicator for a resolved strategy (Megatron's rank order: tp fastest, then cp, dp, pp;
+// ep consecutive inside dp·cp at stride tp; expert-dp at stride tp·ep; pp neighbours tp·cp·dp apart).
+model::CommGroup communicator_shape(Group group, const model::Strategy& strategy, int gpus_per_node);
+
+// Placement of a group of `ranks` members spaced `stride` apart in global rank order on nodes of
+// `gpus_per_node` GPUs.
+model::CommGroup group_shape(int ranks, int stride, int gpus_per_node);
+
+}  // namespace lagom::simulator

@@ -1,0 +1,145 @@
+// A tiny deterministic cost model for the simulator's identities: every layer costs `forward_us` forward
+// and 2× backward, split over the five Megatron segments; a collective costs latency_us + bytes / bw;
+// optimizer 1 µs per million parameters. Numbers are chosen so the expected times are easy to write down.
+#pragma once
+
+#include "model/specs.h"
+#include "simulator/costs.h"
+
+namespace lagom::test {
+
+struct FakeCosts final : simulator::IterationCosts {
+  double forward_us = 100;        // one layer's forward, split 20/20/20/20/20
+  double head_us = 0;             // embedding and logits forward (backward 2×)
+  double params_per_layer = 1e6;
+  double latency_us = 0;          // per collective
+  double bytes_per_us = 1e4;      // 10 GB/s
+  double compute_slowdown = 1.0;  // what every collective does to compute beside it
+  double comm_slowdown = 1.0;
+  std::int64_t pp_bytes = 0;
+  double optimizer_us_per_mparam = 1.0;
+  int tp = 1;
+  bool sp = false;
+  model::Recompute recompute = model::Recompute::none;
+  std::int64_t tp_bytes = 100000;  // per TP collective
+
+  std::vector<simulator::Step> pass_steps(double scale, bool forward) const {
+    using simulator::Step;
+    std::vector<Step> steps;
+    auto compute = [&](const char* name, std::int64_t m) {
+      Step s;
+      s.name = name;
+      s.time_us = forward_us * 0.2 * scale;
+      s.gemm_m = m;
+      s.gemm_n = 1024;
+      s.gemm_k = 1024;
+      steps.push_back(s);
+    };
+    auto comm = [&](model::Collective c) {
+      if (tp < 2) return;
+      Step s;
+      s.name = "tp";
+      s.is_comm = true;
+      s.collective = c;
+      s.group = simulator::Group::tp;
+      s.bytes = tp_bytes;
+      steps.push_back(s);
+    };
+    const auto out = sp ? model::Collective::reducescatter : model::Collective::allreduce;
+    if (forward) {
+      if (sp) comm(model::Collective::allgather);
+      compute("qkv", 2048);
+      compute("attention", 0);
+      compute("proj", 2048);
+      comm(out);
+      if (sp) comm(model::Collective::allgather);
+      compute("fc1", 2048);
+      compute("fc2", 2048);
+      comm(out);
+    } else {
+      if (sp) comm(model::Collective::allgather);
+      compute("fc2 bwd", 2048);
+      compute("fc1 bwd", 2048);
+      comm(out);
+      if (sp) comm(model::Collective::allgather);
+      compute("proj bwd", 2048);
+      compute("attention bwd", 0);
+      compute("qkv bwd", 2048);
+      comm(out);
+    }
+    return steps;
+  }
+  std::vector<simulator::Step> layer_steps(int, simulator::Pass pass) const override {
+    switch (pass) {
+      case simulator::Pass::forward: return pass_steps(1.0, true);
+      case simulator::Pass::backward: return pass_steps(2.0, false);
+      case simulator::Pass::recompute:
+        return recompute == model::Recompute::full ? pass_steps(1.0, true) : std::vector<simulator::Step>{};
+    }
+    return {};
+  }
+  std::vector<simulator::Step> head(simulator::Pass pass, const char* name) const {
+    if (head_us <= 0 || pass == simulator::Pass::recompute) return {};
+    simulator::Step s;
+    s.name = name;
+    s.time_us = head_us * (pass == simulator::Pass::backward ? 2.0 : 1.0);
+    return {s};
+  }
+  std::vector<simulator::Step> embedding_steps(simulator::Pass pass) const override { return head(pass, "embedding"); }
+  std::vector<simulator::Step> logits_steps(simulator::Pass pass) const override { return head(pass, "logits"); }
+  simulator::LayerParams layer_params(int) const override { return {params_per_layer, 0}; }
+  double embedding_params() const override { return 0; }
+  double logits_params() const override { return 0; }
+  std::int64_t pp_message_bytes() const override { return pp_bytes; }
+  double optimizer_us(double params) const override { return optimizer_us_per_mparam * params / 1e6; }
+  simulator::CollectivePrice collective(const simulator::CollectiveCall& call,
+                                        const std::optional<model::CollConfig>& knobs) const override {
+    if (call.bytes <= 0) return {};
+    double bw = bytes_per_us;
+    if (knobs && knobs->channels > 0) bw *= knobs->channels / 8.0;
+    return {latency_us + static_cast<double>(call.bytes) / bw, latency_us, compute_slowdown, comm_slowdown};
+  }
+  simulator::MemoryGib memory() const override { return {1, 1, 1, 1, 4}; }
+  double memory_capacity_gib() const override { return 80; }
+  simulator::IterationFlops flops() const override { return {1e15, 1e15}; }
+  double peak_tflops() const override { return 312; }
+};
+
+// A workload of `layers` layers that every strategy below divides.
+inline model::WorkloadSpec fake_workload(int layers) {
+  model::WorkloadSpec w;
+  w.name = "fake";
+  w.layers = layers;
+  w.hidden = 1024;
+  w.heads = 16;
+  w.kv_heads = 16;
+  w.ffn_hidden = 4096;
+  w.vocab = 1000;
+  w.seq = 2048;
+  return w;
+}
+
+inline model::ClusterSpec fake_cluster() {
+  model::ClusterSpec c;
+  c.name = "fake";
+  c.gpus_per_node = 8;
+  c.gpu.name = "fake";
+  c.gpu.bf16_tflops = 312;
+  c.gpu.memory_gib = 80;
+  return c;
+}
+
+// A resolved strategy without going through model::resolve_strategy (only the fields the simulator reads).
+inline model::Strategy fake_strategy(int pp, int vpp, int dp, long micro_batches) {
+  model::Strategy s;
+  s.pp = pp;
+  s.vpp = vpp;
+  s.dp = dp;
+  s.gpus = pp * dp;
+  s.micro_batch = 1;
+  s.global_batch = micro_batches * dp;
+  s.schedule = vpp > 1 ? model::Schedule::interleaved : model::Schedule::one_f_one_b;
+  return s;
+}
+
+}  // namespace lagom::test
