@@ -244,7 +244,7 @@ struct CdUnit {
     }
   }
   void apply_to(Choice& choice, const std::array<int, 3>& p) const {
-    const model::CollConfig c = config_at(p);
+    const model::CollConfig c = done ? best_config : config_at(p);
     if (communicator) {
       choice.ctas[group] = c.channels;
     } else {
@@ -421,7 +421,13 @@ Status run_lagom(const Problem& problem, const SearchOptions& options, Evaluator
       if (static_cast<int>(i) == held) continue;
       Choice c = choice;
       apply(d, d.options[i], c);
-      LAGOM_TRY(Evaluation e, settle(evaluator, problem, c));
+      Result<Evaluation> tried = settle(evaluator, problem, c);
+      if (!tried.ok()) {
+        // An option the simulator cannot run for this strategy (e.g. an overlap method it lacks).
+        out.trials.push_back(Trial{d.name, d.options[i].label, 0, 0, 0, 0, "not available: " + tried.error().message});
+        continue;
+      }
+      const Evaluation e = std::move(tried).value();
       const bool better = e.iteration_us < best.iteration_us * (1 - k_improvement);
       out.trials.push_back(trial_of(d.name, d.options[i].label, e, better ? "best so far" : "not better"));
       if (better) {
@@ -555,7 +561,12 @@ Result<TuneResult> run_search(SearchKind kind, const Problem& problem, const Sea
       Choice structural_base = start;
       LAGOM_TRY_STATUS(for_each_combination(out.structural, structural_base, [&](const Choice& s) -> Status {
         Choice c = s;
-        LAGOM_TRY(Evaluation e, settle(evaluator, problem, c));
+        Result<Evaluation> tried = settle(evaluator, problem, c);
+        if (!tried.ok()) {
+          out.notes.push_back("structural combination skipped: " + tried.error().message);
+          return {};
+        }
+        const Evaluation e = std::move(tried).value();
         std::vector<Decision> d = comm_decisions(problem.space, e.result->op_classes);
         total += options_product(d);
         spaces.emplace_back(std::move(c), std::move(d));

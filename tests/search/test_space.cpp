@@ -73,7 +73,7 @@ TEST_CASE("structural decisions exist only where they apply and not when pinned"
   REQUIRE(structural.size() == 1);
   CHECK(structural[0].kind == DecisionKind::prefetch);
 
-  auto tp = test::TuneFixture("gpt2", "a40-nvlink-ib400", 16, [](model::Strategy& s, const model::WorkloadSpec&) {
+  auto tp = test::TuneFixture("gpt2-medium", "a40-nvlink-ib400", 16, [](model::Strategy& s, const model::WorkloadSpec&) {
     s.tp = 8;
     s.sp = true;
     s.global_batch = 16;
