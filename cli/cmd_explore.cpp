@@ -1,12 +1,97 @@
-// `lagom explore`: not built yet; the command exists so that the contract's command list is complete.
+// `lagom explore`: every valid strategy for N GPUs, simulated in parallel, the best K that fit in memory.
+#include <fmt/format.h>
+
 #include "cli/app.h"
+#include "cli/output.h"
+#include "cli/sim_options.h"
+#include "simulator/explore.h"
 
 namespace lagom::cli {
 
+namespace {
+
+struct ExploreFlags {
+  SpecFlags spec;
+  StrategyFlags strategy;
+  int top = 10;
+  int threads = 0;
+};
+
+
+void run_explore(const ExploreFlags& flags, const Context& context) {
+  const model::WorkloadSpec workload = unwrap(load_workload(flags.spec));
+  // The base strategy carries gpus, global batch and the fixed knobs; the searched dimensions are pins.
+  const model::Strategy base = unwrap(strategy_from_flags(flags.strategy));
+  const model::ClusterSpec cluster = unwrap(load_cluster(flags.spec, base.gpus));
+  simulator::ExploreOptions options;
+  options.base = base;
+  if (options.base.global_batch == 0 && workload.global_batch) options.base.global_batch = *workload.global_batch;
+  if (options.base.global_batch == 0) fail(ErrorCode::invalid_input, "global-batch: required (the workload has no global_batch)");
+  options.top = flags.top;
+  options.threads = flags.threads;
+  const StrategyFlags& f = flags.strategy;
+  auto& pins = options.pinned;
+  pins.tp = f.tp, pins.pp = f.pp, pins.dp = f.dp, pins.cp = f.cp, pins.ep = f.ep, pins.vpp = f.vpp, pins.zero = f.zero;
+  if (f.sp) pins.sp = true;
+  pins.micro_batch = f.micro_batch;
+  if (f.recompute) pins.recompute = base.recompute;
+  if (f.tp_overlap) pins.tp_overlap = base.tp_overlap;
+  const model::CostModel cost_model(cluster);
+  const simulator::ExploreResult result =
+      unwrap(simulator::explore(workload, cluster, cost_model, options, context.progress()));
+  if (context.json) {
+    nlohmann::json results = nlohmann::json::array();
+    for (const auto& entry : result.results) {
+      results.push_back({{"strategy", model::to_json(entry.strategy)},
+                         {"iteration_time_s", entry.result.iteration_time_s},
+                         {"tokens_per_s", entry.result.tokens_per_s},
+                         {"mfu", entry.result.mfu},
+                         {"memory_gib_per_gpu_total", entry.result.memory.total}});
+    }
+    print_json({{"model", workload.name},
+                {"cluster", {{"name", cluster.name}, {"nodes", cluster.nodes}, {"gpus_per_node", cluster.gpus_per_node},
+                             {"gpu", cluster.gpu.name}}},
+                {"gpus", base.gpus},
+                {"global_batch", options.base.global_batch},
+                {"evaluated", result.evaluated},
+                {"pruned", result.pruned},
+                {"out_of_memory", result.out_of_memory},
+                {"simulated", result.simulated},
+                {"elapsed_s", result.elapsed_s},
+                {"results", std::move(results)}});
+    return;
+  }
+  fmt::print("# lagom explore: {} on {} GPUs of {}, global batch {}\n", workload.name, base.gpus, cluster.name,
+             options.base.global_batch);
+  fmt::print("# evaluated {} strategies ({} simulated, {} pruned of which {} out of memory) in {:.3f} s\n",
+             result.evaluated, result.simulated, result.pruned, result.out_of_memory, result.elapsed_s);
+  Table table({{"rank"}, {"tp"}, {"pp"}, {"dp"}, {"cp"}, {"ep"}, {"sp"}, {"vpp"}, {"mb"}, {"recompute", true},
+               {"zero"}, {"tp_overlap", true}, {"iteration_s"}, {"tokens/s"}, {"mfu_%"}, {"mem_gib"}});
+  int rank = 1;
+  for (const auto& e : result.results) {
+    const auto& s = e.strategy;
+    table.add_row({std::to_string(rank++), std::to_string(s.tp), std::to_string(s.pp), std::to_string(s.dp),
+                   std::to_string(s.cp), std::to_string(s.ep), s.sp ? "on" : "off", std::to_string(s.vpp),
+                   std::to_string(s.micro_batch), std::string(model::to_string(s.recompute)), std::to_string(s.zero),
+                   model::to_string(s.tp_overlap), fmt::format("{:.4f}", e.result.iteration_time_s),
+                   fmt::format("{:.0f}", e.result.tokens_per_s), fmt::format("{:.1f}", 100 * e.result.mfu),
+                   fmt::format("{:.1f}", e.result.memory.total)});
+  }
+  fmt::print("{}", table.render());
+  if (result.results.empty()) fmt::print("# no strategy fits in memory\n");
+}
+
+}  // namespace
+
 void add_explore_command(CLI::App& app, Context& context) {
-  auto* command = app.add_subcommand("explore", "(not implemented yet)");
+  auto* command = app.add_subcommand("explore", "Search every valid strategy for N GPUs (capacity planning)");
   add_common_flags(*command, context);
-  command->callback([] { fail(ErrorCode::unavailable, "explore: not implemented yet in this build"); });
+  auto flags = std::make_shared<ExploreFlags>();
+  add_spec_flags(*command, flags->spec);
+  add_strategy_flags(*command, flags->strategy);
+  command->add_option("--top", flags->top, "Strategies to report [10]")->check(CLI::PositiveNumber);
+  command->add_option("--threads", flags->threads, "Worker threads [all cores]");
+  command->callback([flags, &context] { run_explore(*flags, context); });
 }
 
 }  // namespace lagom::cli

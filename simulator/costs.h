@@ -73,6 +73,17 @@ class IterationCosts {
   // Layer `layer` (0-based over the whole model), one micro-batch. Pass::recompute: what the backward
   // reruns first (nothing without recomputation).
   [[nodiscard]] virtual std::vector<Step> layer_steps(int layer, Pass pass) const = 0;
+  // Compute time alone of layer `layer` for one micro-batch: forward + recompute + backward, collectives
+  // excluded. Default: the sum over layer_steps(); implementations may cache it (explore's bound calls it
+  // for every layer of every candidate).
+  [[nodiscard]] virtual double layer_compute_us(int layer) const;
+  // For explore's lower bound with NCCL's default knobs: the layer's forward and backward (incl. recompute)
+  // time alone counting compute and only the collectives no overlap method can hide (cp/ep all-to-all, TP
+  // all-reduce); never more than what simulate() spends on the layer. Default: compute only.
+  struct LayerBound {
+    double forward_us = 0, backward_us = 0;
+  };
+  [[nodiscard]] virtual LayerBound layer_bound(int layer) const;
   // The embedding (first pipeline stage) and the output layer with the loss (last stage); no recompute.
   [[nodiscard]] virtual std::vector<Step> embedding_steps(Pass pass) const = 0;
   [[nodiscard]] virtual std::vector<Step> logits_steps(Pass pass) const = 0;

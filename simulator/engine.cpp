@@ -104,7 +104,11 @@ void Engine::reschedule(int stage_index, double now_us, std::vector<Event>& heap
   const Stage& stage = m_stages[static_cast<std::size_t>(stage_index)];
   auto push = [&](int task) {
     const auto t = static_cast<std::size_t>(task);
-    m_rate[t] = rate(task);
+    const double r = rate(task);
+    // An unchanged rate keeps the pending finish event valid (remaining work was advanced at this rate).
+    if (m_scheduled[t] && r == m_rate[t]) return;
+    m_rate[t] = r;
+    m_scheduled[t] = true;
     ++m_version[t];
     heap.push_back(Event{now_us + m_remaining[t] / m_rate[t], task, m_version[t]});
     std::push_heap(heap.begin(), heap.end(), std::greater<>());
@@ -150,6 +154,7 @@ Status Engine::run() {
   for (std::size_t i = 0; i < n; ++i) m_remaining[i] = m_tasks[i].work_us;
   m_rate.assign(n, 1.0);
   m_version.assign(n, 0);
+  m_scheduled.assign(n, false);
   std::vector<double> first_start(n, -1.0);
   for (auto& stream : m_streams) stream.next = 0;
   for (auto& stage : m_stages) stage = Stage{};

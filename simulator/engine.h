@@ -121,6 +121,7 @@ class Engine {
   // Filled by run().
   std::vector<double> m_start_us, m_end_us, m_remaining, m_rate;
   std::vector<std::uint32_t> m_version;
+  std::vector<bool> m_scheduled;  // a finish event at the current rate is in the heap
   double m_makespan_us = 0;
 };
 

@@ -45,7 +45,7 @@ std::vector<model::Strategy> enumerate(const model::WorkloadSpec& w, const model
   for (const int tp : pin(p.tp, divisors(gpus, gpus))) {
     if (w.heads % tp != 0 || w.kv_heads % tp != 0) continue;
     for (const int cp : pin(p.cp, divisors(gpus / tp, gpus))) {
-      if (gpus % tp != 0 || (gpus / tp) % cp != 0 || w.seq % cp != 0) continue;
+      if (gpus % tp != 0 || (gpus / tp) % cp != 0 || w.seq % cp != 0 || (w.heads / tp) % cp != 0) continue;
       for (const int pp : pin(p.pp, divisors(gpus / tp / cp, w.layers))) {
         if ((gpus / tp / cp) % pp != 0 || w.layers % pp != 0) continue;
         const int dp = gpus / tp / cp / pp;
@@ -126,16 +126,29 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
 
   // Phase 1: memory (the same figure simulate reports) and the lower bound.
   constexpr double k_inf = std::numeric_limits<double>::infinity();
+  // The bound ignores communication, so candidates differing only in tp-overlap share it (they follow each
+  // other in enumeration order): compute it for the first of each run.
   std::vector<double> bound(candidates.size(), k_inf);
+  std::vector<std::size_t> leader(candidates.size());
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    leader[i] = i;
+    if (i > 0) {
+      model::Strategy a = candidates[i], b = candidates[leader[i - 1]];
+      a.tp_overlap = b.tp_overlap;
+      if (a == b) leader[i] = leader[i - 1];
+    }
+  }
   progress.begin("explore: bounds", static_cast<long>(candidates.size()));
   parallel(candidates.size(), [&](std::size_t i) {
+    if (leader[i] != i) return;
     const model::Strategy& s = candidates[i];
     const double total_gib = units::bytes_to_gib(cost_model.memory_per_gpu(workload, s).total_bytes());
     if (!(total_gib <= cluster.gpu.memory_gib)) return;
     const ModelCosts costs(cost_model, workload, s);
-    bound[i] = iteration_lower_bound_us(workload, s, costs);
+    bound[i] = iteration_lower_bound_us(workload, s, cluster.gpus_per_node, costs);
   });
   progress.end();
+  for (std::size_t i = 0; i < candidates.size(); ++i) bound[i] = bound[leader[i]];
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     if (bound[i] < k_inf) order.push_back(i);

@@ -59,6 +59,25 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
     for (int pass = 0; pass < 3; ++pass) {
       const auto steps = m_model.layer_steps(w, s, phase_of(static_cast<Pass>(pass)), layer);
       m_layer_steps[static_cast<std::size_t>(kind)][static_cast<std::size_t>(pass)] = convert(steps);
+      LayerBound& bound = m_layer_bound[static_cast<std::size_t>(kind)];
+      double& side = pass == 0 ? bound.forward_us : bound.backward_us;
+      for (const auto& step : steps) {
+        if (!step.is_comm) {
+          m_layer_compute_us[static_cast<std::size_t>(kind)] += step.compute.time_us;
+          side += step.compute.time_us;
+          continue;
+        }
+        // Collectives no overlap method hides: all-to-alls and TP all-reduce (overlap needs sp: AG/RS).
+        const bool hidden_by_overlap = step.comm.group == model::Group::tp &&
+                                       step.comm.collective != model::Collective::allreduce;
+        if (hidden_by_overlap || step.comm.group == model::Group::dp || step.comm.group == model::Group::pp) continue;
+        const Group group = group_of(step.comm.group, false);
+        const auto bytes = static_cast<std::int64_t>(std::llround(step.comm.bytes));
+        side += collective({step.comm.collective, communicator_shape(group, m_strategy, m_model.cluster().gpus_per_node),
+                            bytes, 0},
+                           std::nullopt)
+                    .time_us;
+      }
       int count = 0;
       for (int l = 0; l < w.layers; ++l) count += kind_of(l) == kind ? 1 : 0;
       double f = 0, mf = 0;
@@ -140,6 +159,13 @@ std::vector<Step> ModelCosts::embedding_steps(Pass pass) const {
   return m_embedding_steps[static_cast<std::size_t>(pass)];
 }
 std::vector<Step> ModelCosts::logits_steps(Pass pass) const { return m_logits_steps[static_cast<std::size_t>(pass)]; }
+IterationCosts::LayerBound ModelCosts::layer_bound(int layer) const {
+  return m_layer_bound[static_cast<std::size_t>(kind_of(layer))];
+}
+
+double ModelCosts::layer_compute_us(int layer) const {
+  return m_layer_compute_us[static_cast<std::size_t>(kind_of(layer))];
+}
 LayerParams ModelCosts::layer_params(int layer) const { return m_layer_params[static_cast<std::size_t>(kind_of(layer))]; }
 
 double ModelCosts::embedding_params() const {

@@ -24,6 +24,8 @@ class ModelCosts final : public IterationCosts {
   ModelCosts(const model::CostModel& model, model::WorkloadSpec workload, model::Strategy strategy);
 
   [[nodiscard]] std::vector<Step> layer_steps(int layer, Pass pass) const override;
+  [[nodiscard]] double layer_compute_us(int layer) const override;
+  [[nodiscard]] LayerBound layer_bound(int layer) const override;
   [[nodiscard]] std::vector<Step> embedding_steps(Pass pass) const override;
   [[nodiscard]] std::vector<Step> logits_steps(Pass pass) const override;
   [[nodiscard]] LayerParams layer_params(int layer) const override;
@@ -52,6 +54,8 @@ class ModelCosts final : public IterationCosts {
   // [dense, moe][forward, backward, recompute]
   std::array<std::array<std::vector<Step>, 3>, 2> m_layer_steps;
   std::array<LayerParams, 2> m_layer_params{};
+  std::array<double, 2> m_layer_compute_us{};
+  std::array<LayerBound, 2> m_layer_bound{};
   std::array<std::vector<Step>, 3> m_embedding_steps, m_logits_steps;
   model::ComputeOp m_representative_op;
   double m_optimizer_us = 0, m_optimizer_params = 0;

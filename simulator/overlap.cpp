@@ -1,10 +1,42 @@
 #include "simulator/overlap.h"
 
+#include <algorithm>
+
+#include "model/overlap_plan.h"
+
 namespace lagom::simulator {
 
-// The overlap plans (model/overlap_plan.h) are not in this build yet: say so instead of pricing anything.
-Result<OverlapCost> price_overlap(const OverlapQuery&) {
-  return make_error(ErrorCode::unavailable, "tp-overlap: not supported yet in this build (no overlap plans)");
+Result<OverlapCost> price_overlap(const OverlapQuery& query) {
+  model::OverlapRequest request;
+  request.kernel = query.kernel == OverlapPair::ag_gemm ? model::OverlapKernel::ag_gemm : model::OverlapKernel::gemm_rs;
+  switch (query.method.kind) {
+    case model::TpOverlap::Kind::none:
+      return make_error(ErrorCode::invalid_input, "tp-overlap none has no overlap plan");
+    case model::TpOverlap::Kind::slice:
+      request.method = {model::OverlapMethodKind::slice, query.method.slices};
+      break;
+    case model::TpOverlap::Kind::flash:
+      request.method = {model::OverlapMethodKind::flash, 1};
+      break;
+  }
+  request.ranks = query.ranks;
+  request.m = std::max<std::int64_t>(query.m, 1);
+  request.n = std::max<std::int64_t>(query.n, 1);
+  request.k = std::max<std::int64_t>(query.k, 1);
+  request.element_bytes = query.element_bytes;
+  LAGOM_TRY(const model::OverlapPlan plan, model::make_overlap_plan(request));
+  const auto steps = static_cast<double>(plan.ranks.front().comm.size());
+  const double step_latency_us = query.collective.latency_us / std::max(1, query.ranks - 1);
+  const double bandwidth_us = std::max(0.0, query.collective.time_us - query.collective.latency_us);
+  model::OverlapTiming timing;
+  timing.gemm_us = query.gemm_us;
+  timing.reduce_us = 0;  // the reduction of received partials is memory-bound and small beside the GEMM
+  timing.comm_us = bandwidth_us + steps * step_latency_us;
+  timing.comm_step_latency_us = step_latency_us;
+  timing.compute_slowdown = std::max(1.0, query.collective.compute_slowdown);
+  timing.comm_slowdown = std::max(1.0, query.collective.comm_slowdown);
+  LAGOM_TRY(const model::OverlapPrediction prediction, model::price_overlap_plan(plan, timing));
+  return OverlapCost{std::max(0.0, prediction.overlapped_us - query.gemm_us)};
 }
 
 }  // namespace lagom::simulator

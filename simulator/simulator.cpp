@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cmath>
 #include <map>
 
@@ -278,6 +279,11 @@ Status Builder::prepare() {
   if (m_s.dp < 1 || m_s.pp < 1 || m_s.vpp < 1 || m_s.micro_batch < 1 || m_s.global_batch < 1) {
     return make_error(ErrorCode::invalid_input, "simulate: the strategy is not resolved");
   }
+  if (m_s.cp > 1 && (m_w.heads / m_s.tp) % m_s.cp != 0) {
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("cp={} (Ulysses all-to-all over heads) does not divide the heads per tp rank ({})",
+                                  m_s.cp, m_w.heads / m_s.tp));
+  }
   m_micro_batches = static_cast<int>(m_s.micro_batches());
   m_layers_per_chunk = m_w.layers / (m_s.pp * m_s.vpp);
   if (m_micro_batches < 1 || m_layers_per_chunk < 1) {
@@ -309,6 +315,13 @@ Status Builder::build_plans() {
   LAGOM_TRY(m_emb_bwd, to_plan(m_costs.embedding_steps(Pass::backward)));
   LAGOM_TRY(m_logits_fwd, to_plan(m_costs.logits_steps(Pass::forward)));
   LAGOM_TRY(m_logits_bwd, to_plan(m_costs.logits_steps(Pass::backward)));
+  for (const auto* plans : {&m_layer_fwd, &m_layer_bwd}) {
+    for (const PassPlan& plan : *plans) {
+      if (!std::isfinite(plan.total_us()) || plan.total_us() < 0) {
+        return make_error(ErrorCode::failure, "simulate: the cost model priced a layer as not finite");
+      }
+    }
+  }
   return {};
 }
 
@@ -323,6 +336,7 @@ int Builder::add_task(int stage, StreamKind kind, const Task& task, const TaskIn
 }
 
 int Builder::emit_compute(int stage, const PassPlan& plan, int plan_index, const TaskInfo& info) {
+  assert(std::isfinite(plan.total_us()) && plan.total_us() >= 0);
   Task task;
   task.kind = TaskKind::compute;
   task.work_us = plan.total_us();
@@ -715,6 +729,27 @@ void Builder::record_timeline(SimulationResult& result) const {
 
 }  // namespace
 
+IterationCosts::LayerBound IterationCosts::layer_bound(int layer) const {
+  LayerBound bound;
+  for (const Pass pass : {Pass::forward, Pass::recompute, Pass::backward}) {
+    for (const Step& step : layer_steps(layer, pass)) {
+      if (step.is_comm) continue;
+      (pass == Pass::forward ? bound.forward_us : bound.backward_us) += step.time_us;
+    }
+  }
+  return bound;
+}
+
+double IterationCosts::layer_compute_us(int layer) const {
+  double sum = 0;
+  for (const Pass pass : {Pass::forward, Pass::recompute, Pass::backward}) {
+    for (const Step& step : layer_steps(layer, pass)) {
+      if (!step.is_comm) sum += step.time_us;
+    }
+  }
+  return sum;
+}
+
 std::string_view to_string(Group group) {
   for (const auto& [g, name] : k_groups) {
     if (g == group) return name;
@@ -767,7 +802,7 @@ Result<std::vector<OpClass>> op_classes(const model::WorkloadSpec& workload, con
 }
 
 double iteration_lower_bound_us(const model::WorkloadSpec& workload, const model::Strategy& strategy,
-                                const IterationCosts& costs) {
+                                int gpus_per_node, const IterationCosts& costs) {
   const int p = strategy.pp, v = strategy.vpp;
   const int lpc = workload.layers / (p * v);
   const double m = static_cast<double>(strategy.micro_batches());
@@ -778,35 +813,99 @@ double iteration_lower_bound_us(const model::WorkloadSpec& workload, const model
     }
     return sum;
   };
-  std::vector<double> per_layer(static_cast<std::size_t>(workload.layers));
-  for (int l = 0; l < workload.layers; ++l) {
-    per_layer[static_cast<std::size_t>(l)] = compute_us(costs.layer_steps(l, Pass::forward)) +
-                                             compute_us(costs.layer_steps(l, Pass::recompute)) +
-                                             compute_us(costs.layer_steps(l, Pass::backward));
-  }
-  double best = 0;
+  const double embedding_f = compute_us(costs.embedding_steps(Pass::forward));
+  const double embedding_b = compute_us(costs.embedding_steps(Pass::backward));
+  const double logits_f = compute_us(costs.logits_steps(Pass::forward));
+  const double logits_b = compute_us(costs.logits_steps(Pass::backward));
+  // Per stage: one micro-batch's forward and backward of chunk 0, and of all chunks.
+  std::vector<double> first_f(static_cast<std::size_t>(p)), first_b(static_cast<std::size_t>(p));
+  std::vector<double> busy(static_cast<std::size_t>(p)), optimizer(static_cast<std::size_t>(p));
+  double stream_floor = 0;  // the busiest communication stream's work alone
   for (int s = 0; s < p; ++s) {
     double per_mb = 0, params = 0;
     for (int c = 0; c < v; ++c) {
+      double f = 0, b = 0;
       for (int j = 0; j < lpc; ++j) {
         const int layer = (c * p + s) * lpc + j;
-        per_mb += per_layer[static_cast<std::size_t>(layer)];
+        const IterationCosts::LayerBound lb = costs.layer_bound(layer);
+        f += lb.forward_us;
+        b += lb.backward_us;
         const LayerParams lp = costs.layer_params(layer);
         params += lp.dense + lp.expert;
       }
+      if (c == 0 && s == 0) f += embedding_f, b += embedding_b;
+      if (c == v - 1 && s == p - 1) f += logits_f, b += logits_b;
+      if (c == 0) first_f[static_cast<std::size_t>(s)] = f, first_b[static_cast<std::size_t>(s)] = b;
+      per_mb += f + b;
     }
-    if (s == 0) {
-      per_mb += compute_us(costs.embedding_steps(Pass::forward)) + compute_us(costs.embedding_steps(Pass::backward));
-      params += costs.embedding_params();
-    }
-    if (s == p - 1) {
-      per_mb += compute_us(costs.logits_steps(Pass::forward)) + compute_us(costs.logits_steps(Pass::backward));
-      params += costs.logits_params();
-    }
+    if (s == 0) params += costs.embedding_params();
+    if (s == p - 1) params += costs.logits_params();
+    busy[static_cast<std::size_t>(s)] = per_mb * m;
     // Sharded optimizer: every shard is at most this small (expert shards are larger), and the optimizer
     // time grows with parameters.
     const double shard = strategy.zero >= 1 ? static_cast<double>(strategy.dp) * strategy.cp : 1.0;
-    best = std::max(best, per_mb * m + costs.optimizer_us(params / shard));
+    optimizer[static_cast<std::size_t>(s)] = costs.optimizer_us(params / shard);
+    // Data-parallel traffic that nothing overlaps (NCCL's default knobs, as explore evaluates): ZeRO-1/2's
+    // parameter all-gather after the optimizer; with dp-overlap off, every gradient reduction before it.
+    // Dense parameters only (expert ones travel on their own group), in buckets as simulate() issues them.
+    const model::CommGroup dp_group = communicator_shape(Group::dp, strategy, gpus_per_node);
+    if (dp_group.ranks > 1 && strategy.zero != 3) {
+      double dense = 0;
+      for (int c = 0; c < v; ++c) {
+        for (int j = 0; j < lpc; ++j) dense += costs.layer_params((c * p + s) * lpc + j).dense;
+      }
+      if (s == 0) dense += costs.embedding_params();
+      if (s == p - 1) dense += costs.logits_params();
+      const bool wide = strategy.precision == model::Precision::fp32 || strategy.precision == model::Precision::tf32;
+      const double bytes = dense * (wide ? 4.0 : 2.0);
+      const double bucket = strategy.bucket_mb * 1e6;
+      auto bucketed_us = [&](model::Collective collective) {
+        const double full = std::floor(bytes / bucket);
+        const double rest = bytes - full * bucket;
+        double us = 0;
+        if (full >= 1) us += full * costs.collective({collective, dp_group, static_cast<std::int64_t>(bucket), 0}, std::nullopt).time_us;
+        if (rest >= 1) {
+          us += costs.collective({collective, dp_group, static_cast<std::int64_t>(std::llround(rest)), 0}, std::nullopt).time_us;
+        }
+        return us;
+      };
+      if (strategy.zero == 1 || strategy.zero == 2) optimizer[static_cast<std::size_t>(s)] += bucketed_us(model::Collective::allgather);
+      const double reduce_us =
+          bucketed_us(strategy.zero >= 1 ? model::Collective::reducescatter : model::Collective::allreduce);
+      if (!strategy.dp_overlap) busy[static_cast<std::size_t>(s)] += reduce_us;
+      // The dp stream runs every reduction one after another before the optimizer.
+      stream_floor = std::max(stream_floor, reduce_us + optimizer[static_cast<std::size_t>(s)]);
+    }
+    if (dp_group.ranks > 1 && strategy.zero == 3) {
+      // FSDP: the fsdp stream gathers every layer's parameters before its forward and its backward, and the
+      // dp stream reduce-scatters its gradients after every backward, for each micro-batch.
+      const bool wide = strategy.precision == model::Precision::fp32 || strategy.precision == model::Precision::tf32;
+      double gathers_us = 0, scatters_us = 0;
+      for (int c = 0; c < v; ++c) {
+        for (int j = 0; j < lpc; ++j) {
+          const int layer = (c * p + s) * lpc + j;
+          double dense = costs.layer_params(layer).dense;
+          if (j == 0 && c == 0 && s == 0) dense += costs.embedding_params();
+          if (j == lpc - 1 && c == v - 1 && s == p - 1) dense += costs.logits_params();
+          const auto bytes = static_cast<std::int64_t>((dense + costs.layer_params(layer).expert) * (wide ? 4.0 : 2.0));
+          const auto grad = static_cast<std::int64_t>(dense * (wide ? 4.0 : 2.0));
+          gathers_us += 2 * costs.collective({model::Collective::allgather, dp_group, bytes, 0}, std::nullopt).time_us;
+          scatters_us += costs.collective({model::Collective::reducescatter, dp_group, grad, 0}, std::nullopt).time_us;
+        }
+      }
+      stream_floor = std::max(stream_floor, m * gathers_us);
+      stream_floor = std::max(stream_floor, m * scatters_us);
+    }
+  }
+  // Stage s starts only after micro-batch 0 crossed stages 0..s−1 (chunk 0), and after its last backward
+  // (chunk 0, last micro-batch) that gradient still crosses stages s−1..0, whose optimizer then runs.
+  double best = stream_floor, head = 0, tail = 0;
+  for (int s = 0; s < p; ++s) {
+    const auto i = static_cast<std::size_t>(s);
+    best = std::max(best, busy[i] + optimizer[i]);
+    best = std::max(best, head + busy[i] + tail + optimizer[0]);
+    head += first_f[i];
+    tail += first_b[i];
   }
   return best;
 }

@@ -111,10 +111,13 @@ Result<std::vector<OpClass>> op_classes(const model::WorkloadSpec& workload, con
                                         const model::Strategy& strategy, const IterationCosts& costs,
                                         const CommAssignment& assignment = {});
 
-// A lower bound of the iteration time (the busiest stage's compute alone, plus its optimizer step),
-// microseconds; explore prunes with it. Never above simulate()'s iteration time.
+// A lower bound of simulate()'s iteration time with the default assignment (NCCL's default knobs),
+// microseconds; explore prunes with it. Per stage: its compute and unhideable collectives alone
+// (IterationCosts::layer_bound), the pipeline fill before it and drain after it, its optimizer step, and
+// the data-parallel traffic nothing overlaps (ZeRO-1/2 parameter all-gather; all gradient reduction with
+// dp-overlap off). Contention only slows work down, so nothing here can exceed the simulated time.
 double iteration_lower_bound_us(const model::WorkloadSpec& workload, const model::Strategy& strategy,
-                                const IterationCosts& costs);
+                                int gpus_per_node, const IterationCosts& costs);
 
 // The shape of a communicator for a resolved strategy (Megatron's rank order: tp fastest, then cp, dp, pp;
 // ep consecutive inside dp·cp at stride tp; expert-dp at stride tp·ep; pp neighbours tp·cp·dp apart).

@@ -198,10 +198,16 @@ TEST_CASE("the lower bound never exceeds the simulated iteration time", "[simula
   costs.tp = 2;
   costs.compute_slowdown = 1.2;
   for (int pp : {1, 2, 4}) {
+    for (int zero : {0, 1, 3}) {
     auto s = fake_strategy(pp, 1, 2, 8);
     s.tp = 2;
+    s.zero = zero;
+    s.dp_overlap = zero != 1;
     const auto w = fake_workload(8);
     const auto r = run(w, s, costs);
-    CHECK(simulator::iteration_lower_bound_us(w, s, costs) <= r.iteration_time_s * 1e6 * (1 + 1e-12));
+    const double bound = simulator::iteration_lower_bound_us(w, s, 8, costs);
+    CHECK(bound <= r.iteration_time_s * 1e6 * (1 + 1e-12));
+    CHECK(bound > 0.5 * r.iteration_time_s * 1e6);  // and not trivially weak
+    }
   }
 }
