@@ -86,14 +86,14 @@ for cluster in a100-eth100 a100-eth25; do
 done
 
 echo
-echo "# evaluations as parallel dimensions add op classes (llama3-8b on dgx-h100, global batch 64, mb 1)"
+echo "# evaluations as parallel dimensions add op classes (llama3-8b on dgx-h100, global batch 64, mb 1, zero 1, recompute full)"
 echo
 echo "| strategy | op classes | Σ options | lagom evaluations | oracle evaluations | lagom speedup |"
 echo "|---|---|---|---|---|---|"
 grow() {
   local label="$1"; shift
   local json
-  json=$("$lagom" tune --model llama3-8b --cluster dgx-h100 --global-batch 64 --recompute full "$@" --out "$out/g" --json --quiet)
+  json=$("$lagom" tune --model llama3-8b --cluster dgx-h100 --global-batch 64 --recompute full --zero 1 "$@" --out "$out/g" --json --quiet)
   echo "$json" | python3 -c "import json,sys; d=json.load(sys.stdin); print('| $label | %d | %d | %d | %.3g | %.3f× |' % (d['op_classes'], d['grid_options'], d['evaluations'], d['oracle_evaluations'], d['speedup']))"
 }
 grow "DP 8" --gpus 8
