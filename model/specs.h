@@ -87,7 +87,8 @@ struct ClusterSpec {
   // Fixed host-side cost of one collective call (kernel launch, stream events, proxy wake-up) as
   // nccl-tests sees it, microseconds; added to NCCL's own latency model (which omits it).
   double collective_launch_us = 0;
-  double kernel_launch_us = 0;  // fixed cost of one compute kernel launch, microseconds
+  double kernel_launch_us = 0;  // host-side dispatch time of one compute op, microseconds; an op takes at
+                                // least this long (asynchronous launch: longer GPU work hides it)
   // Channels NCCL's topology search gives a communicator by default ("N coll channels" in NCCL's log).
   int nccl_channels = 8;
   bool has_nccl = true;         // false for `localhost` on CPUs (MPI collectives, no NCCL knobs)

@@ -156,7 +156,8 @@ TEST_CASE("a large bf16 GEMM on an H100 runs at the documented sustained fractio
   // 64×64 = 4096 tiles on 132 SMs: 32 waves, 4096 / (32·132) = 0.9697; k: 8192/8256; × 0.75 sustained.
   const double eff = 0.75 * (4096.0 / (32 * 132)) * (8192.0 / 8256.0);
   CHECK(model.gemm_efficiency(shape, Precision::bf16) == Approx(eff));
-  const double expected_us = shape.flops() / (989e12 * eff) * 1e6 + 3.0;
+  // The 3 µs launch is hidden behind a GEMM this long (op time = max(GPU time, launch)).
+  const double expected_us = shape.flops() / (989e12 * eff) * 1e6;
   CHECK(model.gemm_time_us(shape, Precision::bf16) == Approx(expected_us));
 }
 
