@@ -297,6 +297,7 @@ simulator::CommAssignment to_assignment(const SpaceContext& context, const Choic
     if (!extended) {
       // NCCL_NTHREADS applies to LL and Simple (LL128 has its own thread count); NCCL_BUFFSIZE sets the
       // Simple chunk only (LL/LL128 buffers are fixed).
+      // unverified: from NCCL's init.cc as remembered (NCCL_LL128_NTHREADS, NCCL_LL_BUFFSIZE exist apart).
       if (choice.threads > 0 && config.proto != model::Proto::ll128) config.threads = choice.threads;
       if (choice.chunk_bytes > 0 && config.proto == model::Proto::simple) config.chunk_bytes = choice.chunk_bytes;
       if (p2p) config.channels = 0;  // the communicator's CTAs
