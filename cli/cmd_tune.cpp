@@ -1,12 +1,256 @@
-// `lagom tune`: not built yet; the command exists so that the contract's command list is complete.
+// `lagom tune`: searches the communication knobs of one training iteration on the cost model (search/)
+// and writes nccl_tuner.conf, lagom.env and lagom-config.json into --out (docs/search.md, docs/shim.md).
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
 #include "cli/app.h"
+#include "cli/output.h"
+#include "cli/sim_options.h"
+#include "model/presets.h"
+#include "search/outputs.h"
+#include "search/search.h"
+#include "simulator/model_costs.h"
 
 namespace lagom::cli {
 
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TuneFlags {
+  SpecFlags spec;
+  StrategyFlags strategy;
+  std::string search = "lagom";
+  std::string runtime = "nccl";
+  std::string out = "./lagom-out";
+  bool explain = false;
+};
+
+// The plugin built next to this binary (<build>/bin/lagom → <build>/lib/libnccl-tuner-lagom.so), else
+// "lagom" (NCCL then looks for libnccl-tuner-lagom.so on the library path).
+std::string plugin_path() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path plugin = exe.parent_path().parent_path() / "lib" / "libnccl-tuner-lagom.so";
+    if (fs::exists(plugin, ec)) return fs::weakly_canonical(plugin, ec).string();
+  }
+  return "lagom";
+}
+
+std::string fmt_us(double us) { return fmt::format("{:.1f}", us); }
+
+nlohmann::json grid_json(const search::TuneResult& r) {
+  nlohmann::json grid = nlohmann::json::array();
+  auto add = [&](const search::Decision& d) {
+    nlohmann::json options = nlohmann::json::array();
+    for (const auto& o : d.options) options.push_back(o.label);
+    grid.push_back({{"decision", d.name}, {"scope", d.scope}, {"options", std::move(options)}});
+  };
+  for (const auto& d : r.structural) add(d);
+  for (const auto& d : r.decisions) add(d);
+  return grid;
+}
+
+void print_explain(const search::TuneResult& r, const std::vector<search::OpReport>& reports) {
+  fmt::print("# explain: the grid (DESIGN.md \"Search\"); Σ options {:.0f}, exhaustive cross product {:.3g}\n",
+             r.grid_options, r.oracle_evaluations);
+  fmt::print("# issue priority of concurrent collectives (as scheduled | critical path first): not searched, the "
+             "simulator has no such knob yet; collectives run as scheduled\n");
+  auto print_decision = [](const search::Decision& d) {
+    std::string labels;
+    for (std::size_t i = 0; i < d.options.size(); ++i) {
+      if (i == 12 && d.options.size() > 14) {
+        labels += fmt::format(" ... ({} more)", d.options.size() - 12);
+        break;
+      }
+      labels += (i ? ", " : "") + d.options[i].label;
+    }
+    fmt::print("grid {} [{}] {} options: {}\n", d.name, d.scope, d.options.size(), labels);
+  };
+  for (const auto& d : r.structural) print_decision(d);
+  for (const auto& d : r.decisions) print_decision(d);
+  // Trials per decision, in the order they were made.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const search::Trial*>> by_decision;
+  for (const auto& t : r.trials) {
+    if (by_decision.find(t.decision) == by_decision.end()) order.push_back(t.decision);
+    by_decision[t.decision].push_back(&t);
+  }
+  fmt::print("# explain: what was tried (iteration, Y = compute, x = Σ communication, µs)\n");
+  for (const auto& name : order) {
+    const auto& trials = by_decision[name];
+    long skipped = 0;
+    fmt::print("## {}\n", name);
+    for (const auto* t : trials) {
+      if (t->note.rfind("skipped", 0) == 0) {
+        ++skipped;
+        continue;
+      }
+      fmt::print("  {:<34} iteration {:>12}  Y {:>12}  x {:>12}{}  {}\n", t->option, fmt_us(t->iteration_us),
+                 fmt_us(t->compute_us), fmt_us(t->comm_us),
+                 t->class_comm_us > 0 ? fmt::format("  class {:>10}", fmt_us(t->class_comm_us)) : std::string(),
+                 t->note);
+    }
+    if (skipped > 0) fmt::print("  ({} options skipped: their price is dominated by another option's)\n", skipped);
+  }
+  fmt::print("# explain: winners\n");
+  for (const auto& rep : reports) {
+    fmt::print("{}: {}/{} ch {} thr {} chunk {} [{}], {} µs per call alone\n", simulator::op_class_name(rep.op.key),
+               model::to_string(rep.config.algo), model::to_string(rep.config.proto), rep.config.channels,
+               rep.config.threads, search::format_bytes(rep.config.chunk_bytes), rep.scope, fmt_us(rep.op.time_us));
+  }
+  for (const auto& note : r.notes) fmt::print("note: {}\n", note);
+  fmt::print("why: the winner of every decision is the option with the fastest simulated iteration among those "
+             "tried ({} search); the iteration went from {} µs (NCCL defaults) to {} µs\n",
+             search::to_string(r.search), fmt_us(r.baseline_iteration_us), fmt_us(r.predicted_iteration_us));
+}
+
+void run_tune(const TuneFlags& flags, const Context& context) {
+  const auto kind = search::parse_search(flags.search);
+  if (!kind) {
+    fail(ErrorCode::invalid_input,
+         fmt::format("search: '{}' is not lagom, autoccl, exhaustive or default", flags.search));
+  }
+  const auto runtime = model::parse_runtime(flags.runtime);
+  if (!runtime) fail(ErrorCode::invalid_input, fmt::format("runtime: '{}' is not nccl or nccl-extended", flags.runtime));
+
+  const model::WorkloadSpec workload = unwrap(load_workload(flags.spec));
+  const model::Strategy requested = unwrap(strategy_from_flags(flags.strategy));
+  const model::ClusterSpec cluster = unwrap(load_cluster(flags.spec, requested.gpus));
+  const model::Strategy strategy = unwrap(model::resolve_strategy(requested, workload, cluster));
+  const model::CostModel cost_model(cluster);
+  const simulator::ModelCosts costs(cost_model, workload, strategy);
+  const simulator::MemoryGib memory = costs.memory();
+  if (memory.total > costs.memory_capacity_gib()) {
+    fail(ErrorCode::invalid_input,
+         fmt::format("tune: the strategy does not fit in memory: {:.1f} GiB per GPU needed, {:.1f} GiB available",
+                     memory.total, costs.memory_capacity_gib()));
+  }
+
+  search::Problem problem;
+  problem.workload = &workload;
+  problem.cluster = &cluster;
+  problem.costs = &costs;
+  problem.space.model = &cost_model;
+  problem.space.strategy = strategy;
+  problem.space.runtime = *runtime;
+  problem.space.pins.tp_overlap = flags.strategy.tp_overlap.has_value();
+  problem.space.pins.bucket_mb = flags.strategy.bucket_mb.has_value();
+
+  context.progress().begin(fmt::format("tune ({} search)", flags.search), 0);
+  const search::TuneResult result = unwrap(search::run_search(*kind, problem));
+  context.progress().end();
+
+  search::OutputContext out;
+  out.model = workload.name;
+  out.cluster = cluster.name;
+  out.strategy = model::to_json(strategy);
+  out.plugin_path = plugin_path();
+  std::error_code ec;
+  out.out_dir = fs::absolute(flags.out, ec).lexically_normal().string();
+  if (ec) fail(ErrorCode::io, fmt::format("out {}: {}", flags.out, ec.message()));
+  check(search::write_outputs(problem, result, out));
+
+  const std::vector<search::OpReport> reports = search::op_reports(problem, result);
+  const std::string no_nccl_note =
+      result.comm_knobs_searched
+          ? std::string()
+          : fmt::format("cluster {} has no NCCL: only the overlap knobs were searched", cluster.name);
+  if (context.json) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& r : reports) {
+      ops.push_back({{"name", simulator::op_class_name(r.op.key)},
+                     {"collective", std::string(model::to_string(r.op.key.collective))},
+                     {"group", std::string(simulator::to_string(r.op.key.group))},
+                     {"bytes", r.op.key.bytes},
+                     {"count", r.op.count},
+                     {"algo", std::string(model::to_string(r.config.algo))},
+                     {"proto", std::string(model::to_string(r.config.proto))},
+                     {"channels", r.config.channels},
+                     {"threads", r.config.threads},
+                     {"chunk_bytes", r.config.chunk_bytes},
+                     {"scope", r.scope},
+                     {"predicted_time_us", r.op.time_us}});
+    }
+    const double predicted_s = result.predicted_iteration_us * 1e-6;
+    const double baseline_s = result.baseline_iteration_us * 1e-6;
+    nlohmann::json doc = {{"search", std::string(search::to_string(result.search))},
+                          {"runtime", std::string(model::to_string(result.runtime))},
+                          {"op_classes", result.result.op_classes.size()},
+                          {"evaluations", result.evaluations},
+                          {"search_time_s", result.search_time_s},
+                          {"predicted_iteration_time_s", predicted_s},
+                          {"baseline_iteration_time_s", baseline_s},
+                          {"speedup", predicted_s > 0 ? baseline_s / predicted_s : 0.0},
+                          {"grid_options", result.grid_options},
+                          {"oracle_evaluations", result.oracle_evaluations},
+                          {"comm_knobs_searched", result.comm_knobs_searched},
+                          {"overlap",
+                           {{"tp_overlap", model::to_string(result.choice.tp_overlap)},
+                            {"bucket_mb", result.choice.bucket_mb},
+                            {"prefetch", result.choice.prefetch}}},
+                          {"out", out.out_dir},
+                          {"ops", std::move(ops)}};
+    if (!no_nccl_note.empty()) doc["note"] = no_nccl_note;
+    if (flags.explain) {
+      nlohmann::json trials = nlohmann::json::array();
+      for (const auto& t : result.trials) {
+        trials.push_back({{"decision", t.decision}, {"option", t.option}, {"iteration_us", t.iteration_us},
+                          {"compute_us", t.compute_us}, {"comm_us", t.comm_us}, {"note", t.note}});
+      }
+      doc["explain"] = {{"grid", grid_json(result)}, {"trials", std::move(trials)}, {"notes", result.notes}};
+    }
+    print_json(doc);
+    return;
+  }
+  fmt::print("# lagom tune: {} on {} GPUs of {} (search {}, runtime {})\n", workload.name, strategy.gpus, cluster.name,
+             search::to_string(result.search), model::to_string(result.runtime));
+  if (!no_nccl_note.empty()) fmt::print("# {}\n", no_nccl_note);
+  Table table({{"op", true}, {"count"}, {"algo", true}, {"proto", true}, {"channels"}, {"threads"}, {"chunk"},
+               {"time_us"}, {"scope", true}});
+  for (const auto& r : reports) {
+    table.add_row({simulator::op_class_name(r.op.key), fmt::format("{:g}", r.op.count),
+                   std::string(model::to_string(r.config.algo)), std::string(model::to_string(r.config.proto)),
+                   std::to_string(r.config.channels), std::to_string(r.config.threads),
+                   search::format_bytes(r.config.chunk_bytes), fmt_us(r.op.time_us), r.scope});
+  }
+  fmt::print("{}", table.render());
+  fmt::print("# overlap: tp-overlap {}, bucket-mb {:g}, fsdp-prefetch {}\n", model::to_string(result.choice.tp_overlap),
+             result.choice.bucket_mb, result.choice.prefetch);
+  if (result.comm_knobs_searched && result.runtime == model::Runtime::nccl) {
+    fmt::print("# per process: threads {}, chunk {}\n",
+               result.choice.threads > 0 ? std::to_string(result.choice.threads) : "default",
+               search::format_bytes(result.choice.chunk_bytes));
+  }
+  fmt::print("op_classes                  {}\n", result.result.op_classes.size());
+  fmt::print("evaluations                 {}\n", result.evaluations);
+  fmt::print("search_time_s               {:.3f}\n", result.search_time_s);
+  fmt::print("baseline_iteration_time_s   {:.6f}\n", result.baseline_iteration_us * 1e-6);
+  fmt::print("predicted_iteration_time_s  {:.6f}\n", result.predicted_iteration_us * 1e-6);
+  fmt::print("speedup                     {:.4f}\n",
+             result.predicted_iteration_us > 0 ? result.baseline_iteration_us / result.predicted_iteration_us : 0.0);
+  fmt::print("# wrote {}/nccl_tuner.conf, lagom.env, lagom-config.json\n", out.out_dir);
+  if (flags.explain) print_explain(result, reports);
+}
+
+}  // namespace
+
 void add_tune_command(CLI::App& app, Context& context) {
-  auto* command = app.add_subcommand("tune", "(not implemented yet)");
+  auto* command = app.add_subcommand("tune", "Search the communication knobs and write configs for NCCL and the framework");
   add_common_flags(*command, context);
-  command->callback([] { fail(ErrorCode::unavailable, "tune: not implemented yet in this build"); });
+  auto flags = std::make_shared<TuneFlags>();
+  add_spec_flags(*command, flags->spec);
+  add_strategy_flags(*command, flags->strategy);
+  command->add_option("--search", flags->search, "lagom|autoccl|exhaustive|default [lagom]");
+  command->add_option("--runtime", flags->runtime, "nccl|nccl-extended [nccl]");
+  command->add_option("--out", flags->out, "Output directory, created if missing [./lagom-out]");
+  command->add_flag("--explain", flags->explain, "Print the grid and, decision by decision, what was tried and why");
+  command->callback([flags, &context] { run_tune(*flags, context); });
 }
 
 }  // namespace lagom::cli

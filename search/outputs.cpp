@@ -1,0 +1,203 @@
+#include "search/outputs.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace lagom::search {
+
+namespace {
+
+bool is_p2p(model::Collective collective) {
+  return collective == model::Collective::alltoall || collective == model::Collective::sendrecv;
+}
+
+// docs/shim.md: a bare word of [A-Za-z0-9_@%+=:,./~^-], else single quotes (no ' inside).
+Result<std::string> env_value(const std::string& name, const std::string& value) {
+  const bool bare = std::all_of(value.begin(), value.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) != 0 || std::string_view("_@%+=:,./~^-").find(ch) != std::string_view::npos;
+  });
+  if (bare) return value;
+  if (value.find('\'') != std::string::npos || value.find('\n') != std::string::npos) {
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("lagom.env: {}: the value '{}' cannot be written (it contains a quote or a newline)",
+                                  name, value));
+  }
+  return "'" + value + "'";
+}
+
+}  // namespace
+
+std::vector<OpReport> op_reports(const Problem& problem, const TuneResult& result) {
+  const SpaceContext& ctx = problem.space;
+  const bool extended = ctx.runtime == model::Runtime::nccl_extended;
+  std::vector<OpReport> out;
+  for (const auto& op : result.result.op_classes) {
+    OpReport r;
+    r.op = op;
+    model::CollConfig config = effective_config(result.assignment, op.key);
+    bool explicit_config = false;
+    for (const auto& [k, c] : result.assignment.per_class) explicit_config = explicit_config || k == op.key;
+    if (!explicit_config) {
+      config = ctx.model->nccl_default(op.key.collective, static_cast<double>(op.key.bytes), op.shape);
+      for (const auto& [g, n] : result.assignment.comm_ctas) {
+        if (g == op.key.group && n > 0) config.channels = n;
+      }
+    }
+    r.config = ctx.model->resolve_defaults(op.key.collective, static_cast<double>(op.key.bytes), op.shape, config);
+    if (!result.comm_knobs_searched) {
+      r.scope = "not settable (no NCCL)";
+    } else if (extended) {
+      r.scope = "per call (patched NCCL)";
+    } else if (is_p2p(op.key.collective)) {
+      r.scope = "per communicator (ctas)";
+    } else {
+      r.scope = "per call (tuner plugin)";
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string tuner_conf_text(const Problem& problem, const TuneResult& result) {
+  std::string text = "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n";
+  text += fmt::format("# written by lagom tune (search {}, runtime {}): one line per op class, exact sizes\n",
+                      to_string(result.search), model::to_string(result.runtime));
+  if (!result.comm_knobs_searched) {
+    text += fmt::format("# cluster {} has no NCCL: no rules (only the overlap knobs were searched)\n",
+                        problem.cluster->name);
+    return text;
+  }
+  std::set<std::string> seen;
+  for (const auto& r : op_reports(problem, result)) {
+    if (!model::tuner_collective(r.op.key.collective)) continue;
+    std::string line = fmt::format("{},{},{},{},{},{},{},{},-1,-1\n", model::to_string(r.op.key.collective),
+                                   r.op.key.bytes, r.op.key.bytes, model::to_string(r.config.algo),
+                                   model::to_string(r.config.proto), r.config.channels, r.op.shape.nodes,
+                                   r.op.shape.ranks);
+    if (seen.insert(line).second) text += line;
+  }
+  return text;
+}
+
+Result<std::string> env_text(const Problem& problem, const TuneResult& result, const OutputContext& context) {
+  std::string text = fmt::format("# lagom.env: per-process NCCL settings chosen by `lagom tune` (search {}, runtime {}).\n",
+                                 to_string(result.search), model::to_string(result.runtime));
+  text += "# Source it in a shell (`source lagom.env`) or call lagom.init(\"<this directory>\") in Python.\n";
+  auto add = [&](const std::string& name, const std::string& value) -> Status {
+    LAGOM_TRY(const std::string v, env_value(name, value));
+    text += fmt::format("export {}={}\n", name, v);
+    return {};
+  };
+  LAGOM_TRY_STATUS(add("NCCL_TUNER_PLUGIN", context.plugin_path));
+  LAGOM_TRY_STATUS(add("LAGOM_TUNER_CONFIG", (std::filesystem::path(context.out_dir) / "nccl_tuner.conf").string()));
+  if (!result.comm_knobs_searched) {
+    text += fmt::format("# cluster {} has no NCCL: only the overlap knobs were searched\n", problem.cluster->name);
+  } else if (result.runtime == model::Runtime::nccl) {
+    if (result.choice.threads > 0) LAGOM_TRY_STATUS(add("NCCL_NTHREADS", std::to_string(result.choice.threads)));
+    // Simple-protocol ring chunk = NCCL_BUFFSIZE / 2 (docs/model.md).
+    if (result.choice.chunk_bytes > 0) LAGOM_TRY_STATUS(add("NCCL_BUFFSIZE", std::to_string(2 * result.choice.chunk_bytes)));
+  } else {
+    text += "# runtime nccl-extended: threads and chunk sizes are per call (lagom-config.json ops[]) and need a\n"
+            "# patched NCCL; plain NCCL applies only the tuner file\n";
+  }
+  return text;
+}
+
+nlohmann::json config_json(const Problem& problem, const TuneResult& result, const OutputContext& context) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (const auto& r : op_reports(problem, result)) {
+    ops.push_back({{"name", simulator::op_class_name(r.op.key)},
+                   {"collective", std::string(model::to_string(r.op.key.collective))},
+                   {"group", std::string(simulator::to_string(r.op.key.group))},
+                   {"bytes", r.op.key.bytes},
+                   {"ranks", r.op.shape.ranks},
+                   {"nodes", r.op.shape.nodes},
+                   {"count", r.op.count},
+                   {"algo", std::string(model::to_string(r.config.algo))},
+                   {"proto", std::string(model::to_string(r.config.proto))},
+                   {"channels", r.config.channels},
+                   {"threads", r.config.threads},
+                   {"chunk_bytes", r.config.chunk_bytes},
+                   {"scope", r.scope},
+                   {"predicted_time_us", r.op.time_us}});
+  }
+  nlohmann::json communicators = nlohmann::json::array();
+  for (const auto& [group, ctas] : result.assignment.comm_ctas) {
+    communicators.push_back({{"group", std::string(simulator::to_string(group))},
+                             {"ctas", ctas},
+                             {"min_ctas", ctas},
+                             {"max_ctas", ctas}});
+  }
+  nlohmann::json overlap = {{"tp_overlap", model::to_string(result.choice.tp_overlap)},
+                            {"bucket_mb", result.choice.bucket_mb},
+                            {"prefetch", result.choice.prefetch}};
+  nlohmann::json process = nlohmann::json::object();
+  if (result.comm_knobs_searched && result.runtime == model::Runtime::nccl) {
+    process = {{"threads", result.choice.threads}, {"chunk_bytes", result.choice.chunk_bytes}};
+  }
+  const double predicted_s = result.predicted_iteration_us * 1e-6;
+  const double baseline_s = result.baseline_iteration_us * 1e-6;
+  return {{"search", std::string(to_string(result.search))},
+          {"runtime", std::string(model::to_string(result.runtime))},
+          {"model", context.model},
+          {"cluster", context.cluster},
+          {"strategy", context.strategy},
+          {"comm_knobs_searched", result.comm_knobs_searched},
+          {"predicted_iteration_time_s", predicted_s},
+          {"baseline_iteration_time_s", baseline_s},
+          {"speedup", predicted_s > 0 ? baseline_s / predicted_s : 0.0},
+          {"evaluations", result.evaluations},
+          {"search_time_s", result.search_time_s},
+          {"op_classes", result.result.op_classes.size()},
+          {"ops", std::move(ops)},
+          {"communicators", std::move(communicators)},
+          {"overlap", std::move(overlap)},
+          {"process", std::move(process)},
+          {"notes", result.notes}};
+}
+
+Status write_outputs(const Problem& problem, const TuneResult& result, const OutputContext& context) {
+  namespace fs = std::filesystem;
+  const fs::path dir(context.out_dir);
+  LAGOM_TRY(const std::string env, env_text(problem, result, context));
+  const std::vector<std::pair<std::string, std::string>> files{
+      {"nccl_tuner.conf", tuner_conf_text(problem, result)},
+      {"lagom.env", env},
+      {"lagom-config.json", config_json(problem, result, context).dump(2) + "\n"}};
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    return make_error(ErrorCode::io, fmt::format("out {}: cannot create the directory ({})", dir.string(),
+                                                 ec ? ec.message() : "not a directory"));
+  }
+  std::vector<fs::path> temps;
+  auto cleanup = [&] {
+    for (const auto& t : temps) fs::remove(t, ec);
+  };
+  for (const auto& [name, text] : files) {
+    const fs::path temp = dir / fmt::format(".{}.tmp-{}", name, ::getpid());
+    temps.push_back(temp);
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) {
+      cleanup();
+      return make_error(ErrorCode::io, fmt::format("out {}: cannot write {}", dir.string(), name));
+    }
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    fs::rename(temps[i], dir / files[i].first, ec);
+    if (ec) {
+      cleanup();
+      return make_error(ErrorCode::io, fmt::format("out {}: cannot write {} ({})", dir.string(), files[i].first, ec.message()));
+    }
+  }
+  return {};
+}
+
+}  // namespace lagom::search

@@ -1,0 +1,46 @@
+// What `lagom tune --out DIR` writes (docs/shim.md defines the formats; the shim parses them strictly):
+//   nccl_tuner.conf    NVIDIA's example-plugin CSV, one line per op class of the five tuner collectives
+//                      (exact byte size, the communicator's nNodes and nRanks);
+//   lagom.env          per-process variables (`export NAME=VALUE`, bare words or single-quoted);
+//   lagom-config.json  every decision: ops[] (also what `lagom simulate --comm-config` reads), the
+//                      communicators' CTAs (shim: min_ctas/max_ctas; simulator: ctas), overlap knobs,
+//                      per-process knobs, predicted times and search statistics.
+// The files are written to temporary names in DIR and renamed only when all three were written, so a
+// failure leaves no half-written file (and no new file at all).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "search/search.h"
+
+namespace lagom::search {
+
+// Everything the files say about where they came from.
+struct OutputContext {
+  std::string model;             // workload name
+  std::string cluster;           // cluster name
+  nlohmann::json strategy;       // model::to_json(strategy)
+  std::string plugin_path;       // NCCL_TUNER_PLUGIN: the plugin's absolute path, or "lagom"
+  std::string out_dir;           // absolute directory the files go to
+};
+
+// One op class as the outputs show it: effective knobs (defaults resolved) and its predicted time.
+struct OpReport {
+  simulator::OpClass op;
+  model::CollConfig config;      // resolved: what the calls run with
+  std::string scope;             // "per call (tuner)", "per communicator (ctas)", ...
+};
+std::vector<OpReport> op_reports(const Problem& problem, const TuneResult& result);
+
+std::string tuner_conf_text(const Problem& problem, const TuneResult& result);
+// invalid_input when a value cannot be written in the grammar of docs/shim.md (a path with a quote).
+Result<std::string> env_text(const Problem& problem, const TuneResult& result, const OutputContext& context);
+nlohmann::json config_json(const Problem& problem, const TuneResult& result, const OutputContext& context);
+
+// Writes the three files into context.out_dir (created if missing). io naming the path on failure.
+Status write_outputs(const Problem& problem, const TuneResult& result, const OutputContext& context);
+
+}  // namespace lagom::search

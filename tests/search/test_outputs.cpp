@@ -1,0 +1,114 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <regex>
+#include <sstream>
+
+#include "fixture.h"
+#include "search/outputs.h"
+#include "shim/nccl_tuner_abi.h"
+#include "shim/tuner_rules.h"
+#include "simulator/comm_config.h"
+#include "support/run.h"
+
+using namespace lagom;
+
+namespace {
+
+test::TuneFixture fsdp() {
+  return test::TuneFixture("gpt2", "a40-pcie-ib100", 16, [](model::Strategy& s, const model::WorkloadSpec&) {
+    s.zero = 3;
+    s.micro_batch = 2;
+    s.global_batch = 32;
+  });
+}
+
+search::OutputContext context_for(const test::TuneFixture& f, const std::string& dir) {
+  search::OutputContext c;
+  c.model = f.workload.name;
+  c.cluster = f.cluster.name;
+  c.strategy = model::to_json(f.strategy);
+  c.plugin_path = "/opt/lagom dir/lib/libnccl-tuner-lagom.so";
+  c.out_dir = dir;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("the shim's parser accepts the tuner file and reads back every tuner op class", "[search]") {
+  auto f = fsdp();
+  const auto r = search::run_search(search::SearchKind::lagom, f.problem).value();
+  const std::string text = search::tuner_conf_text(f.problem, r);
+  const shim::ParseResult parsed = shim::parse_rules(text);
+  REQUIRE(parsed.error.empty());
+  std::size_t tuner_classes = 0;
+  for (const auto& report : search::op_reports(f.problem, r)) {
+    if (!model::tuner_collective(report.op.key.collective)) continue;
+    ++tuner_classes;
+    shim::CallShape call;
+    switch (report.op.key.collective) {
+      case model::Collective::broadcast: call.collective = LAGOM_NCCL_FUNC_BROADCAST; break;
+      case model::Collective::reduce: call.collective = LAGOM_NCCL_FUNC_REDUCE; break;
+      case model::Collective::allgather: call.collective = LAGOM_NCCL_FUNC_ALLGATHER; break;
+      case model::Collective::reducescatter: call.collective = LAGOM_NCCL_FUNC_REDUCESCATTER; break;
+      default: call.collective = LAGOM_NCCL_FUNC_ALLREDUCE; break;
+    }
+    call.bytes = static_cast<uint64_t>(report.op.key.bytes);
+    call.n_nodes = static_cast<std::size_t>(report.op.shape.nodes);
+    call.n_ranks = static_cast<std::size_t>(report.op.shape.ranks);
+    const shim::Rule* rule = shim::find_rule(parsed.rules, call);
+    REQUIRE(rule != nullptr);
+    CHECK(rule->channels == report.config.channels);
+    CHECK(std::string(shim::algorithm_name(rule->algorithm)) == model::to_string(report.config.algo));
+    CHECK(std::string(shim::protocol_name(rule->protocol)) == model::to_string(report.config.proto));
+  }
+  CHECK(parsed.rules.size() == tuner_classes);
+}
+
+TEST_CASE("lagom.env holds only lines of the shim's grammar and quotes a path with a space", "[search]") {
+  auto f = fsdp();
+  const auto r = search::run_search(search::SearchKind::lagom, f.problem).value();
+  const std::string text = search::env_text(f.problem, r, context_for(f, "/tmp/out")).value();
+  const std::regex line_re(R"(^(export )?[A-Za-z_][A-Za-z0-9_]*=([A-Za-z0-9_@%+=:,./~^-]*|'[^']*')$)");
+  std::istringstream in(text);
+  std::string line;
+  int assignments = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    CHECK(std::regex_match(line, line_re));
+    ++assignments;
+  }
+  CHECK(assignments >= 2);
+  CHECK_THAT(text, Catch::Contains("export NCCL_TUNER_PLUGIN='/opt/lagom dir/lib/libnccl-tuner-lagom.so'\n"));
+  CHECK_THAT(text, Catch::Contains("export LAGOM_TUNER_CONFIG=/tmp/out/nccl_tuner.conf\n"));
+}
+
+TEST_CASE("lagom-config.json parses as the simulator's comm config and reproduces the prediction exactly",
+          "[search]") {
+  auto f = fsdp();
+  const auto r = search::run_search(search::SearchKind::lagom, f.problem).value();
+  const auto doc = search::config_json(f.problem, r, context_for(f, "/tmp/out"));
+  const auto assignment = simulator::parse_comm_config(nlohmann::json::parse(doc.dump()), "lagom-config.json").value();
+  REQUIRE(f.costs->validate(assignment).ok());
+  const auto again = simulator::simulate(f.workload, f.cluster, f.strategy, *f.costs, assignment).value();
+  CHECK(again.iteration_time_s * 1e6 == r.predicted_iteration_us);
+  // The shim's fields: min_ctas = max_ctas = ctas.
+  for (const auto& c : doc.at("communicators")) CHECK(c.at("min_ctas") == c.at("ctas"));
+}
+
+TEST_CASE("an unwritable output directory is an io error and leaves no file behind", "[search]") {
+  auto f = fsdp();
+  const auto r = search::run_search(search::SearchKind::default_, f.problem).value();
+  const std::string dir = test::temp_dir("search-outputs");
+  test::write_file(dir + "/file", "x");
+  const Status s = search::write_outputs(f.problem, r, context_for(f, dir + "/file/out"));
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().code == ErrorCode::io);
+  CHECK_THAT(s.error().message, Catch::StartsWith("out " + dir + "/file/out: cannot create the directory"));
+  // A writable one gets the three files and no temporary.
+  REQUIRE(search::write_outputs(f.problem, r, context_for(f, dir + "/ok")).ok());
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/ok")) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"lagom-config.json", "lagom.env", "nccl_tuner.conf"});
+}

@@ -1,0 +1,153 @@
+#include <catch2/catch.hpp>
+
+#include "fixture.h"
+#include "search/search.h"
+#include "table_scenarios.h"
+
+using namespace lagom;
+using search::SearchKind;
+
+namespace {
+
+// gpt2 under FSDP on 16 GPUs of a40-pcie-ib100 with the per-process knobs and prefetch pinned by a small
+// grid: small enough for the oracle.
+test::TuneFixture small_fsdp(const std::string& cluster = "a40-pcie-ib100") {
+  return test::TuneFixture("gpt2", cluster, 16, [](model::Strategy& s, const model::WorkloadSpec&) {
+    s.zero = 3;
+    s.micro_batch = 2;
+    s.global_batch = 32;
+  });
+}
+
+test::TuneFixture phi2_fsdp() {
+  return test::TuneFixture("phi-2", "a40-pcie-ib100", 16, [](model::Strategy& s, const model::WorkloadSpec&) {
+    s.zero = 3;
+    s.micro_batch = 2;
+    s.global_batch = 32;
+  });
+}
+
+search::TuneResult tune(const test::TuneFixture& f, SearchKind kind) {
+  auto r = search::run_search(kind, f.problem);
+  if (!r.ok()) FAIL(r.error().message);
+  return std::move(r).value();
+}
+
+int channels_of(const search::TuneResult& r, model::Collective collective) {
+  int channels = 0;
+  for (const auto& [key, config] : r.assignment.per_class) {
+    if (key.collective == collective) channels = std::max(channels, search::effective_config(r.assignment, key).channels);
+  }
+  return channels;
+}
+
+}  // namespace
+
+TEST_CASE("the default search simulates NCCL's own choice and predicts the baseline", "[search]") {
+  auto f = small_fsdp();
+  const auto r = tune(f, SearchKind::default_);
+  CHECK(r.predicted_iteration_us == r.baseline_iteration_us);
+  CHECK(r.evaluations <= 2);
+  CHECK(r.result.op_classes.size() >= 2);
+}
+
+TEST_CASE("lagom is never slower than default or autoccl and stays within its evaluation bound", "[search]") {
+  for (const std::string cluster : {"a40-pcie-ib100", "a40-nvlink-ib400"}) {
+    auto f = small_fsdp(cluster);
+    const auto def = tune(f, SearchKind::default_);
+    const auto autoccl = tune(f, SearchKind::autoccl);
+    const auto lagom = tune(f, SearchKind::lagom);
+    INFO(cluster << ": default " << def.predicted_iteration_us << " autoccl " << autoccl.predicted_iteration_us
+                 << " lagom " << lagom.predicted_iteration_us);
+    CHECK(lagom.predicted_iteration_us <= def.predicted_iteration_us);
+    CHECK(lagom.predicted_iteration_us <= autoccl.predicted_iteration_us);
+    CHECK(static_cast<double>(lagom.evaluations) <= 3 * lagom.grid_options);
+    CHECK(lagom.oracle_evaluations > 1e6);  // the oracle would need far more
+  }
+}
+
+TEST_CASE("lagom is within 1% of the exhaustive oracle on a scenario the oracle can afford", "[search]") {
+  // gpt2 data-parallel on 16 A40s with 100 MB buckets pinned: two all-reduce classes (full buckets and the
+  // rest) and the per-process knobs, 32 × 32 × 18 combinations.
+  auto f = test::TuneFixture("gpt2", "a40-pcie-ib100", 16, [](model::Strategy& s, const model::WorkloadSpec&) {
+    s.micro_batch = 4;
+    s.global_batch = 64;
+    s.bucket_mb = 100;
+  });
+  f.problem.space.pins.bucket_mb = true;
+  const auto oracle = tune(f, SearchKind::exhaustive);
+  const auto lagom = tune(f, SearchKind::lagom);
+  const auto def = tune(f, SearchKind::default_);
+  INFO("default " << def.predicted_iteration_us << ", oracle " << oracle.predicted_iteration_us << " ("
+                  << oracle.evaluations << " evaluations), lagom " << lagom.predicted_iteration_us << " ("
+                  << lagom.evaluations << ")");
+  CHECK(oracle.predicted_iteration_us < def.predicted_iteration_us);  // there is something to find
+  CHECK(lagom.predicted_iteration_us <= oracle.predicted_iteration_us * 1.01);
+  CHECK(oracle.predicted_iteration_us <= lagom.predicted_iteration_us);
+  CHECK(lagom.evaluations * 100 < oracle.evaluations);
+}
+
+TEST_CASE("exhaustive refuses a cross product above a million evaluations", "[search]") {
+  auto f = phi2_fsdp();
+  const auto r = search::run_search(SearchKind::exhaustive, f.problem);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == ErrorCode::invalid_input);
+  CHECK_THAT(r.error().message, Catch::StartsWith("search exhaustive: the cross product needs"));
+  CHECK_THAT(r.error().message, Catch::Contains("above the limit of 1000000; use --search lagom"));
+}
+
+TEST_CASE("the paper's cautionary case: autoccl gives the all-gathers more channels and is slower", "[search]") {
+  // phi-2 under FSDP on a40-pcie-ib100 (research-lagom-autoccl.md §1.6: AutoCCL raises channels and the
+  // step gets slower than NCCL's; Lagom lowers them).
+  auto f = phi2_fsdp();
+  const auto autoccl = tune(f, SearchKind::autoccl);
+  const auto lagom = tune(f, SearchKind::lagom);
+  INFO("autoccl " << autoccl.predicted_iteration_us << " us, all-gather channels "
+                  << channels_of(autoccl, model::Collective::allgather) << "; lagom " << lagom.predicted_iteration_us
+                  << " us, channels " << channels_of(lagom, model::Collective::allgather));
+  CHECK(channels_of(autoccl, model::Collective::allgather) > channels_of(lagom, model::Collective::allgather));
+  CHECK(autoccl.predicted_iteration_us > lagom.predicted_iteration_us);
+}
+
+TEST_CASE("on a cluster without NCCL only the overlap knobs are searched", "[search]") {
+  auto f = phi2_fsdp();
+  f.cluster.has_nccl = false;
+  f.model = std::make_unique<model::CostModel>(f.cluster);
+  f.costs = std::make_unique<simulator::ModelCosts>(*f.model, f.workload, f.strategy);
+  f.problem.costs = f.costs.get();
+  f.problem.space.model = f.model.get();
+  const auto r = tune(f, SearchKind::lagom);
+  CHECK_FALSE(r.comm_knobs_searched);
+  CHECK(r.assignment.per_class.empty());
+  CHECK(r.evaluations <= 4);  // baseline + prefetch 2 (+ the settle of each)
+  CHECK(r.predicted_iteration_us <= r.baseline_iteration_us);
+}
+
+TEST_CASE("over the whole table suite lagom is never slower than default or autoccl and stays linear",
+          "[search]") {
+  for (const auto& sc : test::table_scenarios()) {
+    test::TuneFixture f(sc.model, sc.cluster, sc.gpus, [&](model::Strategy& s, const model::WorkloadSpec&) {
+      s.tp = sc.tp;
+      s.pp = sc.pp;
+      s.ep = sc.ep;
+      s.zero = sc.zero;
+      s.sp = sc.sp;
+      s.micro_batch = sc.micro_batch;
+      s.global_batch = sc.global_batch;
+      s.recompute = sc.recompute;
+    });
+    const auto def = tune(f, SearchKind::default_);
+    const auto autoccl = tune(f, SearchKind::autoccl);
+    const auto lagom = tune(f, SearchKind::lagom);
+    INFO(sc.model << " on " << sc.cluster << " tp " << sc.tp << " pp " << sc.pp << " ep " << sc.ep << ": default "
+                  << def.predicted_iteration_us << " autoccl " << autoccl.predicted_iteration_us << " lagom "
+                  << lagom.predicted_iteration_us << ", " << lagom.evaluations << " evaluations of "
+                  << lagom.grid_options << " options");
+    CHECK(lagom.predicted_iteration_us <= def.predicted_iteration_us);
+    CHECK(lagom.predicted_iteration_us <= autoccl.predicted_iteration_us);
+    CHECK(static_cast<double>(lagom.evaluations) <= 3 * lagom.grid_options);
+    if (lagom.result.op_classes.size() >= 3) {
+      CHECK(static_cast<double>(lagom.evaluations) <= 0.05 * lagom.oracle_evaluations);
+    }
+  }
+}

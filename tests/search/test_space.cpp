@@ -1,0 +1,140 @@
+#include <catch2/catch.hpp>
+
+#include "fixture.h"
+#include "search/space.h"
+
+using namespace lagom;
+using lagom::search::DecisionKind;
+
+namespace {
+
+// phi-2 under FSDP on 16 A40s of a40-pcie-ib100 (the paper's cautionary setting), micro-batch 2.
+test::TuneFixture phi2_fsdp(model::Runtime runtime = model::Runtime::nccl) {
+  return test::TuneFixture(
+      "phi-2", "a40-pcie-ib100", 16,
+      [](model::Strategy& s, const model::WorkloadSpec&) {
+        s.zero = 3;
+        s.micro_batch = 2;
+        s.global_batch = 64;
+      },
+      runtime);
+}
+
+std::vector<simulator::OpClass> classes_of(const test::TuneFixture& f) {
+  return simulator::op_classes(f.workload, f.cluster, f.strategy, *f.costs).value();
+}
+
+const search::Decision* find(const std::vector<search::Decision>& decisions, DecisionKind kind) {
+  for (const auto& d : decisions) {
+    if (d.kind == kind) return &d;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("under nccl the process decision is every threads × chunk pair of the grid", "[search]") {
+  auto f = phi2_fsdp();
+  const auto decisions = search::comm_decisions(f.problem.space, classes_of(f));
+  const auto* process = find(decisions, DecisionKind::process);
+  REQUIRE(process != nullptr);
+  CHECK(process->options.size() == 18);  // {128, 256, 512} × {128K ... 4M}
+  CHECK(process->options.front().label == "threads 128 chunk 128K");
+  CHECK(process->options.back().label == "threads 512 chunk 4M");
+}
+
+TEST_CASE("an all-gather across two PCIe nodes offers ring with LL and Simple over the channel grid", "[search]") {
+  auto f = phi2_fsdp();
+  const auto decisions = search::comm_decisions(f.problem.space, classes_of(f));
+  const search::Decision* gather = nullptr;
+  for (const auto& d : decisions) {
+    if (d.kind == DecisionKind::op_class && d.key.collective == model::Collective::allgather) gather = &d;
+  }
+  REQUIRE(gather != nullptr);
+  // LL128 needs NVLink (docs/model.md); PAT needs one GPU per node; 8 channel counts each.
+  CHECK(gather->options.size() == 16);
+  CHECK(gather->options.front().label == "ring/ll ch 1");
+  CHECK(gather->options.back().label == "ring/simple ch 32");
+  CHECK(gather->scope == "per call");
+}
+
+TEST_CASE("under nccl-extended threads and chunk become per-call options of each op class", "[search]") {
+  auto f = phi2_fsdp(model::Runtime::nccl_extended);
+  const auto decisions = search::comm_decisions(f.problem.space, classes_of(f));
+  CHECK(find(decisions, DecisionKind::process) == nullptr);
+  const auto* op = find(decisions, DecisionKind::op_class);
+  REQUIRE(op != nullptr);
+  CHECK(op->options.size() == 16 * 18);
+}
+
+TEST_CASE("structural decisions exist only where they apply and not when pinned", "[search]") {
+  auto fsdp = phi2_fsdp();
+  auto structural = search::structural_decisions(fsdp.problem.space);
+  REQUIRE(structural.size() == 1);
+  CHECK(structural[0].kind == DecisionKind::prefetch);
+
+  auto tp = test::TuneFixture("gpt2-medium", "a40-nvlink-ib400", 16, [](model::Strategy& s, const model::WorkloadSpec&) {
+    s.tp = 8;
+    s.sp = true;
+    s.global_batch = 16;
+  });
+  structural = search::structural_decisions(tp.problem.space);
+  REQUIRE(structural.size() == 2);
+  CHECK(structural[0].kind == DecisionKind::tp_overlap);
+  CHECK(structural[0].options.size() == 5);
+  CHECK(structural[1].kind == DecisionKind::bucket_mb);
+  tp.problem.space.pins.tp_overlap = true;
+  tp.problem.space.pins.bucket_mb = true;
+  CHECK(search::structural_decisions(tp.problem.space).empty());
+}
+
+TEST_CASE("per-process threads reach LL and Simple calls and the chunk only Simple ones", "[search]") {
+  auto f = phi2_fsdp();
+  search::Choice choice = search::default_choice(f.problem.space);
+  search::complete_choice(f.problem.space, classes_of(f), choice);
+  REQUIRE(choice.classes.size() >= 2);
+  auto it = choice.classes.begin();
+  it->second = model::CollConfig{model::Algo::ring, model::Proto::ll, 2, 0, 0};
+  std::next(it)->second = model::CollConfig{model::Algo::ring, model::Proto::simple, 4, 0, 0};
+  choice.threads = 256;
+  choice.chunk_bytes = 512 << 10;
+  const auto a = search::to_assignment(f.problem.space, choice);
+  const auto ll = search::effective_config(a, it->first);
+  const auto simple = search::effective_config(a, std::next(it)->first);
+  CHECK(ll.threads == 256);
+  CHECK(ll.chunk_bytes == 0);
+  CHECK(simple.threads == 256);
+  CHECK(simple.chunk_bytes == 512 << 10);
+  // The dp communicator is built with as many CTAs as its widest call.
+  REQUIRE(a.comm_ctas.size() == 1);
+  CHECK(a.comm_ctas[0].first == simulator::Group::dp);
+  CHECK(a.comm_ctas[0].second >= 4);
+}
+
+TEST_CASE("a communicator that runs all-to-all gets a CTAs decision under nccl and none per call", "[search]") {
+  auto f = test::TuneFixture("olmoe-1b-7b", "a40-nvlink-ib400", 16, [](model::Strategy& s, const model::WorkloadSpec&) {
+    s.ep = 8;
+    s.micro_batch = 1;
+    s.global_batch = 16;
+    s.recompute = model::Recompute::full;
+  });
+  const auto decisions = search::comm_decisions(f.problem.space, classes_of(f));
+  const auto* comm = find(decisions, DecisionKind::communicator);
+  REQUIRE(comm != nullptr);
+  CHECK(comm->name == "communicator ep");
+  for (const auto& d : decisions) {
+    if (d.kind == DecisionKind::op_class) CHECK(d.key.collective != model::Collective::alltoall);
+  }
+}
+
+TEST_CASE("a cluster without NCCL has no communication decisions", "[search]") {
+  auto f = phi2_fsdp();
+  f.cluster.has_nccl = false;
+  f.model = std::make_unique<model::CostModel>(f.cluster);
+  f.costs = std::make_unique<simulator::ModelCosts>(*f.model, f.workload, f.strategy);
+  f.problem.costs = f.costs.get();
+  f.problem.space.model = f.model.get();
+  CHECK_FALSE(search::comm_knobs_searchable(f.problem.space));
+  CHECK(search::comm_decisions(f.problem.space, classes_of(f)).empty());
+  CHECK(search::structural_decisions(f.problem.space).size() == 1);  // prefetch is still searched
+}
