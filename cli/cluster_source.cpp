@@ -6,6 +6,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -37,14 +39,19 @@ Result<ClusterSource> localhost(const std::string& db_path, std::optional<std::i
     return make_error(ErrorCode::not_found,
                       fmt::format("cluster localhost: no profile database {}; run 'lagom profile' first", db));
   }
-  auto calibration = profiler::load_calibration(db, run, run ? std::nullopt : std::optional(profiler::host_name()));
+  auto calibration = run ? profiler::load_calibration(db, run) : profiler::load_machine_calibration(db, profiler::host_name());
   if (!calibration.ok()) {
     return calibration.error().with_context(
         fmt::format("cluster localhost: no complete profile of this machine in {} (run 'lagom profile' first)", db));
   }
-  // The node has as many "GPUs" as the profile had ranks; each rank owns its share of the cores.
+  // The node has as many "GPUs" as the profile had ranks; each rank owns its share of the cores and,
+  // unless the profile measured it, of the physical memory.
   int ranks = 1;
   for (const auto& fit : calibration->collectives) ranks = std::max(ranks, fit.ranks);
+  if (!calibration->memory_gib) {
+    const double bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+    if (bytes > 0) calibration->memory_gib = bytes / (1024.0 * 1024.0 * 1024.0) / ranks;
+  }
   const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   LAGOM_TRY(model::ClusterSpec cluster, model::cluster_from_calibration(*calibration, ranks, std::max(1, cores / ranks)));
   if (gpus > cluster.gpus_per_node) {

@@ -121,9 +121,10 @@ void run_tune(const TuneFlags& flags, const Context& context) {
 
   const model::WorkloadSpec workload = unwrap(load_workload(flags.spec));
   const model::Strategy requested = unwrap(strategy_from_flags(flags.strategy));
-  const model::ClusterSpec cluster = unwrap(load_cluster(flags.spec, requested.gpus));
+  const ClusterSource source = unwrap(load_cluster(flags.spec, requested.gpus));
+  const model::ClusterSpec& cluster = source.cluster;
   const model::Strategy strategy = unwrap(model::resolve_strategy(requested, workload, cluster));
-  const model::CostModel cost_model(cluster);
+  const model::CostModel cost_model(cluster, source.calibration);
   const simulator::ModelCosts costs(cost_model, workload, strategy);
   const simulator::MemoryGib memory = costs.memory();
   if (memory.total > costs.memory_capacity_gib()) {

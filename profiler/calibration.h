@@ -17,4 +17,10 @@ namespace lagom::profiler {
 Result<model::Calibration> load_calibration(const std::string& db_path, std::optional<std::int64_t> run_id = {},
                                             const std::optional<std::string>& host = {});
 
+// The `localhost` calibration: this host's complete profile runs (imports excluded), each kind of fit
+// (collectives, GEMMs, memory bandwidth, interference) taken from the newest run that has it, so that a
+// cpu compute profile and an mpi comm profile together describe the machine. `run_id` of the result is
+// the newest run used.
+Result<model::Calibration> load_machine_calibration(const std::string& db_path, const std::string& host);
+
 }  // namespace lagom::profiler
