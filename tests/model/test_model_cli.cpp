@@ -46,9 +46,10 @@ TEST_CASE("lagom cost refuses invalid combinations with exit 2", "[model_cli]") 
   r = run_lagom({"cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster", "dgx-a100", "--algo", "magic"});
   CHECK(r.exit_code == 2);
   CHECK(r.err.rfind("lagom: error: cost: --algo: 'magic' is not one of", 0) == 0);
-  r = run_lagom({"cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster", "localhost"});
+  const std::string empty_db = lagom::test::temp_dir("nodb") + "/none.db";
+  r = run_lagom({"cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster", "localhost", "--db", empty_db});
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "lagom: error: cluster localhost: no complete profile of this machine; run 'lagom profile' first\n");
+  CHECK(r.err == "lagom: error: cluster localhost: no profile database " + empty_db + "; run 'lagom profile' first\n");
 }
 
 TEST_CASE("lagom presets --show NAME --json prints a spec that parses back to the preset", "[model_cli]") {
