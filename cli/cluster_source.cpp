@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/output.h"
 #include "model/cost_model.h"
 #include "model/presets.h"
 #include "profiler/calibration.h"
@@ -24,12 +25,7 @@ Result<model::ClusterSpec> named_cluster(const std::string& name) {
   if (name.empty()) return make_error(ErrorCode::invalid_input, "cluster: required (--cluster PRESET|FILE)");
   const bool file_like = name.find('/') != std::string::npos || name.ends_with(".json");
   if (!file_like) return model::cluster_preset(name);
-  std::ifstream in(name, std::ios::binary);
-  if (!in) return make_error(ErrorCode::not_found, fmt::format("{}: cannot open cluster file", name));
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json document = nlohmann::json::parse(text.str(), nullptr, false);
-  if (document.is_discarded()) return make_error(ErrorCode::invalid_input, fmt::format("{}: not valid JSON", name));
+  LAGOM_TRY(const nlohmann::json document, read_json_file(name));
   return model::parse_cluster(document, name);
 }
 

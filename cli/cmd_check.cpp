@@ -31,15 +31,7 @@ Result<nlohmann::json> load_document(const std::string& what, const CheckOptions
     if (!doc.ok()) return doc.error().with_context(fmt::format("{}: run {}", options.db_path, what));
     return doc;
   }
-  std::ifstream in(what, std::ios::binary);
-  if (!in) return make_error(ErrorCode::not_found, fmt::format("{}: cannot open file", what));
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    return make_error(ErrorCode::invalid_input, fmt::format("{}: not valid JSON ({})", what, e.what()));
-  }
+  return read_json_file(what);
 }
 
 void run_check(const CheckOptions& options, const Context& context) {

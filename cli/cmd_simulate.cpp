@@ -19,18 +19,6 @@ namespace lagom::cli {
 
 namespace {
 
-Result<nlohmann::json> read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::not_found, fmt::format("{}: cannot open file", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    return make_error(ErrorCode::invalid_input, fmt::format("{}: not valid JSON ({})", path, e.what()));
-  }
-}
-
 bool looks_like_file(const std::string& name) {
   return name.find('/') != std::string::npos || name.find(".json") != std::string::npos ||
          std::filesystem::exists(name);

@@ -163,21 +163,7 @@ void run_tune(const TuneFlags& flags, const Context& context) {
           ? std::string()
           : fmt::format("cluster {} has no NCCL: only the overlap knobs were searched", cluster.name);
   if (context.json) {
-    nlohmann::json ops = nlohmann::json::array();
-    for (const auto& r : reports) {
-      ops.push_back({{"name", simulator::op_class_name(r.op.key)},
-                     {"collective", std::string(model::to_string(r.op.key.collective))},
-                     {"group", std::string(simulator::to_string(r.op.key.group))},
-                     {"bytes", r.op.key.bytes},
-                     {"count", r.op.count},
-                     {"algo", std::string(model::to_string(r.config.algo))},
-                     {"proto", std::string(model::to_string(r.config.proto))},
-                     {"channels", r.config.channels},
-                     {"threads", r.config.threads},
-                     {"chunk_bytes", r.config.chunk_bytes},
-                     {"scope", r.scope},
-                     {"predicted_time_us", r.op.time_us}});
-    }
+    const nlohmann::json ops = search::ops_json(problem, result);
     const double predicted_s = result.predicted_iteration_us * 1e-6;
     const double baseline_s = result.baseline_iteration_us * 1e-6;
     nlohmann::json doc = {{"search", std::string(search::to_string(result.search))},

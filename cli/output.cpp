@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -21,6 +23,18 @@ nlohmann::json sanitize(const nlohmann::json& value) {
   return value;
 }
 }  // namespace
+
+Result<nlohmann::json> read_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(ErrorCode::not_found, fmt::format("{}: cannot open file", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    return make_error(ErrorCode::invalid_input, fmt::format("{}: not valid JSON ({})", path, e.what()));
+  }
+}
 
 void print_json(const nlohmann::json& document) {
   const std::string text = sanitize(document).dump();

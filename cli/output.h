@@ -7,9 +7,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "core/progress.h"
 
 namespace lagom::cli {
+
+// Reads a JSON file: not_found when it cannot be opened, invalid_input when it is not JSON.
+Result<nlohmann::json> read_json_file(const std::string& path);
 
 // Prints `document` as one line of JSON on stdout. Non-finite numbers become null (JSON has no NaN).
 void print_json(const nlohmann::json& document);

@@ -109,7 +109,7 @@ float* RankData::piece_rows(std::vector<float>& buffer, std::int64_t first_row, 
   return buffer.data() + first_row * cols;
 }
 
-void RankData::compute(const model::ComputeOp& op) {
+void RankData::compute(const model::PlanComputeOp& op) {
   const auto& s = m_shape;
   const std::int64_t p = m_ranks;
   const std::int64_t rows = s.piece_rows;

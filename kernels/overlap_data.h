@@ -41,7 +41,7 @@ class RankData {
   RankData(const model::OverlapPlan& plan, int rank, std::uint64_t seed);
 
   // Runs one compute op of this rank's plan.
-  void compute(const model::ComputeOp& op);
+  void compute(const model::PlanComputeOp& op);
   // The bytes a send of `transfer` reads, or a receive of it writes.
   [[nodiscard]] std::span<std::byte> send_bytes(const model::PlanTransfer& transfer);
   [[nodiscard]] std::span<std::byte> recv_bytes(const model::PlanTransfer& transfer);

@@ -57,7 +57,7 @@ Result<RankRunTimes> run_rank_plan(const model::RankPlan& plan, const model::Ove
   auto run_comm = [&] {
     std::vector<Message> sends, recvs;
     for (std::size_t j = 0; j < plan.comm.size(); ++j) {
-      const model::CommOp& op = plan.comm[j];
+      const model::PlanCommOp& op = plan.comm[j];
       if (overlapped) {
         std::unique_lock lock(sync.mutex);
         sync.changed.wait(lock, [&] { return sync.failed || sync.compute_done > op.wait_compute; });
@@ -84,7 +84,7 @@ Result<RankRunTimes> run_rank_plan(const model::RankPlan& plan, const model::Ove
   if (mode != RunMode::compute_only && !plan.comm.empty()) comm_thread.emplace(run_comm);
 
   if (mode != RunMode::comm_only) {
-    for (const model::ComputeOp& op : plan.compute) {
+    for (const model::PlanComputeOp& op : plan.compute) {
       if (overlapped && op.wait_comm >= 0) {
         std::unique_lock lock(sync.mutex);
         sync.changed.wait(lock, [&] { return sync.failed || sync.comm_done > op.wait_comm; });

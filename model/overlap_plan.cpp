@@ -32,7 +32,7 @@ void append_ring_allgather(RankPlan& plan, int rank, int ranks, int slice, int w
   const int next = mod(rank + 1, ranks);
   const int prev = mod(rank - 1, ranks);
   for (int s = 0; s + 1 < ranks; ++s) {
-    CommOp op;
+    PlanCommOp op;
     op.sends.push_back({next, {mod(rank - s, ranks), slice}});
     op.recvs.push_back({prev, {mod(rank - s - 1, ranks), slice}});
     op.wait_compute = wait_compute;
@@ -80,7 +80,7 @@ RankPlan plan_ag_gemm(const OverlapMethod& method, int rank, int ranks) {
 // own piece from r−s. One message per ordered pair, the same bytes as a ring.
 void append_direct_exchange(RankPlan& plan, int rank, int ranks, int slice, int wait_compute, int first_step) {
   for (int s = 1; s < ranks; ++s) {
-    CommOp op;
+    PlanCommOp op;
     const int dest = mod(rank + s, ranks);
     op.sends.push_back({dest, {dest, slice}});
     op.recvs.push_back({mod(rank - s, ranks), {rank, slice}});
@@ -130,7 +130,7 @@ RankPlan plan_owner_pieces(OverlapKernel kernel, const OverlapMethod& method, in
       // owner (r+s). The own piece is computed at s = P−1 and never travels: no tail.
       add_gemms(0, 0, true);
       for (int s = 1; s < ranks; ++s) {
-        CommOp op;
+        PlanCommOp op;
         const int dest = mod(rank + s, ranks);
         op.sends.push_back({dest, {dest, 0}});
         op.recvs.push_back({mod(rank - s, ranks), {rank, 0}});
@@ -277,7 +277,7 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
       for (int i = 0; i < slices; ++i) available_at[{r, i}] = -1;
     }
     for (int c = 0; c < ncomp; ++c) {
-      const ComputeOp& op = rp.compute[static_cast<std::size_t>(c)];
+      const PlanComputeOp& op = rp.compute[static_cast<std::size_t>(c)];
       if (op.wait_comm < -1 || op.wait_comm >= ncomm) {
         return violation(fmt::format("rank {} compute op {} waits for a comm op that does not exist", r, c));
       }
@@ -297,7 +297,7 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
       return violation(fmt::format("rank {} computes {} pieces, expected {}", r, computed_at.size(), expected));
     }
     for (int j = 0; j < ncomm; ++j) {
-      const CommOp& op = rp.comm[static_cast<std::size_t>(j)];
+      const PlanCommOp& op = rp.comm[static_cast<std::size_t>(j)];
       if (op.wait_compute < -1 || op.wait_compute >= ncomp) {
         return violation(fmt::format("rank {} comm op {} waits for a compute op that does not exist", r, j));
       }
@@ -347,7 +347,7 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
         return violation(fmt::format("rank {} never receives some pieces", r));
       }
       for (int c = 0; c < ncomp; ++c) {
-        const ComputeOp& op = rp.compute[static_cast<std::size_t>(c)];
+        const PlanComputeOp& op = rp.compute[static_cast<std::size_t>(c)];
         if (available_at[{op.piece.owner, op.piece.slice}] > op.wait_comm) {
           return violation(fmt::format("rank {} computes piece ({}, {}) before it arrives", r, op.piece.owner,
                                        op.piece.slice));
@@ -361,7 +361,7 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
       if (kernel == OverlapKernel::gemm_rs) {
         std::set<int> reduced;
         for (int c = 0; c < ncomp; ++c) {
-          const ComputeOp& op = rp.compute[static_cast<std::size_t>(c)];
+          const PlanComputeOp& op = rp.compute[static_cast<std::size_t>(c)];
           if (op.kind != ComputeKind::reduce) continue;
           const int i = op.piece.slice;
           if (!reduced.insert(i).second) return violation(fmt::format("rank {} reduces slice {} twice", r, i));
@@ -384,10 +384,10 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
     for (int b = 0; b < p; ++b) {
       if (a == b) continue;
       std::vector<PlanPiece> sent, received;
-      for (const CommOp& op : plan.ranks[static_cast<std::size_t>(a)].comm) {
+      for (const PlanCommOp& op : plan.ranks[static_cast<std::size_t>(a)].comm) {
         for (const PlanTransfer& t : op.sends) if (t.peer == b) sent.push_back(t.piece);
       }
-      for (const CommOp& op : plan.ranks[static_cast<std::size_t>(b)].comm) {
+      for (const PlanCommOp& op : plan.ranks[static_cast<std::size_t>(b)].comm) {
         for (const PlanTransfer& t : op.recvs) if (t.peer == a) received.push_back(t.piece);
       }
       if (sent != received) {
@@ -405,7 +405,7 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
   std::vector<std::vector<std::vector<int>>> send_ord(pu), recv_ord(pu);
   for (int r = 0; r < p; ++r) {
     std::vector<int> sends_to(pu, 0), recvs_from(pu, 0);
-    for (const CommOp& op : plan.ranks[static_cast<std::size_t>(r)].comm) {
+    for (const PlanCommOp& op : plan.ranks[static_cast<std::size_t>(r)].comm) {
       std::vector<int> so, ro;
       for (const PlanTransfer& t : op.sends) so.push_back(sends_to[static_cast<std::size_t>(t.peer)]++);
       for (const PlanTransfer& t : op.recvs) ro.push_back(recvs_from[static_cast<std::size_t>(t.peer)]++);
@@ -428,7 +428,7 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
       if (!comm_started[ru] && next_comm[ru] < static_cast<int>(rp.comm.size()) &&
           rp.comm[static_cast<std::size_t>(next_comm[ru])].wait_compute < next_compute[ru]) {
         comm_started[ru] = true;
-        const CommOp& op = rp.comm[static_cast<std::size_t>(next_comm[ru])];
+        const PlanCommOp& op = rp.comm[static_cast<std::size_t>(next_comm[ru])];
         for (const PlanTransfer& t : op.sends) ++posted_sends[ru][static_cast<std::size_t>(t.peer)];
         for (const PlanTransfer& t : op.recvs) ++posted_recvs[ru][static_cast<std::size_t>(t.peer)];
         progress = true;
@@ -438,7 +438,7 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
       const auto ru = static_cast<std::size_t>(r);
       if (!comm_started[ru]) continue;
       const auto j = static_cast<std::size_t>(next_comm[ru]);
-      const CommOp& op = plan.ranks[ru].comm[j];
+      const PlanCommOp& op = plan.ranks[ru].comm[j];
       bool matched = true;
       for (std::size_t x = 0; x < op.sends.size(); ++x) {
         const auto peer = static_cast<std::size_t>(op.sends[x].peer);
@@ -480,10 +480,10 @@ Result<OverlapPrediction> price_overlap_plan(const OverlapPlan& plan, const Over
   const double piece_bytes = static_cast<double>(plan.piece_bytes());
 
   int gemms = 0, reduces = 0;
-  for (const ComputeOp& op : rp.compute) (op.kind == ComputeKind::gemm ? gemms : reduces)++;
+  for (const PlanComputeOp& op : rp.compute) (op.kind == ComputeKind::gemm ? gemms : reduces)++;
   std::vector<double> comm_bytes;
   double total_bytes = 0;
-  for (const CommOp& op : rp.comm) {
+  for (const PlanCommOp& op : rp.comm) {
     const double bytes = piece_bytes * static_cast<double>(std::max(op.sends.size(), op.recvs.size()));
     comm_bytes.push_back(bytes);
     total_bytes += bytes;
@@ -492,7 +492,7 @@ Result<OverlapPrediction> price_overlap_plan(const OverlapPlan& plan, const Over
   if (timing.comm_us + 1e-9 < latency_total) {
     return make_error(ErrorCode::invalid_input, "overlap timing: comm_us is less than its steps' latencies");
   }
-  auto compute_cost = [&](const ComputeOp& op) {
+  auto compute_cost = [&](const PlanComputeOp& op) {
     return op.kind == ComputeKind::gemm ? timing.gemm_us / std::max(gemms, 1) : timing.reduce_us / std::max(reduces, 1);
   };
   auto comm_cost = [&](std::size_t j) {

@@ -91,14 +91,14 @@ struct PlanTransfer {
 
 enum class ComputeKind { gemm, reduce };
 
-struct ComputeOp {
+struct PlanComputeOp {
   ComputeKind kind = ComputeKind::gemm;
   PlanPiece piece;      // gemm: the piece computed (for reduce: owner = this rank, slice = the slice)
   int wait_comm = -1;   // index of the last comm op that must be complete first, −1 for none
   int step = 0;         // step of the lockstep schedule this op belongs to (for display and traces)
 };
 
-struct CommOp {
+struct PlanCommOp {
   std::vector<PlanTransfer> sends;
   std::vector<PlanTransfer> recvs;
   int wait_compute = -1;  // index of the last compute op that must be complete first, −1 for none
@@ -106,8 +106,8 @@ struct CommOp {
 };
 
 struct RankPlan {
-  std::vector<ComputeOp> compute;
-  std::vector<CommOp> comm;
+  std::vector<PlanComputeOp> compute;
+  std::vector<PlanCommOp> comm;
 };
 
 struct OverlapPlan {

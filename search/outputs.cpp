@@ -108,7 +108,7 @@ Result<std::string> env_text(const Problem& problem, const TuneResult& result, c
   return text;
 }
 
-nlohmann::json config_json(const Problem& problem, const TuneResult& result, const OutputContext& context) {
+nlohmann::json ops_json(const Problem& problem, const TuneResult& result) {
   nlohmann::json ops = nlohmann::json::array();
   for (const auto& r : op_reports(problem, result)) {
     ops.push_back({{"name", simulator::op_class_name(r.op.key)},
@@ -126,6 +126,11 @@ nlohmann::json config_json(const Problem& problem, const TuneResult& result, con
                    {"scope", r.scope},
                    {"predicted_time_us", r.op.time_us}});
   }
+  return ops;
+}
+
+nlohmann::json config_json(const Problem& problem, const TuneResult& result, const OutputContext& context) {
+  const nlohmann::json ops = ops_json(problem, result);
   nlohmann::json communicators = nlohmann::json::array();
   for (const auto& [group, ctas] : result.assignment.comm_ctas) {
     communicators.push_back({{"group", std::string(simulator::to_string(group))},

@@ -34,6 +34,9 @@ struct OpReport {
   std::string scope;             // "per call (tuner)", "per communicator (ctas)", ...
 };
 std::vector<OpReport> op_reports(const Problem& problem, const TuneResult& result);
+// The `ops[]` array of `tune --json` and lagom-config.json: one object per op class (DESIGN.md fields
+// plus ranks, nodes and scope).
+nlohmann::json ops_json(const Problem& problem, const TuneResult& result);
 
 std::string tuner_conf_text(const Problem& problem, const TuneResult& result);
 // invalid_input when a value cannot be written in the grammar of docs/shim.md (a path with a quote).

@@ -51,7 +51,7 @@ TEST_CASE("every generated plan satisfies the invariants for 1 to 8 ranks", "[ke
         // Every rank computes each of the P·K pieces exactly once (validate checks distinctness).
         for (const RankPlan& rp : plan.ranks) {
           int gemms = 0;
-          for (const ComputeOp& op : rp.compute) gemms += op.kind == ComputeKind::gemm ? 1 : 0;
+          for (const PlanComputeOp& op : rp.compute) gemms += op.kind == ComputeKind::gemm ? 1 : 0;
           CHECK(gemms == ranks * plan.slices());
           // One collective per slice: P−1 steps each.
           CHECK(rp.comm.size() == static_cast<std::size_t>((ranks - 1) * plan.slices()));
@@ -72,7 +72,7 @@ TEST_CASE("flash reduce-scatter and all-to-all compute the local piece last and 
           if (rp.compute[static_cast<std::size_t>(c)].kind == ComputeKind::gemm) last_gemm = c;
         }
         CHECK(rp.compute[static_cast<std::size_t>(last_gemm)].piece.owner == r);
-        for (const CommOp& op : rp.comm) CHECK(op.wait_compute < last_gemm);
+        for (const PlanCommOp& op : rp.comm) CHECK(op.wait_compute < last_gemm);
         // Each send follows the GEMM that made it by exactly one step: comm step s overlaps GEMM s+1.
         for (std::size_t j = 0; j < rp.comm.size(); ++j) CHECK(rp.comm[j].wait_compute == static_cast<int>(j));
       }
@@ -88,7 +88,7 @@ TEST_CASE("flash all-gather computes the local piece first and each later piece 
       CHECK(rp.compute.front().piece.owner == r);
       CHECK(rp.compute.front().wait_comm == -1);
       for (std::size_t s = 1; s < rp.compute.size(); ++s) CHECK(rp.compute[s].wait_comm == static_cast<int>(s) - 1);
-      for (const CommOp& op : rp.comm) CHECK(op.wait_compute == -1);
+      for (const PlanCommOp& op : rp.comm) CHECK(op.wait_compute == -1);
     }
   }
 }

@@ -145,12 +145,12 @@ TEST_CASE("a GEMM run before its data arrived poisons the output and fails the c
   // Receive areas start as NaN. Computing every piece of rank 0 without communicating at all must show.
   const model::OverlapPlan plan = plan_for(OverlapKernel::ag_gemm, "flash", 2, 16, 8, 8);
   RankData data(plan, 0, 1);
-  for (const model::ComputeOp& op : plan.ranks[0].compute) data.compute(op);
+  for (const model::PlanComputeOp& op : plan.ranks[0].compute) data.compute(op);
   CHECK(std::isinf(data.check_against_reference().max_abs_error));
 
   const model::OverlapPlan rs = plan_for(OverlapKernel::gemm_rs, "vanilla", 2, 16, 8, 8);
   RankData partial(rs, 1, 1);
-  for (const model::ComputeOp& op : rs.ranks[1].compute) partial.compute(op);
+  for (const model::PlanComputeOp& op : rs.ranks[1].compute) partial.compute(op);
   CHECK(std::isinf(partial.check_against_reference().max_abs_error));
 }
 
