@@ -163,7 +163,7 @@ void run_tune(const TuneFlags& flags, const Context& context) {
           ? std::string()
           : fmt::format("cluster {} has no NCCL: only the overlap knobs were searched", cluster.name);
   if (context.json) {
-    const nlohmann::json ops = search::ops_json(problem, result);
+    nlohmann::json ops = search::ops_json(problem, result);
     const double predicted_s = result.predicted_iteration_us * 1e-6;
     const double baseline_s = result.baseline_iteration_us * 1e-6;
     nlohmann::json doc = {{"search", std::string(search::to_string(result.search))},

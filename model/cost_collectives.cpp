@@ -67,6 +67,27 @@ int nsteps_of(Collective c, int n) {
 
 double log2i(int x) { return x <= 1 ? 0.0 : std::floor(std::log2(static_cast<double>(x))); }
 
+// NCCL's latency assembly (src/graph/tuning.cc): the per-step latency an algorithm adds to its base
+// latency, for n ranks over `nodes` nodes of `ppn` ranks. Used by both NCCL's own tuning model and
+// Lagom's physical price, which differ only in how they scale intra_lat / inter_lat.
+double step_latency_us(Collective c, Algo a, Proto p, int n, int nodes, int ppn, double intra_lat, double inter_lat) {
+  const int nsteps = nsteps_of(c, n);
+  const int n_inter = nodes <= 1 ? 0 : (c == Collective::allreduce ? 2 * (nodes - 1) : nodes - 1);
+  switch (a) {
+    case Algo::ring:
+      if (nodes > 1) intra_lat = std::max(intra_lat, p == Proto::simple ? 3.0 : 1.0);  // netOverhead (Intel: 1 µs, ×3 Simple)
+      return (nsteps - n_inter) * intra_lat + n_inter * inter_lat;
+    case Algo::tree: return 2 * ((ppn - 1) * intra_lat + log2i(nodes) * inter_lat);
+    case Algo::collnet_direct: return 2 * (std::min(1, ppn - 1) * intra_lat + 0.4 * (ppn - 1)) + inter_lat;
+    case Algo::collnet_chain: return 2 * (ppn - 1) * intra_lat + inter_lat;
+    case Algo::nvls: return intra_lat + (nodes > 1 ? inter_lat : 0.0);
+    case Algo::nvls_tree: return intra_lat + 2 * log2i(nodes) * inter_lat;
+    case Algo::pat: return log2i(nodes) * inter_lat / 3.5 + 2.8 * n;
+    case Algo::p2p: return 0.0;
+  }
+  return 0.0;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------
@@ -207,23 +228,11 @@ double CostModel::nccl_model_time_us(Collective c, Algo a, Proto p, double bytes
                            (m_cluster.intra.kind == FabricKind::nvlink_pairs && ppn == 2))
                               ? k_nvlink
                               : k_pci;
-  double intra_lat = k_hw_lat[intra_link][idx(a)][idx(p)];
+  const double intra_lat = k_hw_lat[intra_link][idx(a)][idx(p)];
   const double inter_lat = k_hw_lat[k_net][idx(a)][idx(p)];
-  double lat = k_base_lat[idx(a)][idx(p)];
-  const int n_inter = nodes <= 1 ? 0 : (c == Collective::allreduce ? 2 * (nodes - 1) : nodes - 1);
-  switch (a) {
-    case Algo::ring:
-      if (nodes > 1) intra_lat = std::max(intra_lat, p == Proto::simple ? 3.0 : 1.0);  // netOverhead (Intel: 1 µs, ×3 Simple)
-      lat += (nsteps - n_inter) * intra_lat + n_inter * inter_lat;
-      if (c == Collective::allreduce && p == Proto::simple && nodes > 1 && bytes / (nch * n) >= 64) lat *= 1.4;
-      break;
-    case Algo::tree: lat += 2 * ((ppn - 1) * intra_lat + log2i(nodes) * inter_lat); break;
-    case Algo::collnet_direct: lat += 2 * (std::min(1, ppn - 1) * intra_lat + 0.4 * (ppn - 1)) + inter_lat; break;
-    case Algo::collnet_chain: lat += 2 * (ppn - 1) * intra_lat + inter_lat; break;
-    case Algo::nvls: lat += intra_lat + (nodes > 1 ? inter_lat : 0.0); break;
-    case Algo::nvls_tree: lat += intra_lat + 2 * log2i(nodes) * inter_lat; break;
-    case Algo::pat: lat += log2i(nodes) * inter_lat / 3.5 + 2.8 * n; break;
-    case Algo::p2p: break;
+  double lat = k_base_lat[idx(a)][idx(p)] + step_latency_us(c, a, p, n, nodes, ppn, intra_lat, inter_lat);
+  if (a == Algo::ring && c == Collective::allreduce && p == Proto::simple && nodes > 1 && bytes / (nch * n) >= 64) {
+    lat *= 1.4;
   }
   return lat + bytes / (1e3 * alg);
 }
@@ -369,24 +378,10 @@ CollectiveCost CostModel::collective_cost(Collective c, double bytes, const Comm
       time_bw_us = std::max(intra_us, inter_us);
     }
   } else {
-    double intra_lat = k_hw_lat[intra_link][idx(cfg.algo)][idx(cfg.proto)] * intra_scale;
+    const double intra_lat = k_hw_lat[intra_link][idx(cfg.algo)][idx(cfg.proto)] * intra_scale;
     const double inter_lat = k_hw_lat[k_net][idx(cfg.algo)][idx(cfg.proto)] * inter_scale;
-    lat = k_base_lat[idx(cfg.algo)][idx(cfg.proto)];
-    const int nsteps = nsteps_of(c, n);
-    const int n_inter = nodes <= 1 ? 0 : (c == Collective::allreduce ? 2 * (nodes - 1) : nodes - 1);
-    switch (cfg.algo) {
-      case Algo::ring:
-        if (nodes > 1) intra_lat = std::max(intra_lat, cfg.proto == Proto::simple ? 3.0 : 1.0);
-        lat += (nsteps - n_inter) * intra_lat + n_inter * inter_lat;
-        break;
-      case Algo::tree: lat += 2 * ((ppn - 1) * intra_lat + log2i(nodes) * inter_lat); break;
-      case Algo::collnet_direct: lat += 2 * (std::min(1, ppn - 1) * intra_lat + 0.4 * (ppn - 1)) + inter_lat; break;
-      case Algo::collnet_chain: lat += 2 * (ppn - 1) * intra_lat + inter_lat; break;
-      case Algo::nvls: lat += intra_lat + (nodes > 1 ? inter_lat : 0.0); break;
-      case Algo::nvls_tree: lat += intra_lat + 2 * log2i(nodes) * inter_lat; break;
-      case Algo::pat: lat += log2i(nodes) * inter_lat / 3.5 + 2.8 * n; break;
-      case Algo::p2p: break;
-    }
+    lat = k_base_lat[idx(cfg.algo)][idx(cfg.proto)] +
+          step_latency_us(c, cfg.algo, cfg.proto, n, nodes, ppn, intra_lat, inter_lat);
     const double bus = physical_busbw(c, bytes, g, cfg, &link);
     // Bus → algorithm bandwidth: ring/pat move bytes·factor per link; tree halves (up + down);
     // NVLS and CollNet reduce in the switch (each byte crosses a GPU's link once each way).

@@ -130,7 +130,7 @@ nlohmann::json ops_json(const Problem& problem, const TuneResult& result) {
 }
 
 nlohmann::json config_json(const Problem& problem, const TuneResult& result, const OutputContext& context) {
-  const nlohmann::json ops = ops_json(problem, result);
+  nlohmann::json ops = ops_json(problem, result);
   nlohmann::json communicators = nlohmann::json::array();
   for (const auto& [group, ctas] : result.assignment.comm_ctas) {
     communicators.push_back({{"group", std::string(simulator::to_string(group))},
