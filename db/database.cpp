@@ -58,6 +58,21 @@ class Statement {
   int m_rc;
 };
 
+// Runs `sql` (one `?` bound to the run id) and turns each row into a T with `read_row(statement)`.
+// Errors name `call` ("SELECT comm_samples") with SQLite's message.
+template <typename T, typename ReadRow>
+Result<std::vector<T>> select_run_rows(sqlite3* db, const char* sql, const char* call, std::int64_t run_id,
+                                       ReadRow read_row) {
+  Statement s(db, sql);
+  if (!s.prepared()) return LAGOM_SQLITE_ERROR(db, call);
+  s.bind(1, run_id);
+  std::vector<T> out;
+  int rc = 0;
+  while ((rc = s.step()) == SQLITE_ROW) out.push_back(read_row(s));
+  if (rc != SQLITE_DONE) return LAGOM_SQLITE_ERROR(db, call);
+  return out;
+}
+
 // Rolls back unless committed: every write method is one transaction.
 class Transaction {
  public:
@@ -466,87 +481,72 @@ Result<std::optional<std::int64_t>> Database::latest_complete_run(const std::opt
 }
 
 Result<std::vector<CommSample>> Database::comm_samples(std::int64_t run_id) {
-  Statement s(m_db,
-              "SELECT collective, algo, proto, channels, ranks, nodes, bytes, count, dtype, redop, root, in_place, "
-              "time_us, algbw_GBps, busbw_GBps, wrong FROM comm_samples WHERE run_id=? ORDER BY rowid");
-  if (!s.prepared()) return LAGOM_SQLITE_ERROR(m_db, "SELECT comm_samples");
-  s.bind(1, run_id);
-  std::vector<CommSample> out;
-  int rc = 0;
-  while ((rc = s.step()) == SQLITE_ROW) {
-    CommSample c;
-    c.collective = s.text(0);
-    c.algo = s.text(1);
-    c.proto = s.text(2);
-    c.channels = s.integer(3);
-    c.ranks = s.integer(4);
-    c.nodes = s.integer(5);
-    c.bytes = s.int64(6);
-    c.count = s.int64(7);
-    c.dtype = s.text(8);
-    c.redop = s.text(9);
-    c.root = s.integer(10);
-    c.in_place = s.integer(11) != 0;
-    c.time_us = s.real(12);
-    c.algbw_GBps = s.real(13);
-    c.busbw_GBps = s.real(14);
-    c.wrong = s.int64(15);
-    out.push_back(std::move(c));
-  }
-  if (rc != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "SELECT comm_samples");
-  return out;
+  return select_run_rows<CommSample>(
+      m_db,
+      "SELECT collective, algo, proto, channels, ranks, nodes, bytes, count, dtype, redop, root, in_place, "
+      "time_us, algbw_GBps, busbw_GBps, wrong FROM comm_samples WHERE run_id=? ORDER BY rowid",
+      "SELECT comm_samples", run_id, [](const Statement& s) {
+        CommSample c;
+        c.collective = s.text(0);
+        c.algo = s.text(1);
+        c.proto = s.text(2);
+        c.channels = s.integer(3);
+        c.ranks = s.integer(4);
+        c.nodes = s.integer(5);
+        c.bytes = s.int64(6);
+        c.count = s.int64(7);
+        c.dtype = s.text(8);
+        c.redop = s.text(9);
+        c.root = s.integer(10);
+        c.in_place = s.integer(11) != 0;
+        c.time_us = s.real(12);
+        c.algbw_GBps = s.real(13);
+        c.busbw_GBps = s.real(14);
+        c.wrong = s.int64(15);
+        return c;
+      });
 }
 
 Result<std::vector<ComputeSample>> Database::compute_samples(std::int64_t run_id) {
-  Statement s(m_db,
-              "SELECT kind, precision, m, n, k, bytes, time_us, tflops, bw_GBps FROM compute_samples "
-              "WHERE run_id=? ORDER BY rowid");
-  if (!s.prepared()) return LAGOM_SQLITE_ERROR(m_db, "SELECT compute_samples");
-  s.bind(1, run_id);
-  std::vector<ComputeSample> out;
-  int rc = 0;
-  while ((rc = s.step()) == SQLITE_ROW) {
-    ComputeSample c;
-    c.kind = s.text(0);
-    c.precision = s.text(1);
-    c.m = s.int64(2);
-    c.n = s.int64(3);
-    c.k = s.int64(4);
-    c.bytes = s.int64(5);
-    c.time_us = s.real(6);
-    c.tflops = s.real(7);
-    c.bw_GBps = s.real(8);
-    out.push_back(std::move(c));
-  }
-  if (rc != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "SELECT compute_samples");
-  return out;
+  return select_run_rows<ComputeSample>(
+      m_db,
+      "SELECT kind, precision, m, n, k, bytes, time_us, tflops, bw_GBps FROM compute_samples "
+      "WHERE run_id=? ORDER BY rowid",
+      "SELECT compute_samples", run_id, [](const Statement& s) {
+        ComputeSample c;
+        c.kind = s.text(0);
+        c.precision = s.text(1);
+        c.m = s.int64(2);
+        c.n = s.int64(3);
+        c.k = s.int64(4);
+        c.bytes = s.int64(5);
+        c.time_us = s.real(6);
+        c.tflops = s.real(7);
+        c.bw_GBps = s.real(8);
+        return c;
+      });
 }
 
 Result<std::vector<OverlapSample>> Database::overlap_samples(std::int64_t run_id) {
-  Statement s(m_db,
-              "SELECT name, collective, bytes, precision, m, n, k, gemm_alone_us, comm_alone_us, gemm_overlap_us, "
-              "comm_overlap_us FROM overlap_samples WHERE run_id=? ORDER BY rowid");
-  if (!s.prepared()) return LAGOM_SQLITE_ERROR(m_db, "SELECT overlap_samples");
-  s.bind(1, run_id);
-  std::vector<OverlapSample> out;
-  int rc = 0;
-  while ((rc = s.step()) == SQLITE_ROW) {
-    OverlapSample o;
-    o.name = s.text(0);
-    o.collective = s.text(1);
-    o.bytes = s.int64(2);
-    o.precision = s.text(3);
-    o.m = s.int64(4);
-    o.n = s.int64(5);
-    o.k = s.int64(6);
-    o.gemm_alone_us = s.real(7);
-    o.comm_alone_us = s.real(8);
-    o.gemm_overlap_us = s.real(9);
-    o.comm_overlap_us = s.real(10);
-    out.push_back(std::move(o));
-  }
-  if (rc != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "SELECT overlap_samples");
-  return out;
+  return select_run_rows<OverlapSample>(
+      m_db,
+      "SELECT name, collective, bytes, precision, m, n, k, gemm_alone_us, comm_alone_us, gemm_overlap_us, "
+      "comm_overlap_us FROM overlap_samples WHERE run_id=? ORDER BY rowid",
+      "SELECT overlap_samples", run_id, [](const Statement& s) {
+        OverlapSample o;
+        o.name = s.text(0);
+        o.collective = s.text(1);
+        o.bytes = s.int64(2);
+        o.precision = s.text(3);
+        o.m = s.int64(4);
+        o.n = s.int64(5);
+        o.k = s.int64(6);
+        o.gemm_alone_us = s.real(7);
+        o.comm_alone_us = s.real(8);
+        o.gemm_overlap_us = s.real(9);
+        o.comm_overlap_us = s.real(10);
+        return o;
+      });
 }
 
 Status Database::store_fits(std::int64_t run_id, const FitSet& fits) {
