@@ -42,6 +42,7 @@ struct SimulateFlags {
   StrategyFlags strategy;
   std::string comm_config;
   std::string trace;
+  std::optional<std::string> issue_priority;
 };
 
 void run_simulate(const SimulateFlags& flags, const Context& context) {
@@ -58,6 +59,7 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
     assignment = unwrap(simulator::parse_comm_config(document, flags.comm_config));
     check(costs.validate(assignment));
   }
+  if (flags.issue_priority) assignment.priority = unwrap(parse_issue_priority_flag(*flags.issue_priority));
   simulator::SimulateOptions options;
   options.timeline = !flags.trace.empty();
   const simulator::SimulationResult result =
@@ -142,6 +144,15 @@ void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
                                       "DP gradient bucket, MB [25]");
   text_flag("--precision", flags.precision, "bf16|fp16|fp8 [bf16]");
   text_flag("--attention", flags.attention, "flash|standard [flash]");
+}
+
+Result<simulator::IssuePriority> parse_issue_priority_flag(const std::string& value) {
+  const auto priority = simulator::parse_issue_priority(value);
+  if (!priority) {
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("issue-priority: '{}' is not as-scheduled or critical-first", value));
+  }
+  return *priority;
 }
 
 Result<model::WorkloadSpec> load_workload(const SpecFlags& flags) {
@@ -269,6 +280,10 @@ void add_simulate_command(CLI::App& app, Context& context) {
   add_strategy_flags(*command, flags->strategy);
   command->add_option("--comm-config", flags->comm_config, "Communication config (lagom-config.json from tune)");
   command->add_option("--trace", flags->trace, "Write a Chrome/Perfetto trace to FILE");
+  command->add_option_function<std::string>(
+      "--issue-priority", [flags](const std::string& v) { flags->issue_priority = v; },
+      "Concurrent collectives on one link: as-scheduled (share it) | critical-first [as-scheduled; overrides "
+      "--comm-config]");
   command->callback([flags, &context] { run_simulate(*flags, context); });
 }
 

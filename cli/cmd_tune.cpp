@@ -28,6 +28,7 @@ struct TuneFlags {
   std::string runtime = "nccl";
   std::string out = "./lagom-out";
   bool explain = false;
+  std::optional<std::string> issue_priority;
 };
 
 // The plugin built next to this binary (<build>/bin/lagom → <build>/lib/libnccl-tuner-lagom.so), else
@@ -59,8 +60,6 @@ nlohmann::json grid_json(const search::TuneResult& r) {
 void print_explain(const search::TuneResult& r, const std::vector<search::OpReport>& reports) {
   fmt::print("# explain: the grid (DESIGN.md \"Search\"); Σ options {:.0f}, exhaustive cross product {:.3g}\n",
              r.grid_options, r.oracle_evaluations);
-  fmt::print("# issue priority of concurrent collectives (as scheduled | critical path first): not searched, the "
-             "simulator has no such knob yet; collectives run as scheduled\n");
   auto print_decision = [](const search::Decision& d) {
     std::string labels;
     for (std::size_t i = 0; i < d.options.size(); ++i) {
@@ -142,6 +141,8 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   problem.space.runtime = *runtime;
   problem.space.pins.tp_overlap = flags.strategy.tp_overlap.has_value();
   problem.space.pins.bucket_mb = flags.strategy.bucket_mb.has_value();
+  problem.space.pins.priority = flags.issue_priority.has_value();
+  if (flags.issue_priority) problem.space.priority = unwrap(parse_issue_priority_flag(*flags.issue_priority));
 
   context.progress().begin(fmt::format("tune ({} search)", flags.search), 0);
   const search::TuneResult result = unwrap(search::run_search(*kind, problem));
@@ -164,7 +165,7 @@ void run_tune(const TuneFlags& flags, const Context& context) {
           : fmt::format("cluster {} has no NCCL: only the overlap knobs were searched", cluster.name);
   if (context.json) {
     nlohmann::json ops = search::ops_json(problem, result);
-    const double predicted_s = result.predicted_iteration_us * 1e-6;
+    const double predicted_s = result.result.iteration_time_s;  // exactly what simulate reports (no µs round trip)
     const double baseline_s = result.baseline_iteration_us * 1e-6;
     nlohmann::json doc = {{"search", std::string(search::to_string(result.search))},
                           {"runtime", std::string(model::to_string(result.runtime))},
@@ -180,7 +181,8 @@ void run_tune(const TuneFlags& flags, const Context& context) {
                           {"overlap",
                            {{"tp_overlap", model::to_string(result.choice.tp_overlap)},
                             {"bucket_mb", result.choice.bucket_mb},
-                            {"prefetch", result.choice.prefetch}}},
+                            {"prefetch", result.choice.prefetch},
+                            {"priority", std::string(simulator::to_string(result.choice.priority))}}},
                           {"out", out.out_dir},
                           {"ops", std::move(ops)}};
     if (!no_nccl_note.empty()) doc["note"] = no_nccl_note;
@@ -207,8 +209,9 @@ void run_tune(const TuneFlags& flags, const Context& context) {
                    search::format_bytes(r.config.chunk_bytes), fmt_us(r.op.time_us), r.scope});
   }
   fmt::print("{}", table.render());
-  fmt::print("# overlap: tp-overlap {}, bucket-mb {:g}, fsdp-prefetch {}\n", model::to_string(result.choice.tp_overlap),
-             result.choice.bucket_mb, result.choice.prefetch);
+  fmt::print("# overlap: tp-overlap {}, bucket-mb {:g}, fsdp-prefetch {}, issue-priority {}\n",
+             model::to_string(result.choice.tp_overlap), result.choice.bucket_mb, result.choice.prefetch,
+             simulator::to_string(result.choice.priority));
   if (result.comm_knobs_searched && result.runtime == model::Runtime::nccl) {
     fmt::print("# per process: threads {}, chunk {}\n",
                result.choice.threads > 0 ? std::to_string(result.choice.threads) : "default",
@@ -218,7 +221,7 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   fmt::print("evaluations                 {}\n", result.evaluations);
   fmt::print("search_time_s               {:.3f}\n", result.search_time_s);
   fmt::print("baseline_iteration_time_s   {:.6f}\n", result.baseline_iteration_us * 1e-6);
-  fmt::print("predicted_iteration_time_s  {:.6f}\n", result.predicted_iteration_us * 1e-6);
+  fmt::print("predicted_iteration_time_s  {:.6f}\n", result.result.iteration_time_s);
   fmt::print("speedup                     {:.4f}\n",
              result.predicted_iteration_us > 0 ? result.baseline_iteration_us / result.predicted_iteration_us : 0.0);
   fmt::print("# wrote {}/nccl_tuner.conf, lagom.env, lagom-config.json\n", out.out_dir);
@@ -236,6 +239,9 @@ void add_tune_command(CLI::App& app, Context& context) {
   command->add_option("--search", flags->search, "lagom|autoccl|exhaustive|default [lagom]");
   command->add_option("--runtime", flags->runtime, "nccl|nccl-extended [nccl]");
   command->add_option("--out", flags->out, "Output directory, created if missing [./lagom-out]");
+  command->add_option_function<std::string>(
+      "--issue-priority", [flags](const std::string& v) { flags->issue_priority = v; },
+      "Pin the issue priority of concurrent collectives: as-scheduled|critical-first [searched]");
   command->add_flag("--explain", flags->explain, "Print the grid and, decision by decision, what was tried and why");
   command->callback([flags, &context] { run_tune(*flags, context); });
 }

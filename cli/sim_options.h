@@ -44,6 +44,9 @@ Result<ClusterSource> load_cluster(const SpecFlags& flags, int gpus);
 // The strategy the flags describe (defaults for what is not given), not yet resolved.
 Result<model::Strategy> strategy_from_flags(const StrategyFlags& flags);
 
+// --issue-priority as-scheduled|critical-first (simulator::IssuePriority).
+Result<simulator::IssuePriority> parse_issue_priority_flag(const std::string& value);
+
 // The `simulate --json` document (DESIGN.md fields and a few more).
 nlohmann::json simulation_json(const simulator::SimulationResult& result, const model::Strategy& strategy,
                                const model::ClusterSpec& cluster, const model::WorkloadSpec& workload);

@@ -140,12 +140,13 @@ nlohmann::json config_json(const Problem& problem, const TuneResult& result, con
   }
   nlohmann::json overlap = {{"tp_overlap", model::to_string(result.choice.tp_overlap)},
                             {"bucket_mb", result.choice.bucket_mb},
-                            {"prefetch", result.choice.prefetch}};
+                            {"prefetch", result.choice.prefetch},
+                            {"priority", std::string(simulator::to_string(result.choice.priority))}};
   nlohmann::json process = nlohmann::json::object();
   if (result.comm_knobs_searched && result.runtime == model::Runtime::nccl) {
     process = {{"threads", result.choice.threads}, {"chunk_bytes", result.choice.chunk_bytes}};
   }
-  const double predicted_s = result.predicted_iteration_us * 1e-6;
+  const double predicted_s = result.result.iteration_time_s;  // exactly what simulate reports (no µs round trip)
   const double baseline_s = result.baseline_iteration_us * 1e-6;
   return {{"search", std::string(to_string(result.search))},
           {"runtime", std::string(model::to_string(result.runtime))},

@@ -57,6 +57,7 @@ std::string_view to_string(DecisionKind kind) {
     case DecisionKind::tp_overlap: return "tp-overlap";
     case DecisionKind::bucket_mb: return "bucket-mb";
     case DecisionKind::prefetch: return "fsdp-prefetch";
+    case DecisionKind::priority: return "issue-priority";
     case DecisionKind::process: return "process";
     case DecisionKind::communicator: return "communicator";
     case DecisionKind::op_class: return "op class";
@@ -104,6 +105,22 @@ std::vector<Decision> structural_decisions(const SpaceContext& context) {
       Option o;
       o.label = fmt::format("{} layer{}", depth, depth > 1 ? "s" : "");
       o.prefetch = depth;
+      d.options.push_back(o);
+    }
+    out.push_back(std::move(d));
+  }
+  const bool grads = s.dp * s.cp > 1;
+  const int streams = static_cast<int>(s.tp > 1 && s.sp) + static_cast<int>(s.pp > 1) + static_cast<int>(grads) +
+                      static_cast<int>(grads && s.zero == 3);
+  if (!context.pins.priority && streams >= 2) {
+    Decision d;
+    d.kind = DecisionKind::priority;
+    d.name = "issue-priority";
+    d.scope = "structural";
+    for (const auto priority : {simulator::IssuePriority::as_scheduled, simulator::IssuePriority::critical_first}) {
+      Option o;
+      o.label = std::string(simulator::to_string(priority));
+      o.priority = priority;
       d.options.push_back(o);
     }
     out.push_back(std::move(d));
@@ -205,6 +222,7 @@ Choice default_choice(const SpaceContext& context) {
   choice.tp_overlap = context.strategy.tp_overlap;
   choice.bucket_mb = context.strategy.bucket_mb;
   choice.prefetch = 1;
+  choice.priority = context.priority;
   return choice;
 }
 
@@ -238,6 +256,7 @@ void apply(const Decision& decision, const Option& option, Choice& choice) {
     case DecisionKind::tp_overlap: choice.tp_overlap = option.tp_overlap; break;
     case DecisionKind::bucket_mb: choice.bucket_mb = option.bucket_mb; break;
     case DecisionKind::prefetch: choice.prefetch = option.prefetch; break;
+    case DecisionKind::priority: choice.priority = option.priority; break;
     case DecisionKind::process:
       choice.threads = option.threads;
       choice.chunk_bytes = option.chunk_bytes;
@@ -255,6 +274,7 @@ int current_option(const Decision& decision, const Choice& choice) {
       case DecisionKind::tp_overlap: same = choice.tp_overlap == o.tp_overlap; break;
       case DecisionKind::bucket_mb: same = choice.bucket_mb == o.bucket_mb; break;
       case DecisionKind::prefetch: same = choice.prefetch == o.prefetch; break;
+      case DecisionKind::priority: same = choice.priority == o.priority; break;
       case DecisionKind::process: same = choice.threads == o.threads && choice.chunk_bytes == o.chunk_bytes; break;
       case DecisionKind::communicator: {
         auto it = choice.ctas.find(decision.group);
@@ -277,6 +297,7 @@ simulator::CommAssignment to_assignment(const SpaceContext& context, const Choic
   a.tp_overlap = choice.tp_overlap;
   a.bucket_mb = choice.bucket_mb;
   a.fsdp_prefetch = choice.prefetch;
+  a.priority = choice.priority;
   if (!comm_knobs_searchable(context)) return a;  // no NCCL: collectives keep the model's ring/simple
   const bool extended = context.runtime == model::Runtime::nccl_extended;
   // Under nccl a communicator that runs alltoall/sendrecv has its CTAs decided for those calls (and they

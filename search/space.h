@@ -3,8 +3,8 @@
 // CommAssignment.
 //
 // A *decision* is one knob setting that a deployment makes once:
-//   - structural (taken first, because they change which op classes exist): TP overlap method, DP bucket
-//     size, FSDP prefetch depth;
+//   - structural (taken first, because they change which op classes exist or how they share links): TP
+//     overlap method, DP bucket size, FSDP prefetch depth, issue priority of concurrent collectives;
 //   - per process (`--runtime nccl`): NCCL_NTHREADS and the Simple chunk (NCCL_BUFFSIZE / 2), one value
 //     shared by every collective of the process;
 //   - per communicator (`--runtime nccl`): the CTAs of a communicator that runs alltoall / sendrecv (the
@@ -44,6 +44,7 @@ struct Pins {
   bool tp_overlap = false;
   bool bucket_mb = false;
   bool prefetch = false;
+  bool priority = false;
 };
 
 // One full setting of every knob (what a search moves around). Values 0 mean NCCL's default.
@@ -51,6 +52,7 @@ struct Choice {
   model::TpOverlap tp_overlap;                 // structural
   double bucket_mb = 25;                       // structural, MB (10^6 bytes)
   int prefetch = 1;                            // structural: FSDP layers gathered ahead (1..2)
+  simulator::IssuePriority priority = simulator::IssuePriority::as_scheduled;  // structural
   int threads = 0;                             // per process (nccl): NCCL_NTHREADS
   std::int64_t chunk_bytes = 0;                // per process (nccl): Simple chunk = NCCL_BUFFSIZE / 2
   std::map<simulator::Group, int> ctas;        // per communicator (nccl): CTAs of groups running p2p
@@ -58,7 +60,7 @@ struct Choice {
   bool operator==(const Choice&) const = default;
 };
 
-enum class DecisionKind { tp_overlap, bucket_mb, prefetch, process, communicator, op_class };
+enum class DecisionKind { tp_overlap, bucket_mb, prefetch, priority, process, communicator, op_class };
 std::string_view to_string(DecisionKind kind);
 
 // One value a decision can take. Only the fields of the decision's kind are meaningful.
@@ -71,6 +73,7 @@ struct Option {
   model::TpOverlap tp_overlap;    // tp_overlap
   double bucket_mb = 0;           // bucket_mb
   int prefetch = 1;               // prefetch
+  simulator::IssuePriority priority = simulator::IssuePriority::as_scheduled;  // priority
 };
 
 struct Decision {
@@ -88,6 +91,7 @@ struct SpaceContext {
   model::Strategy strategy;
   model::Runtime runtime = model::Runtime::nccl;
   Pins pins;
+  simulator::IssuePriority priority = simulator::IssuePriority::as_scheduled;  // the start (or pinned) value
 };
 
 // Whether the comm knobs (algorithm, protocol, channels, threads, chunk) are searched: only with NCCL.
@@ -95,7 +99,9 @@ bool comm_knobs_searchable(const SpaceContext& context);
 
 // The structural decisions that apply to the strategy and are not pinned (tp-overlap needs tp > 1 and
 // sequence parallelism; bucket size needs DP gradient buckets, i.e. dp·cp > 1 and zero < 3; prefetch
-// needs ZeRO-3 with dp·cp > 1).
+// needs ZeRO-3 with dp·cp > 1; issue priority needs two communication streams that can run at once:
+// two of TP overlap (tp > 1 with sp), pipeline transfers (pp > 1), gradient reduction (dp·cp > 1) and
+// ZeRO-3 gathers).
 std::vector<Decision> structural_decisions(const SpaceContext& context);
 
 // The per-process, per-communicator and per-op-class decisions for the op classes an iteration issues.

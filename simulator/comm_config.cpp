@@ -101,6 +101,12 @@ Result<CommAssignment> parse_comm_config(const nlohmann::json& document, const s
       if (prefetch < 1) return bad(origin, "overlap.prefetch", "must be at least 1");
       assignment.fsdp_prefetch = static_cast<int>(prefetch);
     }
+    if (overlap.contains("priority")) {
+      const auto& value = overlap.at("priority");
+      const auto priority = value.is_string() ? parse_issue_priority(value.get<std::string>()) : std::nullopt;
+      if (!priority) return bad(origin, "overlap.priority", "must be \"as-scheduled\" or \"critical-first\"");
+      assignment.priority = *priority;
+    }
   }
   return assignment;
 }
@@ -122,7 +128,8 @@ nlohmann::json to_json(const CommAssignment& assignment) {
   for (const auto& [group, ctas] : assignment.comm_ctas) {
     comms.push_back({{"group", std::string(to_string(group))}, {"ctas", ctas}});
   }
-  nlohmann::json overlap = {{"prefetch", assignment.fsdp_prefetch}};
+  nlohmann::json overlap = {{"prefetch", assignment.fsdp_prefetch},
+                            {"priority", std::string(to_string(assignment.priority))}};
   if (assignment.tp_overlap) overlap["tp_overlap"] = model::to_string(*assignment.tp_overlap);
   if (assignment.bucket_mb) overlap["bucket_mb"] = *assignment.bucket_mb;
   return {{"ops", std::move(ops)}, {"communicators", std::move(comms)}, {"overlap", std::move(overlap)}};

@@ -6,7 +6,7 @@
 //               "algo": "ring", "proto": "simple", "channels": 16, "threads": 512, "chunk_bytes": 2097152,
 //               ... other fields (name, count, predicted_time_us) are ignored } ],
 //     "communicators": [ {"group": "tp", "ctas": 16} ],
-//     "overlap": {"tp_overlap": "flash", "bucket_mb": 50, "prefetch": 2}
+//     "overlap": {"tp_overlap": "flash", "bucket_mb": 50, "prefetch": 2, "priority": "critical-first"}
 //   }
 // Every section and every field except collective/group/bytes/algo/proto of an op is optional; 0 or a
 // missing channels/threads/chunk_bytes means NCCL's default. Groups: tp, cp, ep, pp, dp, edp.

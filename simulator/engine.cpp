@@ -52,6 +52,20 @@ double Engine::busy_share(const Stage& stage) const {
   return total > 0 ? kernels / total : 0.0;
 }
 
+// The share of `task`'s link it gets on `stage` (see the header comment): 0 behind a higher priority,
+// 1/k among k running tasks of the top priority.
+double Engine::link_share(const Stage& stage, const Task& task) const {
+  if (task.link < 0) return 1.0;
+  int top = task.priority, peers = 0;
+  for (const int other : stage.comm_tasks) {
+    const Task& o = m_tasks[static_cast<std::size_t>(other)];
+    if (o.link != task.link) continue;
+    if (o.priority > top) return 0.0;
+    if (o.priority == top) ++peers;
+  }
+  return 1.0 / std::max(1, peers);
+}
+
 double Engine::rate(int index) const {
   const Task& task = m_tasks[static_cast<std::size_t>(index)];
   if (task.kind != TaskKind::comm) {
@@ -60,13 +74,16 @@ double Engine::rate(int index) const {
     return 1.0 / ((1.0 - x) * compute_slowdown(stage) + x);
   }
   double slowdown = 1.0;
+  double share = 1.0;
   const int home = m_streams[static_cast<std::size_t>(task.stream)].stage;
   for (const int s : {home, task.peer_stage}) {
     if (s < 0) continue;
-    const double busy = busy_share(m_stages[static_cast<std::size_t>(s)]);
+    const Stage& stage = m_stages[static_cast<std::size_t>(s)];
+    const double busy = busy_share(stage);
     slowdown = std::max(slowdown, 1.0 + (task.comm_slowdown - 1.0) * busy);
+    share = std::min(share, link_share(stage, task));
   }
-  return 1.0 / slowdown;
+  return share / slowdown;
 }
 
 void Engine::advance(int stage_index, double now_us) {
@@ -107,9 +124,12 @@ void Engine::reschedule(int stage_index, double now_us, std::vector<Event>& heap
     const double r = rate(task);
     // An unchanged rate keeps the pending finish event valid (remaining work was advanced at this rate).
     if (m_scheduled[t] && r == m_rate[t]) return;
+    if (!m_scheduled[t] && r == 0 && m_rate[t] == 0) return;
     m_rate[t] = r;
-    m_scheduled[t] = true;
     ++m_version[t];
+    // A task waiting behind a higher priority has no finish event; the next change on its link re-rates it.
+    m_scheduled[t] = r > 0;
+    if (r == 0) return;
     heap.push_back(Event{now_us + m_remaining[t] / m_rate[t], task, m_version[t]});
     std::push_heap(heap.begin(), heap.end(), std::greater<>());
   };

@@ -16,6 +16,15 @@
 // A transfer between two stages (pipeline send/recv) runs on the sender's stream and counts as running on
 // both stages.
 //
+// Shared links (bandwidth conservation). A communication task may name the link its bandwidth goes through
+// on its stages (`link`: the caller's small integer, e.g. the node's NICs or its NVLink fabric). Running
+// communication tasks of a stage that name the same link split it: only those of the highest `priority`
+// among them progress, each at 1/k of its rate when k of them share that top priority; the others wait
+// (rate 0) until the link frees. Equal priorities are therefore fair sharing (two collectives issued on
+// different streams at once, as NCCL kernels of different communicators run); distinct priorities model
+// an issue order that puts one class of collectives first. A transfer spanning two stages takes the
+// smaller share of the two.
+//
 // Accounting per stage, over [0, end of the iteration]: every instant is exactly one of
 //   compute     the compute stream runs kernels (blocking communication inside tasks excluded),
 //   optimizer   the compute stream runs an optimizer task,
@@ -46,6 +55,8 @@ struct Task {
   double blocking_fraction = 0;    // compute only: share of work_us that is blocking communication [0, 1]
   double compute_slowdown = 1;     // comm only: factor (>= 1) by which the stage's compute slows beside it
   double comm_slowdown = 1;        // comm only: factor (>= 1) by which it slows beside busy compute
+  int link = -1;                   // comm only: the link of its stages it shares with others, or −1 (none)
+  int priority = 0;                // comm only: on a shared link, higher priorities go first
   int label = -1;                  // caller's index (names in traces); the engine ignores it
 };
 
@@ -113,6 +124,7 @@ class Engine {
   [[nodiscard]] double compute_slowdown(const Stage& stage) const;
   [[nodiscard]] double busy_share(const Stage& stage) const;
   [[nodiscard]] double rate(int task) const;
+  [[nodiscard]] double link_share(const Stage& stage, const Task& task) const;
 
   std::vector<Task> m_tasks;
   std::vector<Stream> m_streams;

@@ -26,6 +26,11 @@ constexpr std::array<std::pair<Group, std::string_view>, 6> k_groups{{{Group::tp
 
 enum StreamKind : int { k_compute_stream = 0, k_tp_stream, k_pp_stream, k_dp_stream, k_fsdp_stream, k_stream_kinds };
 constexpr std::array<std::string_view, k_stream_kinds> k_stream_names{"compute", "tp", "pp", "dp", "fsdp"};
+// Engine link ids: the node's NICs, the node's NVLink/PCIe fabric.
+constexpr int k_link_network = 0, k_link_fabric = 1;
+// IssuePriority::critical_first, per stream kind (higher goes first): pp transfers, then ZeRO-3 parameter
+// gathers, then TP/CP/EP collectives, then gradient reductions.
+constexpr std::array<int, k_stream_kinds> k_critical_rank{0, 2, 4, 1, 3};
 
 // A piece of a pass as it appears in the trace: compute (op_class −1) or a blocking collective.
 struct Segment {
@@ -355,6 +360,10 @@ int Builder::emit_comm(int stage, StreamKind stream, int cls, double count, int 
   task.compute_slowdown = entry.price.compute_slowdown;
   task.comm_slowdown = entry.price.comm_slowdown;
   task.peer_stage = peer;
+  // The link its bandwidth goes through: the node's NICs when the communicator spans nodes, else the
+  // node's fabric. Concurrent collectives on the same link split it (engine.h).
+  task.link = entry.shape.nodes > 1 ? k_link_network : k_link_fabric;
+  if (m_a.priority == IssuePriority::critical_first) task.priority = k_critical_rank[stream];
   m_classes[static_cast<std::size_t>(cls)].count += count;
   TaskInfo i = info;
   i.op_class = cls;
@@ -755,6 +764,16 @@ std::string_view to_string(Group group) {
     if (g == group) return name;
   }
   return "?";
+}
+
+std::string_view to_string(IssuePriority priority) {
+  return priority == IssuePriority::critical_first ? "critical-first" : "as-scheduled";
+}
+
+std::optional<IssuePriority> parse_issue_priority(std::string_view name) {
+  if (name == "as-scheduled") return IssuePriority::as_scheduled;
+  if (name == "critical-first") return IssuePriority::critical_first;
+  return std::nullopt;
 }
 
 std::optional<Group> parse_group(std::string_view name) {

@@ -54,6 +54,15 @@ struct OpClass {
   double time_us = 0;      // alone, with the knobs of the evaluation
 };
 
+// How concurrent collectives of a stage that share a link (the node's NICs, or its NVLink/PCIe fabric) are
+// issued: `as_scheduled` lets them run side by side and split the link (fair share); `critical_first`
+// issues them in order of how soon the iteration waits for them, so the link serves, strictly in this
+// order, pipeline send/recv (the next stage waits), ZeRO-3 parameter all-gathers (the next layer waits),
+// TP/CP/EP collectives, and last the gradient reductions (only the optimizer waits for them).
+enum class IssuePriority { as_scheduled, critical_first };
+std::string_view to_string(IssuePriority priority);  // "as-scheduled", "critical-first"
+std::optional<IssuePriority> parse_issue_priority(std::string_view name);
+
 // One full assignment of the communication knobs (what `lagom tune` searches, what --comm-config holds).
 struct CommAssignment {
   // Per op class: the knobs of its calls. A class not listed gets NCCL's default choice.
@@ -65,6 +74,7 @@ struct CommAssignment {
   std::optional<model::TpOverlap> tp_overlap;
   std::optional<double> bucket_mb;
   int fsdp_prefetch = 1;  // ZeRO-3: layers whose parameters are gathered ahead of the running one (>= 1)
+  IssuePriority priority = IssuePriority::as_scheduled;
 };
 
 struct Breakdown {

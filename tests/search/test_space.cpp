@@ -70,8 +70,14 @@ TEST_CASE("under nccl-extended threads and chunk become per-call options of each
 TEST_CASE("structural decisions exist only where they apply and not when pinned", "[search]") {
   auto fsdp = phi2_fsdp();
   auto structural = search::structural_decisions(fsdp.problem.space);
-  REQUIRE(structural.size() == 1);
+  REQUIRE(structural.size() == 2);
   CHECK(structural[0].kind == DecisionKind::prefetch);
+  // ZeRO-3 gathers and gradient reduce-scatters run on two streams at once: their issue order is a knob.
+  CHECK(structural[1].kind == DecisionKind::priority);
+  CHECK(structural[1].options.size() == 2);
+  CHECK(structural[1].options[1].label == "critical-first");
+  fsdp.problem.space.pins.priority = true;
+  CHECK(search::structural_decisions(fsdp.problem.space).size() == 1);
 
   auto tp = test::TuneFixture("gpt2-medium", "a40-nvlink-ib400", 16, [](model::Strategy& s, const model::WorkloadSpec&) {
     s.tp = 8;
@@ -79,12 +85,14 @@ TEST_CASE("structural decisions exist only where they apply and not when pinned"
     s.global_batch = 16;
   });
   structural = search::structural_decisions(tp.problem.space);
-  REQUIRE(structural.size() == 2);
+  REQUIRE(structural.size() == 3);
   CHECK(structural[0].kind == DecisionKind::tp_overlap);
   CHECK(structural[0].options.size() == 5);
   CHECK(structural[1].kind == DecisionKind::bucket_mb);
+  CHECK(structural[2].kind == DecisionKind::priority);  // overlapped TP collectives beside DP buckets
   tp.problem.space.pins.tp_overlap = true;
   tp.problem.space.pins.bucket_mb = true;
+  tp.problem.space.pins.priority = true;
   CHECK(search::structural_decisions(tp.problem.space).empty());
 }
 
@@ -136,5 +144,5 @@ TEST_CASE("a cluster without NCCL has no communication decisions", "[search]") {
   f.problem.space.model = f.model.get();
   CHECK_FALSE(search::comm_knobs_searchable(f.problem.space));
   CHECK(search::comm_decisions(f.problem.space, classes_of(f)).empty());
-  CHECK(search::structural_decisions(f.problem.space).size() == 1);  // prefetch is still searched
+  CHECK(search::structural_decisions(f.problem.space).size() == 2);  // prefetch and priority are still searched
 }

@@ -70,3 +70,29 @@ TEST_CASE("lagom tune refuses an unknown search, an unwritable --out and a strat
   CHECK_THAT(r.err, Catch::StartsWith("lagom: error: tune: the strategy does not fit in memory: "));
   CHECK_FALSE(exists(base + "/b"));
 }
+
+TEST_CASE("tune searches the issue priority under FSDP and simulate reproduces it from lagom-config.json",
+          "[search]") {
+  const std::string dir = lagom::test::temp_dir("tune-cli-priority") + "/out";
+  const std::vector<std::string> fsdp{"--model", "phi-2", "--cluster", "a40-pcie-ib100", "--gpus", "16", "--zero", "3",
+                                      "--micro-batch", "2", "--global-batch", "64"};
+  const auto tuned = run_lagom(with(with({"tune"}, fsdp), {"--out", dir, "--json", "--quiet"}));
+  INFO(tuned.err);
+  REQUIRE(tuned.exit_code == 0);
+  const auto doc = nlohmann::json::parse(tuned.out);
+  // The all-gather the next layer waits for goes before the gradient reduce-scatter on the shared NIC.
+  CHECK(doc.at("overlap").at("priority") == "critical-first");
+
+  const std::vector<std::string> config{"--comm-config", dir + "/lagom-config.json", "--json"};
+  const auto same = run_lagom(with(with({"simulate"}, fsdp), config));
+  REQUIRE(same.exit_code == 0);
+  const double reproduced = nlohmann::json::parse(same.out).at("iteration_time_s").get<double>();
+  CHECK(reproduced == doc.at("predicted_iteration_time_s").get<double>());
+  const auto shared = run_lagom(with(with(with({"simulate"}, fsdp), config), {"--issue-priority", "as-scheduled"}));
+  REQUIRE(shared.exit_code == 0);
+  CHECK(nlohmann::json::parse(shared.out).at("iteration_time_s").get<double>() > reproduced);
+
+  const auto bad = run_lagom(with(with({"simulate"}, fsdp), {"--issue-priority", "first"}));
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "lagom: error: issue-priority: 'first' is not as-scheduled or critical-first\n");
+}

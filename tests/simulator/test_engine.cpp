@@ -87,3 +87,60 @@ TEST_CASE("a dependency cycle is reported, not simulated forever", "[simulator]"
   REQUIRE_FALSE(status.ok());
   CHECK(status.error().message == "simulation: 2 of 2 tasks could never start (a dependency cycle)");
 }
+
+TEST_CASE("collectives sharing a link split it; on different links they do not slow each other", "[simulator]") {
+  // Two 100 µs collectives of stage 0 start together on the same link: each runs at half rate until the
+  // shorter one ends. 60 µs + 100 µs: the first ends at 120 µs (60 work at 1/2), the second has 40 left,
+  // alone from there: ends at 160 µs (= 160 µs of work through one link).
+  Engine engine;
+  const int a_stream = engine.add_stream(0, false);
+  const int b_stream = engine.add_stream(0, false);
+  Task a{a_stream, -1, TaskKind::comm, 60};
+  a.link = 0;
+  Task b{b_stream, -1, TaskKind::comm, 100};
+  b.link = 0;
+  const int ia = engine.add_task(a);
+  const int ib = engine.add_task(b);
+  REQUIRE(engine.run().ok());
+  CHECK(engine.end_us(ia) == Approx(120).epsilon(1e-12));
+  CHECK(engine.end_us(ib) == Approx(160).epsilon(1e-12));
+  CHECK(engine.totals(0).exposed_comm_us == Approx(160).epsilon(1e-12));
+
+  Engine apart;
+  const int s0 = apart.add_stream(0, false);
+  const int s1 = apart.add_stream(0, false);
+  Task c{s0, -1, TaskKind::comm, 60};
+  c.link = 0;
+  Task d{s1, -1, TaskKind::comm, 100};
+  d.link = 1;
+  const int ic = apart.add_task(c);
+  const int id = apart.add_task(d);
+  REQUIRE(apart.run().ok());
+  CHECK(apart.end_us(ic) == 60);
+  CHECK(apart.end_us(id) == 100);
+}
+
+TEST_CASE("on a shared link a higher priority runs first and the lower one waits, then resumes", "[simulator]") {
+  // The low-priority collective (100 µs) starts alone at 0; at 30 µs a high-priority one (50 µs) arrives
+  // and takes the link: the low one has 70 µs left, waits from 30 to 80, and ends at 150 µs.
+  Engine engine;
+  const int compute = engine.add_stream(0, true);
+  const int low_stream = engine.add_stream(0, false);
+  const int high_stream = engine.add_stream(0, false);
+  const int c = engine.add_task({compute, -1, TaskKind::compute, 30});
+  Task low{low_stream, -1, TaskKind::comm, 100};
+  low.link = 0;
+  low.priority = 0;
+  Task high{high_stream, -1, TaskKind::comm, 50};
+  high.link = 0;
+  high.priority = 1;
+  const int il = engine.add_task(low);
+  const int ih = engine.add_task(high);
+  engine.add_dependency(c, ih);
+  REQUIRE(engine.run().ok());
+  CHECK(engine.start_us(ih) == 30);
+  CHECK(engine.end_us(ih) == Approx(80).epsilon(1e-12));
+  CHECK(engine.end_us(il) == Approx(150).epsilon(1e-12));
+  // The stage's accounting still adds up: 30 compute, then 120 waiting on communication.
+  CHECK(engine.totals(0).compute_us + engine.totals(0).exposed_comm_us == Approx(150).epsilon(1e-12));
+}
