@@ -501,7 +501,9 @@ double CostModel::parameters_per_gpu(const WorkloadSpec& w, const Strategy& s) c
   const double attention = (2.0 * h * h + 2.0 * h * w.kv_heads * d) / s.tp + 4.0 * h;
   const double mult = w.ffn_type == FfnType::swiglu ? 3.0 : 2.0;
   const int per_stage = w.layers / s.pp;
-  double total = static_cast<double>(w.vocab) * h / s.tp;  // first stage holds the embedding
+  // The first stage holds the embedding; the last the output layer (a copy of it when tied and pp > 1, as
+  // Megatron keeps). The most loaded stage holds one vocab·h/tp matrix, or two when pp = 1 and untied.
+  double total = static_cast<double>(w.vocab) * h / s.tp * (s.pp == 1 && !w.tied_embeddings ? 2.0 : 1.0);
   for (int l = 0; l < per_stage; ++l) {
     total += attention;
     if (w.decoder_layers > 0 && l >= w.encoder_layers) total += (2.0 * h * h + 2.0 * h * w.kv_heads * d) / s.tp;

@@ -162,6 +162,7 @@ WorkloadSpec swiglu(std::string name, int layers, long hidden, int heads, int kv
   w.kv_heads = kv_heads;
   w.ffn_hidden = ffn;
   w.ffn_type = FfnType::swiglu;
+  w.tied_embeddings = false;  // every SwiGLU preset here (LLaMA-2/3, Mixtral, OLMoE, DeepSeek-MoE) is untied
   return w;
 }
 WorkloadSpec t5(std::string name, int each, long hidden, int heads, long ffn) {
@@ -184,6 +185,7 @@ std::vector<WorkloadSpec> make_workloads() {
   out.push_back(t5("t5-large", 24, 1024, 16, 4096));
   WorkloadSpec phi = dense("phi-2", 32, 2560, 32, 51200, 2048);
   phi.ffn_hidden = 10240;
+  phi.tied_embeddings = false;
   out.push_back(phi);
   WorkloadSpec mpt = dense("mpt-7b", 32, 4096, 32, 50432, 2048);
   mpt.ffn_hidden = 16384;

@@ -293,7 +293,7 @@ double WorkloadSpec::parameters() const {
   const double attention = 2.0 * h * h + 2.0 * h * kv_heads * d;  // Q, out; K, V with kv_heads
   const double mult = ffn_type == FfnType::swiglu ? 3.0 : 2.0;
   const double dense_ffn = mult * h * static_cast<double>(ffn_hidden);
-  double total = static_cast<double>(vocab) * h;  // embedding, tied with the output layer
+  double total = static_cast<double>(vocab) * h * (tied_embeddings ? 1.0 : 2.0);  // embedding (+ output layer)
   for (int l = 0; l < layers; ++l) {
     total += attention + 4.0 * h;  // two norms (scale and bias)
     if (is_moe_layer(l)) {
@@ -356,6 +356,7 @@ Result<WorkloadSpec> parse_workload(const nlohmann::json& document, const std::s
   LAGOM_TRY(w.ffn_type, r.choice<FfnType>("ffn_type", FfnType::gelu, k_ffn));
   LAGOM_TRY(w.vocab, r.integer("vocab", std::nullopt));
   LAGOM_TRY(w.seq, r.integer("seq", std::nullopt));
+  LAGOM_TRY(w.tied_embeddings, r.boolean("tied_embeddings", true));
   if (r.has("global_batch")) {
     LAGOM_TRY(long gb, r.integer("global_batch", std::nullopt));
     w.global_batch = gb;
@@ -414,6 +415,16 @@ Result<WorkloadSpec> parse_hf_config(const nlohmann::json& document, const std::
   w.ffn_type = (gated && (act == "silu" || act == "swish")) ? FfnType::swiglu : FfnType::gelu;
   LAGOM_TRY(w.vocab, r.integer("vocab_size", std::nullopt));
   LAGOM_TRY(w.seq, r.integer(pick({"max_position_embeddings", "n_positions", "n_ctx", "seq_length"}), std::nullopt));
+  // transformers' PretrainedConfig defaults tie_word_embeddings to true; LLaMA, Mistral, Mixtral, OLMoE,
+  // DeepSeek and Phi configs default it to false (their config classes), so a config that omits the key
+  // takes its family's default.
+  {
+    std::string type;
+    if (r.has("model_type") && r.at("model_type").is_string()) type = r.at("model_type").get<std::string>();
+    const bool untied_family = type == "llama" || type == "mistral" || type == "mixtral" || type == "olmoe" ||
+                               type == "deepseek" || type == "deepseek_v2" || type == "phi" || type == "qwen2";
+    LAGOM_TRY(w.tied_embeddings, r.boolean("tie_word_embeddings", !untied_family));
+  }
   const std::string experts_key = pick({"num_local_experts", "num_experts", "n_routed_experts"});
   if (r.has(experts_key) && r.at(experts_key).is_number() && r.at(experts_key).get<double>() > 1) {
     MoeSpec moe;
@@ -454,6 +465,7 @@ nlohmann::json to_json(const WorkloadSpec& w) {
   j["ffn_type"] = to_string(w.ffn_type);
   j["vocab"] = w.vocab;
   j["seq"] = w.seq;
+  if (!w.tied_embeddings) j["tied_embeddings"] = false;
   if (w.moe) {
     j["moe"] = {{"experts", w.moe->experts},
                 {"top_k", w.moe->top_k},

@@ -129,13 +129,17 @@ struct WorkloadSpec {
   FfnType ffn_type = FfnType::gelu;
   long vocab = 0;
   long seq = 0;
+  // The output layer shares the embedding's weights (GPT-2/3, BERT, T5, MPT). LLaMA, Mixtral, OLMoE,
+  // DeepSeek-MoE and Phi-2 have a separate output layer (HF `tie_word_embeddings: false`): vocab·hidden more
+  // parameters, gradients and optimizer state.
+  bool tied_embeddings = true;
   std::optional<MoeSpec> moe;
   std::optional<long> global_batch;
   bool operator==(const WorkloadSpec&) const = default;
 
   [[nodiscard]] long head_dim() const { return hidden / heads; }
-  // Parameter count (weights incl. embedding; output layer tied to the embedding as GPT/LLaMA-2 style
-  // Megatron counts it once; norms and biases included).
+  // Parameter count (weights incl. embedding, and the output layer when it is not tied to it; norms and
+  // biases included).
   [[nodiscard]] double parameters() const;
   [[nodiscard]] bool is_moe_layer(int layer) const;
 };

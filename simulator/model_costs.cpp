@@ -192,8 +192,9 @@ double ModelCosts::embedding_params() const {
 }
 double ModelCosts::logits_params() const {
   // Tied output layer: one copy when the first and last stage coincide, a second copy on the last stage
-  // otherwise (Megatron keeps it there and sums its gradient with the first stage's).
-  return m_strategy.pp > 1 ? embedding_params() : 0.0;
+  // otherwise (Megatron keeps it there and sums its gradient with the first stage's). An untied output
+  // layer is its own vocab·hidden/tp matrix on the last stage.
+  return m_strategy.pp > 1 || !m_workload.tied_embeddings ? embedding_params() : 0.0;
 }
 
 std::int64_t ModelCosts::pp_message_bytes() const {
