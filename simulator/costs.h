@@ -12,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "model/collective_factors.h"
 #include "model/collectives.h"
+#include "model/specs.h"
 
 namespace lagom::simulator {
 
@@ -53,6 +55,24 @@ struct CollectivePrice {
   double comm_slowdown = 1;     // >= 1: factor by which it slows while compute runs beside it
 };
 
+// The two FlashOverlap kernels of a TP layer (model::OverlapKernel's ag_gemm and gemm_rs).
+enum class OverlapPair { ag_gemm, gemm_rs };
+
+// One overlapped pair of a TP layer to price (overlap.h prices it through model's overlap plans).
+struct OverlapQuery {
+  OverlapPair kernel = OverlapPair::ag_gemm;
+  model::TpOverlap method;          // slice:K or flash (none is invalid here)
+  int ranks = 2;                    // tp
+  std::int64_t m = 0, n = 0, k = 0; // the global GEMM (model/overlap_plan.h)
+  int element_bytes = 2;
+  double gemm_us = 0;               // the GEMM on one rank, alone
+  CollectivePrice collective;       // the unsplit collective on the tp group, alone, and its interference
+};
+
+struct OverlapCost {
+  double exposed_us = 0;  // time the pair adds beyond gemm_us (exposed communication + slowdowns), >= 0
+};
+
 struct LayerParams {
   double dense = 0;    // non-expert parameters of the layer held by one GPU (after tp)
   double expert = 0;   // expert parameters held by one GPU (after tp and ep)
@@ -73,17 +93,9 @@ class IterationCosts {
   // Layer `layer` (0-based over the whole model), one micro-batch. Pass::recompute: what the backward
   // reruns first (nothing without recomputation).
   [[nodiscard]] virtual std::vector<Step> layer_steps(int layer, Pass pass) const = 0;
-  // Compute time alone of layer `layer` for one micro-batch: forward + recompute + backward, collectives
-  // excluded. Default: the sum over layer_steps(); implementations may cache it (explore's bound calls it
-  // for every layer of every candidate).
-  [[nodiscard]] virtual double layer_compute_us(int layer) const;
-  // For explore's lower bound with NCCL's default knobs: the layer's forward and backward (incl. recompute)
-  // time alone counting compute and only the collectives no overlap method can hide (cp/ep all-to-all, TP
-  // all-reduce); never more than what simulate() spends on the layer. Default: compute only.
-  struct LayerBound {
-    double forward_us = 0, backward_us = 0;
-  };
-  [[nodiscard]] virtual LayerBound layer_bound(int layer) const;
+  // Layers with the same variant have identical steps (every pass) and parameters, so the simulator prices
+  // one of them for all; default: every layer its own. (ModelCosts: dense or MoE.)
+  [[nodiscard]] virtual int layer_variant(int layer) const { return layer; }
   // The embedding (first pipeline stage) and the output layer with the loss (last stage); no recompute.
   [[nodiscard]] virtual std::vector<Step> embedding_steps(Pass pass) const = 0;
   [[nodiscard]] virtual std::vector<Step> logits_steps(Pass pass) const = 0;
@@ -94,6 +106,9 @@ class IterationCosts {
   [[nodiscard]] virtual std::int64_t pp_message_bytes() const = 0;
   // The optimizer step over `params` parameters held by one GPU.
   [[nodiscard]] virtual double optimizer_us(double params) const = 0;
+  // An overlapped (GEMM, collective) pair of a TP layer: what it adds beyond the GEMM. Default:
+  // price_overlap(query) (overlap.h); implementations may remember results (it is a pure function).
+  [[nodiscard]] virtual Result<OverlapCost> overlap_cost(const OverlapQuery& query) const;
   // A collective with the given knobs (nullopt: NCCL's default choice, with call.comm_ctas channels if set).
   [[nodiscard]] virtual CollectivePrice collective(const CollectiveCall& call,
                                                    const std::optional<model::CollConfig>& knobs) const = 0;

@@ -1,6 +1,7 @@
 #include "simulator/engine.h"
 
 #include <algorithm>
+#include <map>
 #include <cassert>
 #include <functional>
 
@@ -153,21 +154,76 @@ void Engine::start(int index, double now_us) {
   }
 }
 
-Status Engine::run() {
+void Engine::successors(std::vector<int>& offsets, std::vector<int>& targets, std::vector<int>& pending) const {
   const std::size_t n = m_tasks.size();
-  // Successor lists in CSR form.
-  std::vector<int> pending(n, 0);
-  std::vector<int> offsets(n + 1, 0);
+  pending.assign(n, 0);
+  offsets.assign(n + 1, 0);
   for (const auto& [before, after] : m_edges) {
     ++offsets[static_cast<std::size_t>(before) + 1];
     ++pending[static_cast<std::size_t>(after)];
   }
   for (std::size_t i = 0; i < n; ++i) offsets[i + 1] += offsets[i];
-  std::vector<int> successors(m_edges.size());
-  {
-    std::vector<int> fill(offsets.begin(), offsets.end() - 1);
-    for (const auto& [before, after] : m_edges) successors[static_cast<std::size_t>(fill[static_cast<std::size_t>(before)]++)] = after;
+  targets.resize(m_edges.size());
+  std::vector<int> fill(offsets.begin(), offsets.end() - 1);
+  for (const auto& [before, after] : m_edges) {
+    targets[static_cast<std::size_t>(fill[static_cast<std::size_t>(before)]++)] = after;
   }
+}
+
+double Engine::critical_path_us() const {
+  const std::size_t n = m_tasks.size();
+  std::vector<int> pending, offsets, targets;
+  successors(offsets, targets, pending);
+  // Stream order: a task also waits for the one before it on its stream.
+  std::vector<int> stream_next(n, -1);
+  for (const Stream& stream : m_streams) {
+    for (std::size_t k = 1; k < stream.order.size(); ++k) {
+      stream_next[static_cast<std::size_t>(stream.order[k - 1])] = stream.order[k];
+      ++pending[static_cast<std::size_t>(stream.order[k])];
+    }
+  }
+  std::vector<double> ready_us(n, 0.0);
+  std::vector<int> ready;  // tasks whose predecessors have all been reached (any order is topological)
+  for (std::size_t i = 0; i < n; ++i) {
+    if (pending[i] == 0) ready.push_back(static_cast<int>(i));
+  }
+  double longest_us = 0;
+  std::size_t reached = 0;
+  while (!ready.empty()) {
+    const auto t = static_cast<std::size_t>(ready.back());
+    ready.pop_back();
+    ++reached;
+    const double end_us = ready_us[t] + m_tasks[t].work_us;
+    longest_us = std::max(longest_us, end_us);
+    auto release = [&](int next) {
+      const auto u = static_cast<std::size_t>(next);
+      ready_us[u] = std::max(ready_us[u], end_us);
+      if (--pending[u] == 0) ready.push_back(next);
+    };
+    for (int e = offsets[t]; e < offsets[t + 1]; ++e) release(targets[static_cast<std::size_t>(e)]);
+    if (stream_next[t] >= 0) release(stream_next[t]);
+  }
+  if (reached != n) return 0.0;
+  // A shared link serves at most one unit of work alone per unit of time however it is shared, so all the
+  // work on one link of one stage is itself a lower bound.
+  std::map<std::pair<int, int>, double> link_us;  // (stage, link) → work alone
+  for (const Task& task : m_tasks) {
+    if (task.kind != TaskKind::comm || task.link < 0) continue;
+    const int home = m_streams[static_cast<std::size_t>(task.stream)].stage;
+    for (const int s : {home, task.peer_stage}) {
+      if (s < 0 || (s == task.peer_stage && s == home)) continue;
+      double& sum = link_us[{s, task.link}];
+      sum += task.work_us;
+      longest_us = std::max(longest_us, sum);
+    }
+  }
+  return longest_us;
+}
+
+Status Engine::run() {
+  const std::size_t n = m_tasks.size();
+  std::vector<int> pending, offsets, targets;
+  successors(offsets, targets, pending);
   m_start_us.assign(n, -1.0);
   m_end_us.assign(n, -1.0);
   m_remaining.resize(n);
@@ -244,7 +300,7 @@ Status Engine::run() {
     ++stream.next;
     if (stream.next < stream.order.size()) candidates.push_back(stream.order[stream.next]);
     for (int e = offsets[t]; e < offsets[t + 1]; ++e) {
-      const int next = successors[static_cast<std::size_t>(e)];
+      const int next = targets[static_cast<std::size_t>(e)];
       if (--pending[static_cast<std::size_t>(next)] == 0) candidates.push_back(next);
     }
     try_start(now_us);

@@ -81,6 +81,13 @@ class Engine {
   // task queued behind it on the same stream), naming how many tasks were left.
   Status run();
 
+  // The longest chain of tasks linked by dependencies or stream order, each lasting its work_us (the
+  // iteration with no contention), or the most work alone on one shared link of one stage, if larger;
+  // microseconds; 0 when some task can never start. Since contention only slows tasks down and a link
+  // serves one unit of work per unit of time however it is shared, makespan_us() after run() is never
+  // below it (up to rounding). Independent of run().
+  [[nodiscard]] double critical_path_us() const;
+
   [[nodiscard]] std::size_t task_count() const { return m_tasks.size(); }
   [[nodiscard]] const Task& task(int index) const { return m_tasks[static_cast<std::size_t>(index)]; }
   [[nodiscard]] double start_us(int index) const { return m_start_us[static_cast<std::size_t>(index)]; }
@@ -118,6 +125,9 @@ class Engine {
     }
   };
 
+  // Successors of every task in CSR form (offsets has task_count() + 1 entries), and each task's number of
+  // predecessors.
+  void successors(std::vector<int>& offsets, std::vector<int>& targets, std::vector<int>& pending) const;
   void advance(int stage, double now_us);
   void start(int task, double now_us);
   void reschedule(int stage, double now_us, std::vector<Event>& heap);

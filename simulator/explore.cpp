@@ -97,6 +97,11 @@ std::vector<model::Strategy> enumerate(const model::WorkloadSpec& w, const model
 
 }  // namespace
 
+std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
+                                                const ExploreOptions& options) {
+  return enumerate(workload, cluster, options);
+}
+
 Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
                               const model::CostModel& cost_model, const ExploreOptions& options,
                               Progress& progress) {
@@ -124,31 +129,21 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
     for (auto& thread : pool) thread.join();
   };
 
-  // Phase 1: memory (the same figure simulate reports) and the lower bound.
+  // Phase 1: memory (the same figure simulate reports) and the cheap lower bound, for every candidate.
   constexpr double k_inf = std::numeric_limits<double>::infinity();
-  // The bound ignores communication, so candidates differing only in tp-overlap share it (they follow each
-  // other in enumeration order): compute it for the first of each run.
+  const auto prices = std::make_shared<const SharedPrices>(cost_model);
   std::vector<double> bound(candidates.size(), k_inf);
-  std::vector<std::size_t> leader(candidates.size());
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    leader[i] = i;
-    if (i > 0) {
-      model::Strategy a = candidates[i], b = candidates[leader[i - 1]];
-      a.tp_overlap = b.tp_overlap;
-      if (a == b) leader[i] = leader[i - 1];
-    }
-  }
   progress.begin("explore: bounds", static_cast<long>(candidates.size()));
   parallel(candidates.size(), [&](std::size_t i) {
-    if (leader[i] != i) return;
     const model::Strategy& s = candidates[i];
     const double total_gib = units::bytes_to_gib(cost_model.memory_per_gpu(workload, s).total_bytes());
     if (!(total_gib <= cluster.gpu.memory_gib)) return;
-    const ModelCosts costs(cost_model, workload, s);
-    bound[i] = iteration_lower_bound_us(workload, s, cluster.gpus_per_node, costs);
+    const ModelCosts costs(cost_model, workload, s, prices);
+    // A strategy the simulator refuses gets bound 0: phase 2 reaches it and reports simulate()'s error.
+    const Result<double> lower_us = iteration_lower_bound_us(workload, cluster, s, costs);
+    bound[i] = lower_us.ok() ? *lower_us : 0.0;
   });
   progress.end();
-  for (std::size_t i = 0; i < candidates.size(); ++i) bound[i] = bound[leader[i]];
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     if (bound[i] < k_inf) order.push_back(i);
@@ -156,7 +151,8 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
   out.out_of_memory = candidates.size() - order.size();
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bound[a] < bound[b]; });
 
-  // Phase 2: simulate best bound first; skip once the bound passes the K-th best time.
+  // Phase 2, best bound first: skip a candidate once its bound passes the K-th best time; otherwise build its
+  // task graph and skip it if the graph's critical path passes that time; otherwise simulate it.
   std::mutex mutex;
   std::vector<std::pair<double, std::size_t>> best;  // (iteration time, candidate) sorted
   std::vector<std::optional<SimulationResult>> results(candidates.size());
@@ -166,28 +162,29 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
   progress.begin("explore: simulate", static_cast<long>(order.size()));
   parallel(order.size(), [&](std::size_t k) {
     const std::size_t i = order[k];
-    if (bound[i] > kth_us.load()) return;
-    const ModelCosts costs(cost_model, workload, candidates[i]);
-    auto result = simulate(workload, cluster, candidates[i], costs);
-    ++simulated;
+    const double limit_us = kth_us.load();
+    if (bound[i] > limit_us) return;
+    const ModelCosts costs(cost_model, workload, candidates[i], prices);
+    auto result = simulate_unless_slower(workload, cluster, candidates[i], costs, limit_us);
     std::lock_guard lock(mutex);
     if (!result.ok()) {
       if (!failure) failure = result.error();
       return;
     }
-    const double t_us = result->iteration_time_s * 1e6;
-    best.emplace_back(result->iteration_time_s, i);
+    if (!result->has_value()) return;
+    ++simulated;
+    SimulationResult& r = **result;
+    best.emplace_back(r.iteration_time_s, i);
     std::sort(best.begin(), best.end());
     if (best.size() > static_cast<std::size_t>(options.top)) {
       results[best.back().second].reset();
       best.pop_back();
     }
     if (std::find_if(best.begin(), best.end(), [&](const auto& e) { return e.second == i; }) != best.end()) {
-      results[i] = std::move(result).value();
+      results[i] = std::move(r);
     }
     if (best.size() == static_cast<std::size_t>(options.top)) kth_us = best.back().first * 1e6;
-    (void)t_us;
-    progress.step(static_cast<long>(simulated.load()), "");
+    progress.step(static_cast<long>(k), "");
   });
   progress.end();
   if (failure) return *failure;

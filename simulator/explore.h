@@ -1,8 +1,11 @@
 // Capacity planning: every valid strategy for a number of GPUs, evaluated with the simulator in parallel,
-// best first. Candidates that do not fit in memory are not simulated; the others are simulated in order
-// of a lower bound of their iteration time (iteration_lower_bound_us) and skipped once the bound exceeds
-// the K-th best time found, which cannot change the top K: the ranking is by simulate() alone, so
-// `lagom simulate` with a reported strategy reproduces its numbers exactly.
+// best first. Candidates that do not fit in memory are not simulated; the others are visited in order of a
+// cheap lower bound of their iteration time (iteration_lower_bound_us) and skipped once it exceeds the K-th
+// best time found; a candidate that passes has its task graph built and is skipped if the graph's critical
+// path exceeds that time (simulate_unless_slower), and is simulated otherwise. Both are proven lower bounds
+// of simulate()'s time (simulator.h), so skipping cannot change the top K: the ranking is by simulate()
+// alone (ties by candidate order), and `lagom simulate` with a reported strategy reproduces its numbers
+// exactly.
 //
 // The space (docs/simulator.md): tp dividing heads and kv_heads; cp dividing seq; pp dividing layers; dp =
 // gpus/(tp·pp·cp); ep dividing experts and dp·cp (MoE only); sp on/off when tp > 1; vpp 1 or a divisor
@@ -45,12 +48,17 @@ struct ExploreEntry {
 
 struct ExploreResult {
   std::size_t evaluated = 0;      // valid candidate strategies considered (pruned ones included)
-  std::size_t pruned = 0;         // not simulated: out of memory, or bound above the K-th best
+  std::size_t pruned = 0;         // not simulated: out of memory, or a bound above the K-th best
   std::size_t out_of_memory = 0;  // of those, because they do not fit
   std::size_t simulated = 0;
   double elapsed_s = 0;
   std::vector<ExploreEntry> results;  // best first, at most `top`, all fitting in memory
 };
+
+// The valid candidate strategies (resolved) that explore() considers, in its order; ties in iteration time
+// rank by this order.
+std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
+                                                const ExploreOptions& options);
 
 Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
                               const model::CostModel& cost_model, const ExploreOptions& options,

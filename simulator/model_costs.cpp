@@ -1,11 +1,14 @@
 #include "simulator/model_costs.h"
 
+#include <bit>
+#include <cassert>
 #include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
 
 #include "core/units.h"
+#include "simulator/overlap.h"
 
 namespace lagom::simulator {
 
@@ -41,10 +44,7 @@ void sum_flops(const std::vector<model::Step>& steps, double& flops, double& mod
 
 }  // namespace
 
-ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec workload, model::Strategy strategy)
-    : m_model(model), m_workload(std::move(workload)), m_strategy(std::move(strategy)) {
-  const auto& w = m_workload;
-  const auto& s = m_strategy;
+SharedPrices::SharedPrices(const model::CostModel& model) : m_model(model) {
   const model::ClusterSpec& cluster = m_model.cluster();
   const int gpn = std::max(1, cluster.gpus_per_node);
   m_shared_nic_models.resize(static_cast<std::size_t>(gpn));
@@ -57,6 +57,93 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
     m_shared_nic_models[static_cast<std::size_t>(ppn - 1)] =
         std::make_unique<model::CostModel>(shared, m_model.calibration());
   }
+}
+
+namespace {
+
+void hash_combine(std::size_t& h, std::uint64_t value) {
+  h ^= std::hash<std::uint64_t>{}(value) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+}
+
+}  // namespace
+
+std::size_t SharedPrices::Hash::operator()(const CallKey& key) const {
+  std::size_t h = 0;
+  for (const std::int64_t part : {static_cast<std::int64_t>(key.collective), key.bytes,
+                                  static_cast<std::int64_t>(key.ranks), static_cast<std::int64_t>(key.nodes),
+                                  static_cast<std::int64_t>(key.comm_ctas)}) {
+    hash_combine(h, static_cast<std::uint64_t>(part));
+  }
+  return h;
+}
+
+std::size_t SharedPrices::Hash::operator()(const OverlapQuery& q) const {
+  std::size_t h = 0;
+  for (const std::int64_t part : {static_cast<std::int64_t>(q.kernel), static_cast<std::int64_t>(q.method.kind),
+                                  static_cast<std::int64_t>(q.method.slices), static_cast<std::int64_t>(q.ranks), q.m,
+                                  q.n, q.k, static_cast<std::int64_t>(q.element_bytes)}) {
+    hash_combine(h, static_cast<std::uint64_t>(part));
+  }
+  for (const double part : {q.gemm_us, q.collective.time_us, q.collective.latency_us, q.collective.compute_slowdown,
+                            q.collective.comm_slowdown}) {
+    hash_combine(h, std::bit_cast<std::uint64_t>(part));
+  }
+  return h;
+}
+
+bool SharedPrices::SameQuery::operator()(const OverlapQuery& a, const OverlapQuery& b) const {
+  return a.kernel == b.kernel && a.method == b.method && a.ranks == b.ranks && a.m == b.m && a.n == b.n &&
+         a.k == b.k && a.element_bytes == b.element_bytes && a.gemm_us == b.gemm_us &&
+         a.collective.time_us == b.collective.time_us && a.collective.latency_us == b.collective.latency_us &&
+         a.collective.compute_slowdown == b.collective.compute_slowdown &&
+         a.collective.comm_slowdown == b.collective.comm_slowdown;
+}
+
+const model::CostModel& SharedPrices::model_for(const model::CommGroup& group) const {
+  if (group.nodes <= 1) return m_model;
+  const auto ppn = static_cast<std::size_t>(std::max(1, group.ranks_per_node()));
+  if (ppn > m_shared_nic_models.size() || !m_shared_nic_models[ppn - 1]) return m_model;
+  return *m_shared_nic_models[ppn - 1];
+}
+
+model::CollectiveCost SharedPrices::collective(const CollectiveCall& call,
+                                               const std::optional<model::CollConfig>& knobs) const {
+  const double bytes = static_cast<double>(call.bytes);
+  const model::CostModel& model = model_for(call.group);
+  if (knobs) return model.collective_cost(call.collective, bytes, call.group, *knobs);
+  const CallKey key{call.collective, call.bytes, call.group.ranks, call.group.nodes, call.comm_ctas};
+  {
+    const std::lock_guard lock(m_mutex);
+    if (const auto it = m_collectives.find(key); it != m_collectives.end()) return it->second;
+  }
+  model::CollConfig config = model.nccl_default(call.collective, bytes, call.group);
+  if (call.comm_ctas > 0) config.channels = call.comm_ctas;
+  const model::CollectiveCost cost = model.collective_cost(call.collective, bytes, call.group, config);
+  const std::lock_guard lock(m_mutex);
+  m_collectives.emplace(key, cost);
+  return cost;
+}
+
+Result<OverlapCost> SharedPrices::overlap(const OverlapQuery& query) const {
+  {
+    const std::lock_guard lock(m_mutex);
+    if (const auto it = m_overlaps.find(query); it != m_overlaps.end()) return it->second;
+  }
+  LAGOM_TRY(const OverlapCost cost, price_overlap(query));
+  const std::lock_guard lock(m_mutex);
+  m_overlaps.emplace(query, cost);
+  return cost;
+}
+
+ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec workload, model::Strategy strategy,
+                       std::shared_ptr<const SharedPrices> prices)
+    : m_model(model),
+      m_prices(prices ? std::move(prices) : std::make_shared<const SharedPrices>(model)),
+      m_workload(std::move(workload)),
+      m_strategy(std::move(strategy)) {
+  assert(&m_prices->model() == &m_model);
+  const auto& w = m_workload;
+  const auto& s = m_strategy;
   double hw_flops = 0, mdl_flops = 0;
   for (int kind = 0; kind < 2; ++kind) {
     // The first layer of this kind (MoE layers exist only in MoE models).
@@ -71,25 +158,6 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
     for (int pass = 0; pass < 3; ++pass) {
       const auto steps = m_model.layer_steps(w, s, phase_of(static_cast<Pass>(pass)), layer);
       m_layer_steps[static_cast<std::size_t>(kind)][static_cast<std::size_t>(pass)] = convert(steps);
-      LayerBound& bound = m_layer_bound[static_cast<std::size_t>(kind)];
-      double& side = pass == 0 ? bound.forward_us : bound.backward_us;
-      for (const auto& step : steps) {
-        if (!step.is_comm) {
-          m_layer_compute_us[static_cast<std::size_t>(kind)] += step.compute.time_us;
-          side += step.compute.time_us;
-          continue;
-        }
-        // Collectives no overlap method hides: all-to-alls and TP all-reduce (overlap needs sp: AG/RS).
-        const bool hidden_by_overlap = step.comm.group == model::Group::tp &&
-                                       step.comm.collective != model::Collective::allreduce;
-        if (hidden_by_overlap || step.comm.group == model::Group::dp || step.comm.group == model::Group::pp) continue;
-        const Group group = group_of(step.comm.group, false);
-        const auto bytes = static_cast<std::int64_t>(std::llround(step.comm.bytes));
-        side += collective({step.comm.collective, communicator_shape(group, m_strategy, m_model.cluster().gpus_per_node),
-                            bytes, 0},
-                           std::nullopt)
-                    .time_us;
-      }
       int count = 0;
       for (int l = 0; l < w.layers; ++l) count += kind_of(l) == kind ? 1 : 0;
       double f = 0, mf = 0;
@@ -138,13 +206,6 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
               units::bytes_to_gib(memory.total_bytes())};
 }
 
-const model::CostModel& ModelCosts::model_for(const model::CommGroup& group) const {
-  if (group.nodes <= 1) return m_model;
-  const auto ppn = static_cast<std::size_t>(std::max(1, group.ranks_per_node()));
-  if (ppn > m_shared_nic_models.size() || !m_shared_nic_models[ppn - 1]) return m_model;
-  return *m_shared_nic_models[ppn - 1];
-}
-
 std::vector<Step> ModelCosts::convert(const std::vector<model::Step>& steps) const {
   std::vector<Step> out;
   out.reserve(steps.size());
@@ -178,13 +239,6 @@ std::vector<Step> ModelCosts::embedding_steps(Pass pass) const {
   return m_embedding_steps[static_cast<std::size_t>(pass)];
 }
 std::vector<Step> ModelCosts::logits_steps(Pass pass) const { return m_logits_steps[static_cast<std::size_t>(pass)]; }
-IterationCosts::LayerBound ModelCosts::layer_bound(int layer) const {
-  return m_layer_bound[static_cast<std::size_t>(kind_of(layer))];
-}
-
-double ModelCosts::layer_compute_us(int layer) const {
-  return m_layer_compute_us[static_cast<std::size_t>(kind_of(layer))];
-}
 LayerParams ModelCosts::layer_params(int layer) const { return m_layer_params[static_cast<std::size_t>(kind_of(layer))]; }
 
 double ModelCosts::embedding_params() const {
@@ -207,11 +261,7 @@ double ModelCosts::optimizer_us(double params) const {
 
 CollectivePrice ModelCosts::collective(const CollectiveCall& call, const std::optional<model::CollConfig>& knobs) const {
   if (call.group.ranks < 2 || call.bytes <= 0) return {};
-  const double bytes = static_cast<double>(call.bytes);
-  const model::CostModel& model = model_for(call.group);
-  model::CollConfig config = knobs ? *knobs : model.nccl_default(call.collective, bytes, call.group);
-  if (!knobs && call.comm_ctas > 0) config.channels = call.comm_ctas;
-  const model::CollectiveCost cost = model.collective_cost(call.collective, bytes, call.group, config);
+  const model::CollectiveCost cost = m_prices->collective(call, knobs);
   const model::Interference interference =
       m_model.interference(m_representative_op, m_strategy.precision, cost, call.collective);
   CollectivePrice price;
@@ -221,6 +271,8 @@ CollectivePrice ModelCosts::collective(const CollectiveCall& call, const std::op
   price.comm_slowdown = std::max(1.0, interference.comm_factor);
   return price;
 }
+
+Result<OverlapCost> ModelCosts::overlap_cost(const OverlapQuery& query) const { return m_prices->overlap(query); }
 
 MemoryGib ModelCosts::memory() const { return m_memory; }
 double ModelCosts::memory_capacity_gib() const { return m_model.cluster().gpu.memory_gib; }

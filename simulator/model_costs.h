@@ -13,7 +13,11 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "model/cost_model.h"
@@ -22,14 +26,60 @@
 
 namespace lagom::simulator {
 
+// The prices that depend only on the cluster and the call, shared by the ModelCosts of one CostModel and
+// remembered: collective calls with NCCL's default knobs (priced with the shared-NIC rule above) and TP
+// overlap pairs. Both are pure functions of their arguments, and explore asks for the same ones across
+// thousands of strategies.
+//
+// Thread safety: every method may be called from any number of threads (the memos are guarded by a
+// mutex); the CostModel must outlive it.
+class SharedPrices {
+ public:
+  explicit SharedPrices(const model::CostModel& model);
+
+  [[nodiscard]] const model::CostModel& model() const { return m_model; }
+  // The call's cost with `knobs` (nullopt: NCCL's default choice, with call.comm_ctas channels if set).
+  // Precondition: call.group.ranks >= 2 and call.bytes > 0.
+  [[nodiscard]] model::CollectiveCost collective(const CollectiveCall& call,
+                                                 const std::optional<model::CollConfig>& knobs) const;
+  // price_overlap(query) (overlap.h).
+  [[nodiscard]] Result<OverlapCost> overlap(const OverlapQuery& query) const;
+
+ private:
+  struct CallKey {
+    model::Collective collective;
+    std::int64_t bytes;
+    int ranks, nodes, comm_ctas;
+    bool operator==(const CallKey&) const = default;
+  };
+  struct Hash {
+    std::size_t operator()(const CallKey& key) const;
+    std::size_t operator()(const OverlapQuery& query) const;
+  };
+  struct SameQuery {
+    bool operator()(const OverlapQuery& a, const OverlapQuery& b) const;
+  };
+  [[nodiscard]] const model::CostModel& model_for(const model::CommGroup& group) const;
+
+  const model::CostModel& m_model;
+  // Inter-node collectives of symmetric groups share the node's NICs: the model of a group with p ranks
+  // per node prices it on a cluster whose NIC rate is scaled to that group's share (index: p − 1; null when
+  // the share is not below what the model already assumes).
+  std::vector<std::unique_ptr<model::CostModel>> m_shared_nic_models;
+  mutable std::mutex m_mutex;
+  mutable std::unordered_map<CallKey, model::CollectiveCost, Hash> m_collectives;
+  mutable std::unordered_map<OverlapQuery, OverlapCost, Hash, SameQuery> m_overlaps;
+};
+
 class ModelCosts final : public IterationCosts {
  public:
-  // `strategy` resolved against `workload` and model.cluster().
-  ModelCosts(const model::CostModel& model, model::WorkloadSpec workload, model::Strategy strategy);
+  // `strategy` resolved against `workload` and model.cluster(). `prices`, when given, must be bound to
+  // `model` (explore shares one across strategies); otherwise this object makes its own.
+  ModelCosts(const model::CostModel& model, model::WorkloadSpec workload, model::Strategy strategy,
+             std::shared_ptr<const SharedPrices> prices = nullptr);
 
   [[nodiscard]] std::vector<Step> layer_steps(int layer, Pass pass) const override;
-  [[nodiscard]] double layer_compute_us(int layer) const override;
-  [[nodiscard]] LayerBound layer_bound(int layer) const override;
+  [[nodiscard]] int layer_variant(int layer) const override { return kind_of(layer); }
   [[nodiscard]] std::vector<Step> embedding_steps(Pass pass) const override;
   [[nodiscard]] std::vector<Step> logits_steps(Pass pass) const override;
   [[nodiscard]] LayerParams layer_params(int layer) const override;
@@ -37,6 +87,7 @@ class ModelCosts final : public IterationCosts {
   [[nodiscard]] double logits_params() const override;
   [[nodiscard]] std::int64_t pp_message_bytes() const override;
   [[nodiscard]] double optimizer_us(double params) const override;
+  [[nodiscard]] Result<OverlapCost> overlap_cost(const OverlapQuery& query) const override;
   [[nodiscard]] CollectivePrice collective(const CollectiveCall& call,
                                            const std::optional<model::CollConfig>& knobs) const override;
   [[nodiscard]] MemoryGib memory() const override;
@@ -53,18 +104,12 @@ class ModelCosts final : public IterationCosts {
   [[nodiscard]] int kind_of(int layer) const { return m_workload.is_moe_layer(layer) ? 1 : 0; }
 
   const model::CostModel& m_model;
-  // Inter-node collectives of symmetric groups share the node's NICs: the model of a group with p ranks
-  // per node prices it on a cluster whose NIC rate is scaled to that group's share (index: p − 1; null when
-  // the share is not below what the model already assumes).
-  std::vector<std::unique_ptr<model::CostModel>> m_shared_nic_models;
-  [[nodiscard]] const model::CostModel& model_for(const model::CommGroup& group) const;
+  std::shared_ptr<const SharedPrices> m_prices;
   model::WorkloadSpec m_workload;
   model::Strategy m_strategy;
   // [dense, moe][forward, backward, recompute]
   std::array<std::array<std::vector<Step>, 3>, 2> m_layer_steps;
   std::array<LayerParams, 2> m_layer_params{};
-  std::array<double, 2> m_layer_compute_us{};
-  std::array<LayerBound, 2> m_layer_bound{};
   std::array<std::vector<Step>, 3> m_embedding_steps, m_logits_steps;
   model::ComputeOp m_representative_op;
   double m_optimizer_us = 0, m_optimizer_params = 0;

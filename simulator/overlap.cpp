@@ -39,4 +39,6 @@ Result<OverlapCost> price_overlap(const OverlapQuery& query) {
   return OverlapCost{std::max(0.0, prediction.overlapped_us - query.gemm_us)};
 }
 
+Result<OverlapCost> IterationCosts::overlap_cost(const OverlapQuery& query) const { return price_overlap(query); }
+
 }  // namespace lagom::simulator

@@ -75,6 +75,35 @@ struct TaskInfo {
   int peer = -1;
 };
 
+// The tasks that `pending` bytes of gradients or parameters make, as the simulator issues them: the full
+// buckets of `bucket_bytes` as one task with a count, and with `flush` the rest (when >= 1 byte) as one more.
+// Takes them out of `pending`.
+struct BucketTask {
+  std::int64_t bytes = 0;
+  double count = 0;
+};
+struct Buckets {
+  std::array<BucketTask, 2> tasks{};
+  int size = 0;
+};
+Buckets take_buckets(double& pending, double bucket_bytes, bool flush) {
+  Buckets out;
+  const double full = std::floor(pending / bucket_bytes);
+  if (full >= 1) {
+    out.tasks[static_cast<std::size_t>(out.size++)] = {static_cast<std::int64_t>(bucket_bytes), full};
+    pending -= full * bucket_bytes;
+  }
+  if (flush && pending >= 1) {
+    out.tasks[static_cast<std::size_t>(out.size++)] = {static_cast<std::int64_t>(std::llround(pending)), 1};
+    pending = 0;
+  }
+  return out;
+}
+
+// Slack for rounding in the lower bounds: the engine and the bounds add the same durations in different
+// orders (relative error ~1e-16 per addition, well below 1e-9 for any task count).
+constexpr double k_rounding_margin = 1e-9;
+
 class Builder {
  public:
   Builder(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster, const model::Strategy& strategy,
@@ -82,7 +111,14 @@ class Builder {
       : m_w(workload), m_c(cluster), m_s(strategy), m_costs(costs), m_a(assignment), m_options(options) {}
 
   Status prepare();
-  Result<SimulationResult> run();
+  // After prepare(): the task graph of the iteration (engine tasks and dependencies).
+  void build_graph();
+  // After build_graph(): runs the graph.
+  Result<SimulationResult> finish();
+  // After build_graph(): the engine's critical path (every task alone), microseconds.
+  [[nodiscard]] double critical_path_us() const { return m_engine.critical_path_us(); }
+  // After prepare(), on a Builder that will not run: iteration_lower_bound_us (see there).
+  [[nodiscard]] double lower_bound_us();
   std::vector<OpClass> classes() const { return m_classes; }
 
  private:
@@ -128,7 +164,15 @@ class Builder {
   std::vector<OpClass> m_classes;
   std::vector<LayerParams> m_layer_params;
   std::vector<std::pair<OverlapQuery, double>> m_overlap_cache;
-  std::vector<PassPlan> m_layer_fwd, m_layer_bwd;  // per layer; bwd includes the recomputation
+  // Per layer variant (IterationCosts::layer_variant); bwd includes the recomputation.
+  std::vector<PassPlan> m_variant_fwd, m_variant_bwd;
+  std::vector<int> m_layer_slot;  // per layer: its index in m_variant_fwd/bwd
+  [[nodiscard]] const PassPlan& layer_fwd(int layer) const {
+    return m_variant_fwd[static_cast<std::size_t>(m_layer_slot[static_cast<std::size_t>(layer)])];
+  }
+  [[nodiscard]] const PassPlan& layer_bwd(int layer) const {
+    return m_variant_bwd[static_cast<std::size_t>(m_layer_slot[static_cast<std::size_t>(layer)])];
+  }
   PassPlan m_emb_fwd, m_emb_bwd, m_logits_fwd, m_logits_bwd;
   std::vector<PassPlan> m_plans;
 
@@ -217,7 +261,7 @@ Status Builder::add_overlapped(PassPlan& plan, const Step& gemm, const Step& com
     }
   }
   if (!cached) {
-    LAGOM_TRY(const OverlapCost cost, price_overlap(query));
+    LAGOM_TRY(const OverlapCost cost, m_costs.overlap_cost(query));
     exposed_us = cost.exposed_us;
     m_overlap_cache.emplace_back(query, exposed_us);
   }
@@ -305,22 +349,32 @@ Status Builder::prepare() {
 Status Builder::build_plans() {
   const auto layers = static_cast<std::size_t>(m_w.layers);
   m_layer_params.resize(layers);
-  m_layer_fwd.resize(layers);
-  m_layer_bwd.resize(layers);
+  m_layer_slot.assign(layers, -1);
+  std::vector<std::pair<int, int>> slots;  // (variant, slot), in order of first appearance
   for (int l = 0; l < m_w.layers; ++l) {
     const auto i = static_cast<std::size_t>(l);
+    const int variant = m_costs.layer_variant(l);
+    const auto known = std::find_if(slots.begin(), slots.end(), [&](const auto& e) { return e.first == variant; });
     m_layer_params[i] = m_costs.layer_params(l);
-    LAGOM_TRY(m_layer_fwd[i], to_plan(m_costs.layer_steps(l, Pass::forward)));
+    if (known != slots.end()) {
+      m_layer_slot[i] = known->second;
+      continue;
+    }
+    m_layer_slot[i] = static_cast<int>(m_variant_fwd.size());
+    slots.emplace_back(variant, m_layer_slot[i]);
+    LAGOM_TRY(PassPlan forward, to_plan(m_costs.layer_steps(l, Pass::forward)));
     // The backward pass first reruns what recomputation drops (full: the forward with its collectives).
-    LAGOM_TRY(m_layer_bwd[i], to_plan(m_costs.layer_steps(l, Pass::recompute), true));
-    LAGOM_TRY(const PassPlan backward, to_plan(m_costs.layer_steps(l, Pass::backward)));
-    m_layer_bwd[i].append(backward, m_options.timeline);
+    LAGOM_TRY(PassPlan backward, to_plan(m_costs.layer_steps(l, Pass::recompute), true));
+    LAGOM_TRY(const PassPlan rest, to_plan(m_costs.layer_steps(l, Pass::backward)));
+    backward.append(rest, m_options.timeline);
+    m_variant_fwd.push_back(std::move(forward));
+    m_variant_bwd.push_back(std::move(backward));
   }
   LAGOM_TRY(m_emb_fwd, to_plan(m_costs.embedding_steps(Pass::forward)));
   LAGOM_TRY(m_emb_bwd, to_plan(m_costs.embedding_steps(Pass::backward)));
   LAGOM_TRY(m_logits_fwd, to_plan(m_costs.logits_steps(Pass::forward)));
   LAGOM_TRY(m_logits_bwd, to_plan(m_costs.logits_steps(Pass::backward)));
-  for (const auto* plans : {&m_layer_fwd, &m_layer_bwd}) {
+  for (const auto* plans : {&m_variant_fwd, &m_variant_bwd}) {
     for (const PassPlan& plan : *plans) {
       if (!std::isfinite(plan.total_us()) || plan.total_us() < 0) {
         return make_error(ErrorCode::failure, "simulate: the cost model priced a layer as not finite");
@@ -379,26 +433,18 @@ void Builder::emit_buckets(int stage, double& pending_bytes, double bucket_bytes
     pending_bytes = 0;
     return;
   }
-  const double full = std::floor(pending_bytes / bucket_bytes);
-  auto issue = [&](std::int64_t bytes, double count) {
-    const int cls = op_class(collective, group, bytes);
+  const Buckets buckets = take_buckets(pending_bytes, bucket_bytes, flush);
+  for (int b = 0; b < buckets.size; ++b) {
+    const int cls = op_class(collective, group, buckets.tasks[static_cast<std::size_t>(b)].bytes);
     TaskInfo info;
     info.what = What::dp;
-    const int task = emit_comm(stage, k_dp_stream, cls, count, -1, info);
+    const int task = emit_comm(stage, k_dp_stream, cls, buckets.tasks[static_cast<std::size_t>(b)].count, -1, info);
     if (after_task >= 0) m_engine.add_dependency(after_task, task);
     dp_tasks.push_back(task);
-  };
-  if (full >= 1) {
-    issue(static_cast<std::int64_t>(bucket_bytes), full);
-    pending_bytes -= full * bucket_bytes;
-  }
-  if (flush && pending_bytes >= 1) {
-    issue(static_cast<std::int64_t>(std::llround(pending_bytes)), 1);
-    pending_bytes = 0;
   }
 }
 
-Result<SimulationResult> Builder::run() {
+void Builder::build_graph() {
   using model::Collective;
   const int p = m_s.pp, v = m_s.vpp, m = m_micro_batches, lpc = m_layers_per_chunk;
   const bool zero3 = m_s.zero == 3;
@@ -424,9 +470,9 @@ Result<SimulationResult> Builder::run() {
       const int first = first_layer(s, c);
       PassPlan fwd, bwd;
       if (has_embedding(s, c)) fwd.append(m_emb_fwd, keep);
-      for (int j = 0; j < lpc; ++j) fwd.append(m_layer_fwd[static_cast<std::size_t>(first + j)], keep);
+      for (int j = 0; j < lpc; ++j) fwd.append(layer_fwd(first + j), keep);
       if (has_logits(s, c)) fwd.append(m_logits_fwd, keep), bwd.append(m_logits_bwd, keep);
-      for (int j = lpc - 1; j >= 0; --j) bwd.append(m_layer_bwd[static_cast<std::size_t>(first + j)], keep);
+      for (int j = lpc - 1; j >= 0; --j) bwd.append(layer_bwd(first + j), keep);
       if (has_embedding(s, c)) bwd.append(m_emb_bwd, keep);
       cp.forward = add_plan(std::move(fwd));
       cp.backward = add_plan(std::move(bwd));
@@ -436,12 +482,12 @@ Result<SimulationResult> Builder::run() {
         PassPlan f, b;
         double params = lp.dense;
         if (j == 0 && has_embedding(s, c)) f.append(m_emb_fwd, keep), params += m_costs.embedding_params();
-        f.append(m_layer_fwd[static_cast<std::size_t>(layer)], keep);
+        f.append(layer_fwd(layer), keep);
         if (j == lpc - 1 && has_logits(s, c)) {
           f.append(m_logits_fwd, keep), b.append(m_logits_bwd, keep);
           params += m_costs.logits_params();
         }
-        b.append(m_layer_bwd[static_cast<std::size_t>(layer)], keep);
+        b.append(layer_bwd(layer), keep);
         if (j == 0 && has_embedding(s, c)) b.append(m_emb_bwd, keep);
         cp.layer_forward.push_back(add_plan(std::move(f)));
         cp.layer_backward.push_back(add_plan(std::move(b)));
@@ -603,8 +649,12 @@ Result<SimulationResult> Builder::run() {
     }
   }
 
+}
+
+Result<SimulationResult> Builder::finish() {
   LAGOM_TRY_STATUS(m_engine.run());
 
+  const int p = m_s.pp;
   SimulationResult result;
   const double t_us = m_engine.makespan_us();
   result.iteration_time_s = t_us * 1e-6;
@@ -633,6 +683,155 @@ Result<SimulationResult> Builder::run() {
   result.tasks = m_engine.task_count();
   if (m_options.timeline) record_timeline(result);
   return result;
+}
+
+// Chains of the task graph build_graph() would make, summed from the plans without building it (the proof
+// is at iteration_lower_bound_us in simulator.h). Everything below mirrors build_graph(): the same plans,
+// bucket sizes, class prices and optimizer shares; every chain named is one of its paths.
+double Builder::lower_bound_us() {
+  using model::Collective;
+  const int p = m_s.pp, v = m_s.vpp, lpc = m_layers_per_chunk;
+  const double m = m_micro_batches;
+  const bool zero3 = m_s.zero == 3;
+  const bool dp_reduce = group_ranks(Group::dp) > 1 || group_ranks(Group::expert_dp) > 1;
+  const Collective grad_collective = m_s.zero >= 1 ? Collective::reducescatter : Collective::allreduce;
+  // Work alone of one task of `count` calls (0 where build_graph issues no task).
+  auto call_us = [&](Collective collective, Group group, std::int64_t bytes, double count = 1) {
+    if (group_ranks(group) < 2 || bytes <= 0) return 0.0;
+    return m_entries[static_cast<std::size_t>(op_class(collective, group, bytes))].price.time_us * count;
+  };
+  // Work alone of the tasks emit_buckets issues for `pending` (which it consumes the same way).
+  auto buckets_us = [&](double& pending, double bucket_bytes, Group group, Collective collective, bool flush) {
+    if (group_ranks(group) < 2) {
+      pending = 0;
+      return 0.0;
+    }
+    const Buckets buckets = take_buckets(pending, bucket_bytes, flush);
+    double us = 0;
+    for (int b = 0; b < buckets.size; ++b) {
+      const BucketTask& task = buckets.tasks[static_cast<std::size_t>(b)];
+      us += call_us(collective, group, task.bytes, task.count);
+    }
+    return us;
+  };
+  // One pipeline transfer (the sender's pp stream; its next pass waits for it).
+  const double transfer_us = p > 1 ? call_us(Collective::sendrecv, Group::pp, m_costs.pp_message_bytes()) : 0.0;
+  const bool gathers = zero3 && group_ranks(Group::dp) > 1;
+  // Whether every gradient task runs on the dp group's link (emit_comm: the NICs when the group spans nodes).
+  const bool one_grad_link = !m_w.moe || (shape_of(Group::expert_dp).nodes > 1) == (shape_of(Group::dp).nodes > 1);
+  const bool pp_on_grad_link = p > 1 && (shape_of(Group::pp).nodes > 1) == (shape_of(Group::dp).nodes > 1);
+
+  double best = 0;
+  double head_us = 0;  // earliest start of micro-batch 0's chunk-0 forward on this stage
+  double tail_us = 0;  // sum over the stages before this one of (transfer + chunk-0 backward)
+  double stage0_end_us = 0;  // stage 0: what follows its last backward (gradient tasks, optimizer, gather)
+  for (int s = 0; s < p; ++s) {
+    double work_us = 0;              // every pass of every micro-batch: plan totals, m times
+    double first_forward_us = 0, first_backward_us = 0;  // chunk 0, one micro-batch
+    double first_gather_us = 0;      // ZeRO-3: the gather the stage's first compute task waits for
+    double gathers_us = 0;           // ZeRO-3: the fsdp stream's work
+    double grads_us = 0;             // the dp stream's gradient tasks (before the optimizer)
+    double last_grads_us = 0;        // of those, the ones issued after the stage's last compute task
+    double stage_grad = 0, stage_expert_grad = 0, stage_expert_params = 0;
+    for (int c = 0; c < v; ++c) {
+      const int first = (c * p + s) * lpc;
+      const bool embedding = s == 0 && c == 0, logits = s == p - 1 && c == v - 1;
+      double forward_us = 0, backward_us = 0;
+      if (embedding) forward_us += m_emb_fwd.total_us(), backward_us += m_emb_bwd.total_us();
+      if (logits) forward_us += m_logits_fwd.total_us(), backward_us += m_logits_bwd.total_us();
+      double pending = 0, pending_expert = 0;  // dp-overlap: the last micro-batch's backward of this chunk
+      double chunk_scatters_us = 0;            // ZeRO-3: one backward's reduce-scatters
+      for (int j = 0; j < lpc; ++j) {
+        forward_us += layer_fwd(first + j).total_us();
+        backward_us += layer_bwd(first + j).total_us();
+        // The stage's gradient and parameter totals, summed in build_graph()'s order.
+        const LayerParams& lp = m_layer_params[static_cast<std::size_t>(first + j)];
+        double params = lp.dense;
+        if (j == 0 && embedding) params += m_costs.embedding_params();
+        if (j == lpc - 1 && logits) params += m_costs.logits_params();
+        stage_grad += params * m_grad_elem;
+        stage_expert_grad += lp.expert * m_grad_elem;
+        stage_expert_params += lp.expert;
+      }
+      // Per layer piece, in the order the last micro-batch's backward issues them (j = lpc−1 … 0).
+      for (int k = 0; k < lpc; ++k) {
+        const int j = lpc - 1 - k;
+        const LayerParams& lp = m_layer_params[static_cast<std::size_t>(first + j)];
+        double params = lp.dense;
+        if (j == 0 && embedding) params += m_costs.embedding_params();
+        if (j == lpc - 1 && logits) params += m_costs.logits_params();
+        const double grad_bytes = params * m_grad_elem, expert_grad_bytes = lp.expert * m_grad_elem;
+        if (gathers) {
+          const double gather_us =
+              call_us(Collective::allgather, Group::dp, static_cast<std::int64_t>((params + lp.expert) * m_param_elem));
+          gathers_us += 2 * m * gather_us;  // before the forward and the backward piece of every micro-batch
+          if (c == 0 && j == 0) first_gather_us = gather_us;
+        }
+        double piece_us = 0;  // gradient tasks issued right after this piece
+        if (zero3) {
+          double bytes = grad_bytes, expert = expert_grad_bytes;
+          piece_us += buckets_us(bytes, std::max(bytes, 1.0), Group::dp, Collective::reducescatter, true);
+          piece_us += buckets_us(expert, std::max(expert, 1.0), Group::expert_dp, Collective::reducescatter, true);
+          chunk_scatters_us += piece_us;
+        } else if (m_s.dp_overlap && dp_reduce) {
+          pending += grad_bytes;
+          pending_expert += expert_grad_bytes;
+          piece_us += buckets_us(pending, m_bucket_bytes, Group::dp, grad_collective, k == lpc - 1);
+          piece_us += buckets_us(pending_expert, m_bucket_bytes, Group::expert_dp, grad_collective, k == lpc - 1);
+          grads_us += piece_us;
+        }
+        // The stage's last compute task is chunk 0's first layer piece of the last backward.
+        if (c == 0 && j == 0 && (zero3 || (m_s.dp_overlap && dp_reduce))) last_grads_us = piece_us;
+      }
+      if (zero3) grads_us += m * chunk_scatters_us;
+      work_us += m * (forward_us + backward_us);
+      if (c == 0) first_forward_us = forward_us, first_backward_us = backward_us;
+    }
+    if (!zero3 && (!m_s.dp_overlap || !dp_reduce)) {
+      // Every bucket after the backward.
+      double dense = stage_grad, expert = stage_expert_grad;
+      grads_us = buckets_us(dense, m_bucket_bytes, Group::dp, grad_collective, true) +
+                 buckets_us(expert, m_bucket_bytes, Group::expert_dp, grad_collective, true);
+      last_grads_us = grads_us;
+    }
+    const double stage_params = stage_grad / m_grad_elem;
+    double optimizer_params = stage_params + stage_expert_params;
+    if (m_s.zero >= 1) {
+      optimizer_params = stage_params / group_ranks(Group::dp) + stage_expert_params / group_ranks(Group::expert_dp);
+    }
+    const double optimizer_us = m_costs.optimizer_us(optimizer_params);
+    double param_gathers_us = 0;  // ZeRO-1/2: after the optimizer
+    if (m_s.zero == 1 || m_s.zero == 2) {
+      double bytes = stage_params * m_param_elem, expert = stage_expert_params * m_param_elem;
+      param_gathers_us = buckets_us(bytes, m_bucket_bytes, Group::dp, Collective::allgather, true) +
+                         buckets_us(expert, m_bucket_bytes, Group::expert_dp, Collective::allgather, true);
+    }
+    // Sends: every forward but the last virtual stage's, every backward but the first's; each but possibly
+    // the stage's last pass delays the next pass on the compute stream.
+    double sends = 0;
+    if (p > 1) sends = std::max(0.0, 2 * m * v - (s == p - 1 ? m : 0) - (s == 0 ? m : 0) - 1);
+    const double start_us = std::max(head_us, first_gather_us);
+    const double last_pass_end_us = start_us + work_us + sends * transfer_us;
+    const double end_us = last_grads_us + optimizer_us + param_gathers_us;
+    if (s == 0) stage0_end_us = end_us;
+    best = std::max(best, last_pass_end_us + end_us);
+    // The last backward's gradient still crosses the stages before this one, then stage 0 finishes.
+    if (s > 0) best = std::max(best, last_pass_end_us + tail_us + stage0_end_us);
+    // The communication streams alone: gradients then the optimizer; ZeRO-3's gathers then the optimizer.
+    best = std::max(best, grads_us + optimizer_us + param_gathers_us);
+    best = std::max(best, gathers_us + optimizer_us);
+    // ZeRO-3's gathers and reduce-scatters share the dp group's link, which serves at most one unit of
+    // work alone per unit of time however it is shared (engine.h), and all of it precedes the optimizer.
+    if (gathers && one_grad_link) {
+      best = std::max(best, gathers_us + grads_us + optimizer_us);
+      // With the stage's own sends too when they cross the same link (not followed by the optimizer: its
+      // last send runs beside it).
+      if (pp_on_grad_link) best = std::max(best, gathers_us + grads_us + (sends + (p > 1 ? 1 : 0)) * transfer_us);
+    }
+    head_us = start_us + first_forward_us + transfer_us;
+    tail_us += transfer_us + first_backward_us;
+  }
+  return best * (1 - k_rounding_margin);
 }
 
 void Builder::record_timeline(SimulationResult& result) const {
@@ -738,27 +937,6 @@ void Builder::record_timeline(SimulationResult& result) const {
 
 }  // namespace
 
-IterationCosts::LayerBound IterationCosts::layer_bound(int layer) const {
-  LayerBound bound;
-  for (const Pass pass : {Pass::forward, Pass::recompute, Pass::backward}) {
-    for (const Step& step : layer_steps(layer, pass)) {
-      if (step.is_comm) continue;
-      (pass == Pass::forward ? bound.forward_us : bound.backward_us) += step.time_us;
-    }
-  }
-  return bound;
-}
-
-double IterationCosts::layer_compute_us(int layer) const {
-  double sum = 0;
-  for (const Pass pass : {Pass::forward, Pass::recompute, Pass::backward}) {
-    for (const Step& step : layer_steps(layer, pass)) {
-      if (!step.is_comm) sum += step.time_us;
-    }
-  }
-  return sum;
-}
-
 std::string_view to_string(Group group) {
   for (const auto& [g, name] : k_groups) {
     if (g == group) return name;
@@ -810,7 +988,8 @@ Result<SimulationResult> simulate(const model::WorkloadSpec& workload, const mod
                                   const CommAssignment& assignment, const SimulateOptions& options) {
   Builder builder(workload, cluster, strategy, costs, assignment, options);
   LAGOM_TRY_STATUS(builder.prepare());
-  return builder.run();
+  builder.build_graph();
+  return builder.finish();
 }
 
 Result<std::vector<OpClass>> op_classes(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
@@ -820,113 +999,37 @@ Result<std::vector<OpClass>> op_classes(const model::WorkloadSpec& workload, con
   return std::move(result.op_classes);
 }
 
-double iteration_lower_bound_us(const model::WorkloadSpec& workload, const model::Strategy& strategy,
-                                int gpus_per_node, const IterationCosts& costs) {
-  const int p = strategy.pp, v = strategy.vpp;
-  const int lpc = workload.layers / (p * v);
-  const double m = static_cast<double>(strategy.micro_batches());
-  auto compute_us = [](const std::vector<Step>& steps) {
-    double sum = 0;
-    for (const Step& step : steps) {
-      if (!step.is_comm) sum += step.time_us;
-    }
-    return sum;
-  };
-  const double embedding_f = compute_us(costs.embedding_steps(Pass::forward));
-  const double embedding_b = compute_us(costs.embedding_steps(Pass::backward));
-  const double logits_f = compute_us(costs.logits_steps(Pass::forward));
-  const double logits_b = compute_us(costs.logits_steps(Pass::backward));
-  // Per stage: one micro-batch's forward and backward of chunk 0, and of all chunks.
-  std::vector<double> first_f(static_cast<std::size_t>(p)), first_b(static_cast<std::size_t>(p));
-  std::vector<double> busy(static_cast<std::size_t>(p)), optimizer(static_cast<std::size_t>(p));
-  double stream_floor = 0;  // the busiest communication stream's work alone
-  for (int s = 0; s < p; ++s) {
-    double per_mb = 0, params = 0;
-    for (int c = 0; c < v; ++c) {
-      double f = 0, b = 0;
-      for (int j = 0; j < lpc; ++j) {
-        const int layer = (c * p + s) * lpc + j;
-        const IterationCosts::LayerBound lb = costs.layer_bound(layer);
-        f += lb.forward_us;
-        b += lb.backward_us;
-        const LayerParams lp = costs.layer_params(layer);
-        params += lp.dense + lp.expert;
-      }
-      if (c == 0 && s == 0) f += embedding_f, b += embedding_b;
-      if (c == v - 1 && s == p - 1) f += logits_f, b += logits_b;
-      if (c == 0) first_f[static_cast<std::size_t>(s)] = f, first_b[static_cast<std::size_t>(s)] = b;
-      per_mb += f + b;
-    }
-    if (s == 0) params += costs.embedding_params();
-    if (s == p - 1) params += costs.logits_params();
-    busy[static_cast<std::size_t>(s)] = per_mb * m;
-    // Sharded optimizer: every shard is at most this small (expert shards are larger), and the optimizer
-    // time grows with parameters.
-    const double shard = strategy.zero >= 1 ? static_cast<double>(strategy.dp) * strategy.cp : 1.0;
-    optimizer[static_cast<std::size_t>(s)] = costs.optimizer_us(params / shard);
-    // Data-parallel traffic that nothing overlaps (NCCL's default knobs, as explore evaluates): ZeRO-1/2's
-    // parameter all-gather after the optimizer; with dp-overlap off, every gradient reduction before it.
-    // Dense parameters only (expert ones travel on their own group), in buckets as simulate() issues them.
-    const model::CommGroup dp_group = communicator_shape(Group::dp, strategy, gpus_per_node);
-    if (dp_group.ranks > 1 && strategy.zero != 3) {
-      double dense = 0;
-      for (int c = 0; c < v; ++c) {
-        for (int j = 0; j < lpc; ++j) dense += costs.layer_params((c * p + s) * lpc + j).dense;
-      }
-      if (s == 0) dense += costs.embedding_params();
-      if (s == p - 1) dense += costs.logits_params();
-      const bool wide = strategy.precision == model::Precision::fp32 || strategy.precision == model::Precision::tf32;
-      const double bytes = dense * (wide ? 4.0 : 2.0);
-      const double bucket = strategy.bucket_mb * 1e6;
-      auto bucketed_us = [&](model::Collective collective) {
-        const double full = std::floor(bytes / bucket);
-        const double rest = bytes - full * bucket;
-        double us = 0;
-        if (full >= 1) us += full * costs.collective({collective, dp_group, static_cast<std::int64_t>(bucket), 0}, std::nullopt).time_us;
-        if (rest >= 1) {
-          us += costs.collective({collective, dp_group, static_cast<std::int64_t>(std::llround(rest)), 0}, std::nullopt).time_us;
-        }
-        return us;
-      };
-      if (strategy.zero == 1 || strategy.zero == 2) optimizer[static_cast<std::size_t>(s)] += bucketed_us(model::Collective::allgather);
-      const double reduce_us =
-          bucketed_us(strategy.zero >= 1 ? model::Collective::reducescatter : model::Collective::allreduce);
-      if (!strategy.dp_overlap) busy[static_cast<std::size_t>(s)] += reduce_us;
-      // The dp stream runs every reduction one after another before the optimizer.
-      stream_floor = std::max(stream_floor, reduce_us + optimizer[static_cast<std::size_t>(s)]);
-    }
-    if (dp_group.ranks > 1 && strategy.zero == 3) {
-      // FSDP: the fsdp stream gathers every layer's parameters before its forward and its backward, and the
-      // dp stream reduce-scatters its gradients after every backward, for each micro-batch.
-      const bool wide = strategy.precision == model::Precision::fp32 || strategy.precision == model::Precision::tf32;
-      double gathers_us = 0, scatters_us = 0;
-      for (int c = 0; c < v; ++c) {
-        for (int j = 0; j < lpc; ++j) {
-          const int layer = (c * p + s) * lpc + j;
-          double dense = costs.layer_params(layer).dense;
-          if (j == 0 && c == 0 && s == 0) dense += costs.embedding_params();
-          if (j == lpc - 1 && c == v - 1 && s == p - 1) dense += costs.logits_params();
-          const auto bytes = static_cast<std::int64_t>((dense + costs.layer_params(layer).expert) * (wide ? 4.0 : 2.0));
-          const auto grad = static_cast<std::int64_t>(dense * (wide ? 4.0 : 2.0));
-          gathers_us += 2 * costs.collective({model::Collective::allgather, dp_group, bytes, 0}, std::nullopt).time_us;
-          scatters_us += costs.collective({model::Collective::reducescatter, dp_group, grad, 0}, std::nullopt).time_us;
-        }
-      }
-      stream_floor = std::max(stream_floor, m * gathers_us);
-      stream_floor = std::max(stream_floor, m * scatters_us);
-    }
-  }
-  // Stage s starts only after micro-batch 0 crossed stages 0..s−1 (chunk 0), and after its last backward
-  // (chunk 0, last micro-batch) that gradient still crosses stages s−1..0, whose optimizer then runs.
-  double best = stream_floor, head = 0, tail = 0;
-  for (int s = 0; s < p; ++s) {
-    const auto i = static_cast<std::size_t>(s);
-    best = std::max(best, busy[i] + optimizer[i]);
-    best = std::max(best, head + busy[i] + tail + optimizer[0]);
-    head += first_f[i];
-    tail += first_b[i];
-  }
-  return best;
+Result<double> iteration_lower_bound_us(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
+                                        const model::Strategy& strategy, const IterationCosts& costs) {
+  const CommAssignment defaults;
+  const SimulateOptions options;
+  Builder builder(workload, cluster, strategy, costs, defaults, options);
+  LAGOM_TRY_STATUS(builder.prepare());
+  return builder.lower_bound_us();
+}
+
+Result<double> iteration_critical_path_us(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
+                                          const model::Strategy& strategy, const IterationCosts& costs) {
+  const CommAssignment defaults;
+  const SimulateOptions options;
+  Builder builder(workload, cluster, strategy, costs, defaults, options);
+  LAGOM_TRY_STATUS(builder.prepare());
+  builder.build_graph();
+  return builder.critical_path_us() * (1 - k_rounding_margin);
+}
+
+Result<std::optional<SimulationResult>> simulate_unless_slower(const model::WorkloadSpec& workload,
+                                                               const model::ClusterSpec& cluster,
+                                                               const model::Strategy& strategy,
+                                                               const IterationCosts& costs, double limit_us) {
+  const CommAssignment defaults;
+  const SimulateOptions options;
+  Builder builder(workload, cluster, strategy, costs, defaults, options);
+  LAGOM_TRY_STATUS(builder.prepare());
+  builder.build_graph();
+  if (builder.critical_path_us() * (1 - k_rounding_margin) > limit_us) return std::optional<SimulationResult>{};
+  LAGOM_TRY(SimulationResult result, builder.finish());
+  return std::optional<SimulationResult>(std::move(result));
 }
 
 }  // namespace lagom::simulator

@@ -121,13 +121,50 @@ Result<std::vector<OpClass>> op_classes(const model::WorkloadSpec& workload, con
                                         const model::Strategy& strategy, const IterationCosts& costs,
                                         const CommAssignment& assignment = {});
 
-// A lower bound of simulate()'s iteration time with the default assignment (NCCL's default knobs),
-// microseconds; explore prunes with it. Per stage: its compute and unhideable collectives alone
-// (IterationCosts::layer_bound), the pipeline fill before it and drain after it, its optimizer step, and
-// the data-parallel traffic nothing overlaps (ZeRO-1/2 parameter all-gather; all gradient reduction with
-// dp-overlap off). Contention only slows work down, so nothing here can exceed the simulated time.
-double iteration_lower_bound_us(const model::WorkloadSpec& workload, const model::Strategy& strategy,
-                                int gpus_per_node, const IterationCosts& costs);
+// Lower bounds of simulate()'s iteration time with the default assignment (NCCL's default knobs), in
+// microseconds, for explore's pruning (a candidate whose bound exceeds the K-th best simulated time cannot
+// enter the top K). Why they are lower bounds — three facts of the engine (engine.h):
+//   1. a task never runs faster than alone: interference factors are >= 1 (costs.h), so a compute task's
+//      rate 1/((1 − x)·slowdown + x) and a collective's rate 1/(1 + (comm_slowdown − 1)·busy) are <= 1 and
+//      every task lasts at least its work_us;
+//   2. a stream runs its tasks one at a time, in the order they were added;
+//   3. a task starts only after every task it depends on has finished.
+// So along any chain of tasks where each one follows the previous through stream order or a dependency,
+// the iteration lasts at least the sum of their work alone. Both bounds are such chains (less a 1e-9
+// relative margin for rounding) and use the exact work the task graph holds: the same plans, prices,
+// buckets and optimizer shares as simulate(). Contention, waits and bubbles other than the chains' own
+// are what they leave out.
+//
+// iteration_lower_bound_us — O(layers), no task graph (explore computes it for every candidate). Per stage
+// s, the longest of these chains:
+//   - pipeline fill: micro-batch 0's chunk-0 forward on stages 0 … s−1, each followed by its transfer
+//     (and for ZeRO-3, the gather of the stage's first layer, which its first compute task waits for);
+//     then stage s's compute stream: every pass of every micro-batch (compute, blocking collectives and
+//     the exposed part of overlapped ones), with a transfer after every sending pass but the last (Megatron's
+//     p2p is synchronous: the next pass waits for the send); then the gradient tasks issued after its last
+//     compute task, the optimizer step that waits for them, ZeRO-1/2's parameter all-gather after it;
+//   - the same up to stage s's last pass (chunk 0's backward of the last micro-batch: every schedule ends
+//     with it, schedule.h), then pipeline drain: that gradient's transfer and chunk-0 backward on stages
+//     s−1 … 0, then stage 0's gradient tasks, optimizer and parameter all-gather;
+//   - the dp stream alone: every gradient task, the optimizer that waits for the last one, the parameter
+//     all-gather; for ZeRO-3 the fsdp stream alone: every gather, then the optimizer;
+//   - ZeRO-3, when every gradient task is on the dp group's link: all gathers and gradient tasks (that link
+//     serves one unit of work alone per unit of time however they share it, engine.h), then the optimizer.
+// iteration_critical_path_us — the longest chain of the whole task graph (simulate() without contention;
+// builds the graph: about a third of a simulation's cost), or the most work on one shared link of a stage.
+// Neither bound contains the other (the cheap one's last term is not a chain of the graph).
+// invalid_input as simulate() for strategies it cannot run.
+Result<double> iteration_lower_bound_us(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
+                                        const model::Strategy& strategy, const IterationCosts& costs);
+Result<double> iteration_critical_path_us(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
+                                          const model::Strategy& strategy, const IterationCosts& costs);
+
+// simulate() with the default assignment, unless iteration_critical_path_us exceeds `limit_us`: nullopt then,
+// and the graph is not run (explore's second test, on the same graph simulate() would run).
+Result<std::optional<SimulationResult>> simulate_unless_slower(const model::WorkloadSpec& workload,
+                                                               const model::ClusterSpec& cluster,
+                                                               const model::Strategy& strategy,
+                                                               const IterationCosts& costs, double limit_us);
 
 // The shape of a communicator for a resolved strategy (Megatron's rank order: tp fastest, then cp, dp, pp;
 // ep consecutive inside dp·cp at stride tp; expert-dp at stride tp·ep; pp neighbours tp·cp·dp apart).

@@ -144,3 +144,34 @@ TEST_CASE("on a shared link a higher priority runs first and the lower one waits
   // The stage's accounting still adds up: 30 compute, then 120 waiting on communication.
   CHECK(engine.totals(0).compute_us + engine.totals(0).exposed_comm_us == Approx(150).epsilon(1e-12));
 }
+
+TEST_CASE("the critical path is the longest chain of work alone through streams and dependencies", "[simulator]") {
+  // Stage 0: a (10) then b (5) on compute; c (20) on a comm stream after a. Stage 1: d (7) after c.
+  // Chains: a→b = 15, a→c→d = 37. Contention (c slows b and itself) only makes the run longer.
+  Engine engine;
+  const int compute0 = engine.add_stream(0, true);
+  const int comm0 = engine.add_stream(0, false);
+  const int compute1 = engine.add_stream(1, true);
+  const int a = engine.add_task({compute0, -1, TaskKind::compute, 10});
+  engine.add_task({compute0, -1, TaskKind::compute, 5});
+  Task c{comm0, -1, TaskKind::comm, 20};
+  c.compute_slowdown = 2;
+  c.comm_slowdown = 1.5;
+  const int ci = engine.add_task(c);
+  const int d = engine.add_task({compute1, -1, TaskKind::compute, 7});
+  engine.add_dependency(a, ci);
+  engine.add_dependency(ci, d);
+  CHECK(engine.critical_path_us() == 37);
+  REQUIRE(engine.run().ok());
+  CHECK(engine.makespan_us() > 37);
+  CHECK(engine.critical_path_us() == 37);  // unchanged by run()
+}
+
+TEST_CASE("the critical path of a graph with a cycle is 0", "[simulator]") {
+  Engine engine;
+  const int s0 = engine.add_stream(0, true);
+  const int a = engine.add_task({s0, -1, TaskKind::compute, 1});
+  const int b = engine.add_task({s0, -1, TaskKind::compute, 1});
+  engine.add_dependency(b, a);  // a waits for b, which is queued behind a
+  CHECK(engine.critical_path_us() == 0);
+}

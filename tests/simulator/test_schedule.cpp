@@ -54,3 +54,22 @@ TEST_CASE("interleaved 1f1b follows Megatron's chunk order", "[simulator]") {
   for (int s = 0; s < 2; ++s) check_complete(stage_schedule(Schedule::interleaved, 2, s, 2, 4), 2, 4);
   check_complete(stage_schedule(Schedule::interleaved, 4, 3, 3, 8), 3, 8);
 }
+
+TEST_CASE("every schedule starts with chunk 0's first forward and ends with chunk 0's last backward",
+          "[simulator]") {
+  // explore's lower bound (simulator.h) chains the pipeline fill and drain through these two ops.
+  for (int p = 1; p <= 8; p *= 2) {
+    for (int m : {p, 2 * p, 3 * p, 8 * p}) {
+      for (int s = 0; s < p; ++s) {
+        std::vector<std::pair<Schedule, int>> schedules{{Schedule::one_f_one_b, 1}, {Schedule::gpipe, 1}};
+        if (p > 1) schedules.insert(schedules.end(), {{Schedule::interleaved, 2}, {Schedule::interleaved, 5}});
+        for (const auto& [schedule, v] : schedules) {
+          const auto order = stage_schedule(schedule, p, s, v, m);
+          REQUIRE(order.size() == static_cast<std::size_t>(2 * v * m));
+          CHECK(order.front() == PipelineOp{0, 0, true});
+          CHECK(order.back() == PipelineOp{0, m - 1, false});
+        }
+      }
+    }
+  }
+}

@@ -16,7 +16,8 @@ std::vector<std::string> strategy_flags(const nlohmann::json& s) {
           "--vpp", std::to_string(s["vpp"].get<int>()), "--zero", std::to_string(s["zero"].get<int>()),
           "--micro-batch", std::to_string(s["micro_batch"].get<long>()),
           "--global-batch", std::to_string(s["global_batch"].get<long>()),
-          "--recompute", s["recompute"].get<std::string>(), "--tp-overlap", s["tp_overlap"].get<std::string>()};
+          "--recompute", s["recompute"].get<std::string>(), "--tp-overlap", s["tp_overlap"].get<std::string>(),
+          "--schedule", s["schedule"].get<std::string>(), "--dp-overlap", s["dp_overlap"].get<std::string>()};
 }
 
 }  // namespace
@@ -96,30 +97,38 @@ TEST_CASE("a bad comm config is an input error naming the file and field", "[sim
 }
 
 TEST_CASE("simulate with a strategy explore reports reproduces its numbers exactly", "[simulator]") {
-  const std::vector<std::string> spec{"--model", "llama3-8b", "--cluster", "dgx-h100"};
-  std::vector<std::string> args{"explore", "--json", "--gpus", "16", "--global-batch", "32", "--top", "3", "--quiet"};
-  args.insert(args.end(), spec.begin(), spec.end());
-  const auto r = run_lagom(args);
-  REQUIRE(r.exit_code == 0);
-  const auto j = nlohmann::json::parse(r.out);
-  CHECK(j["evaluated"].get<long>() >= j["pruned"].get<long>());
-  REQUIRE(j["results"].size() == 3);
-  double previous = 0;
-  for (const auto& result : j["results"]) {
-    CHECK(result["iteration_time_s"].get<double>() >= previous);
-    previous = result["iteration_time_s"].get<double>();
-    std::vector<std::string> sim{"simulate", "--json"};
-    sim.insert(sim.end(), spec.begin(), spec.end());
-    for (const auto& f : strategy_flags(result["strategy"])) sim.push_back(f);
-    if (result["strategy"]["sp"].get<bool>()) sim.push_back("--sp");
-    const auto s = run_lagom(sim);
-    REQUIRE(s.exit_code == 0);
-    const auto again = nlohmann::json::parse(s.out);
-    CHECK(again["iteration_time_s"].get<double>() == result["iteration_time_s"].get<double>());
-    CHECK(again["tokens_per_s"].get<double>() == result["tokens_per_s"].get<double>());
-    CHECK(again["mfu"].get<double>() == result["mfu"].get<double>());
-    CHECK(again["memory_gib_per_gpu"]["total"].get<double>() == result["memory_gib_per_gpu_total"].get<double>());
-    CHECK(again["fits_in_memory"] == true);
+  // A dense model, and a MoE model over two nodes with gradient buckets after the backward (pinned flags
+  // become part of every reported strategy).
+  const std::vector<std::vector<std::string>> specs{
+      {"--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16", "--global-batch", "32"},
+      {"--model", "olmoe-1b-7b", "--cluster", "dgx-h100", "--gpus", "16", "--global-batch", "32", "--dp-overlap", "off"}};
+  for (const auto& spec : specs) {
+    INFO(spec[1]);
+    std::vector<std::string> args{"explore", "--json", "--top", "4", "--quiet"};
+    args.insert(args.end(), spec.begin(), spec.end());
+    const auto r = run_lagom(args);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["evaluated"].get<long>() == j["pruned"].get<long>() + j["simulated"].get<long>());
+    CHECK(j["simulated"].get<long>() < j["evaluated"].get<long>() / 100);  // the bounds prune
+    REQUIRE(j["results"].size() == 4);
+    double previous = 0;
+    for (const auto& result : j["results"]) {
+      CHECK(result["iteration_time_s"].get<double>() >= previous);
+      previous = result["iteration_time_s"].get<double>();
+      std::vector<std::string> sim{"simulate", "--json"};
+      sim.insert(sim.end(), spec.begin(), spec.begin() + 4);  // model and cluster
+      for (const auto& f : strategy_flags(result["strategy"])) sim.push_back(f);
+      if (result["strategy"]["sp"].get<bool>()) sim.push_back("--sp");
+      const auto s = run_lagom(sim);
+      REQUIRE(s.exit_code == 0);
+      const auto again = nlohmann::json::parse(s.out);
+      CHECK(again["iteration_time_s"].get<double>() == result["iteration_time_s"].get<double>());
+      CHECK(again["tokens_per_s"].get<double>() == result["tokens_per_s"].get<double>());
+      CHECK(again["mfu"].get<double>() == result["mfu"].get<double>());
+      CHECK(again["memory_gib_per_gpu"]["total"].get<double>() == result["memory_gib_per_gpu_total"].get<double>());
+      CHECK(again["fits_in_memory"] == true);
+    }
   }
 }
 

@@ -1,0 +1,130 @@
+// explore's pruning against exhaustive simulation, on spaces small enough to simulate every candidate.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "core/progress.h"
+#include "core/units.h"
+#include "model/cost_model.h"
+#include "model/presets.h"
+#include "simulator/explore.h"
+#include "simulator/model_costs.h"
+
+using namespace lagom;
+
+namespace {
+
+struct Space {
+  model::WorkloadSpec workload;
+  model::ClusterSpec cluster;
+  simulator::ExploreOptions options;
+};
+
+Space make_space(const std::string& workload, const std::string& cluster, int gpus, long global_batch) {
+  Space space;
+  space.workload = model::workload_preset(workload).value();
+  space.cluster = model::cluster_preset(cluster).value();
+  space.cluster.nodes = (gpus + space.cluster.gpus_per_node - 1) / space.cluster.gpus_per_node;
+  space.options.base.gpus = gpus;
+  space.options.base.global_batch = global_batch;
+  space.options.top = 40;  // deep enough that pruning 1% too eagerly changes the list (checked by hand)
+  space.options.threads = 2;
+  return space;
+}
+
+// gpt2 on one dgx-a100 node (NVSwitch only, gradient buckets during the backward); olmoe (MoE: ep and
+// expert-dp groups) on two dgx-h100 nodes (InfiniBand, buckets after the backward). Pins keep each space
+// near 500 candidates so the sanitizer build stays fast; every other dimension varies.
+std::vector<Space> spaces() {
+  std::vector<Space> out;
+  out.push_back(make_space("gpt2", "dgx-a100", 8, 16));
+  out.back().options.pinned.recompute = model::Recompute::none;
+  out.back().options.pinned.micro_batch = 2;
+  out.push_back(make_space("olmoe-1b-7b", "dgx-h100", 16, 16));
+  out.back().options.base.dp_overlap = false;
+  out.back().options.pinned.recompute = model::Recompute::selective;
+  out.back().options.pinned.micro_batch = 1;
+  out.back().options.pinned.cp = 1;
+  out.back().options.pinned.tp_overlap = model::TpOverlap{};
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("explore's top K is the top K of simulating every candidate, and its bounds never exceed simulate",
+          "[simulator]") {
+  for (const Space& space : spaces()) {
+    INFO(space.workload.name << " on " << space.options.base.gpus << " GPUs of " << space.cluster.name);
+    const model::CostModel cost_model(space.cluster);
+    const auto prices = std::make_shared<const simulator::SharedPrices>(cost_model);
+    const std::vector<model::Strategy> candidates =
+        simulator::explore_candidates(space.workload, space.cluster, space.options);
+    REQUIRE(candidates.size() > 400);
+    // Exhaustive: every candidate that fits, simulated; ranked by (time, enumeration order) as explore ranks.
+    std::vector<std::pair<double, std::size_t>> all;
+    std::size_t checked = 0;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      const model::Strategy& s = candidates[i];
+      if (!(units::bytes_to_gib(cost_model.memory_per_gpu(space.workload, s).total_bytes()) <=
+            space.cluster.gpu.memory_gib)) {
+        continue;
+      }
+      const simulator::ModelCosts costs(cost_model, space.workload, s, prices);
+      const auto result = simulator::simulate(space.workload, space.cluster, s, costs);
+      REQUIRE(result.ok());
+      const auto bound_us = simulator::iteration_lower_bound_us(space.workload, space.cluster, s, costs);
+      const auto path_us = simulator::iteration_critical_path_us(space.workload, space.cluster, s, costs);
+      REQUIRE(bound_us.ok());
+      REQUIRE(path_us.ok());
+      const double time_us = result->iteration_time_s * 1e6;
+      // Both are proven lower bounds (simulator.h).
+      if (!(*bound_us <= time_us && *path_us <= time_us)) {
+        FAIL_CHECK("candidate " << i << ": bound " << *bound_us << " µs, critical path " << *path_us
+                                << " µs, simulated " << time_us << " µs");
+      }
+      all.emplace_back(result->iteration_time_s, i);
+      ++checked;
+    }
+    REQUIRE(checked > 400);
+    std::sort(all.begin(), all.end());
+    all.resize(static_cast<std::size_t>(space.options.top));
+
+    const auto explored = simulator::explore(space.workload, space.cluster, cost_model, space.options, null_progress());
+    REQUIRE(explored.ok());
+    CHECK(explored->evaluated == candidates.size());
+    CHECK(explored->out_of_memory == candidates.size() - checked);
+    CHECK(explored->simulated + explored->pruned == explored->evaluated);
+    CHECK(explored->simulated < checked / 4);  // the bounds do prune (44 of 484 and 61 of 499 simulated)
+    REQUIRE(explored->results.size() == all.size());
+    for (std::size_t k = 0; k < all.size(); ++k) {
+      CHECK(explored->results[k].strategy == candidates[all[k].second]);
+      CHECK(explored->results[k].result.iteration_time_s == all[k].first);
+    }
+  }
+}
+
+TEST_CASE("shared prices leave every simulated number unchanged", "[simulator]") {
+  Space space = spaces().back();
+  const model::CostModel cost_model(space.cluster);
+  const auto prices = std::make_shared<const simulator::SharedPrices>(cost_model);
+  const std::vector<model::Strategy> candidates =
+      simulator::explore_candidates(space.workload, space.cluster, space.options);
+  // Every 97th candidate, all pricing through one SharedPrices, against a ModelCosts with its own.
+  for (std::size_t i = 0; i < candidates.size(); i += 97) {
+    const simulator::ModelCosts shared(cost_model, space.workload, candidates[i], prices);
+    const simulator::ModelCosts own(cost_model, space.workload, candidates[i]);
+    const auto a = simulator::simulate(space.workload, space.cluster, candidates[i], shared);
+    const auto b = simulator::simulate(space.workload, space.cluster, candidates[i], own);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    CHECK(a->iteration_time_s == b->iteration_time_s);
+    CHECK(a->breakdown.exposed_comm_s == b->breakdown.exposed_comm_s);
+    REQUIRE(a->op_classes.size() == b->op_classes.size());
+    for (std::size_t k = 0; k < a->op_classes.size(); ++k) {
+      CHECK(a->op_classes[k].key == b->op_classes[k].key);
+      CHECK(a->op_classes[k].time_us == b->op_classes[k].time_us);
+    }
+  }
+}
