@@ -9,7 +9,7 @@
 //     "overlap": {"tp_overlap": "flash", "bucket_mb": 50, "prefetch": 2, "priority": "critical-first"}
 //   }
 // Every section and every field except collective/group/bytes/algo/proto of an op is optional; 0 or a
-// missing channels/threads/chunk_bytes means NCCL's default. Groups: tp, cp, ep, pp, dp, edp.
+// missing channels/threads/chunk_bytes means NCCL's default. Groups: tp, cp, ep, pp, dp, edp, emb.
 #pragma once
 
 #include <string>

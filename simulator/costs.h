@@ -20,8 +20,9 @@
 namespace lagom::simulator {
 
 // The communicator a collective runs on (Megatron's rank order tp, cp, dp, pp; ep carved from dp·cp;
-// expert_dp: the data-parallel group of expert weights, dp·cp/ep ranks).
-enum class Group { tp, cp, ep, pp, dp, expert_dp };
+// expert_dp: the data-parallel group of expert weights, dp·cp/ep ranks; embedding: the first and the last
+// pipeline stage's ranks, which sum the tied embedding's gradient when pp > 1).
+enum class Group { tp, cp, ep, pp, dp, expert_dp, embedding };
 
 enum class Pass { forward, backward, recompute };
 

@@ -17,20 +17,29 @@ namespace lagom::simulator {
 
 namespace {
 
-constexpr std::array<std::pair<Group, std::string_view>, 6> k_groups{{{Group::tp, "tp"},
+// Whether the first and last stage sum the tied embedding's gradient: Megatron does it when the output
+// layer shares the embedding and they are on different stages; ZeRO-3 shards those gradients instead.
+bool tied_embedding_sync(const model::WorkloadSpec& w, const model::Strategy& s) {
+  return w.tied_embeddings && s.pp > 1 && s.zero < 3;
+}
+
+constexpr std::array<std::pair<Group, std::string_view>, 7> k_groups{{{Group::tp, "tp"},
                                                                       {Group::cp, "cp"},
                                                                       {Group::ep, "ep"},
                                                                       {Group::pp, "pp"},
                                                                       {Group::dp, "dp"},
-                                                                      {Group::expert_dp, "edp"}}};
+                                                                      {Group::expert_dp, "edp"},
+                                                                      {Group::embedding, "emb"}}};
 
-enum StreamKind : int { k_compute_stream = 0, k_tp_stream, k_pp_stream, k_dp_stream, k_fsdp_stream, k_stream_kinds };
-constexpr std::array<std::string_view, k_stream_kinds> k_stream_names{"compute", "tp", "pp", "dp", "fsdp"};
+enum StreamKind : int {
+  k_compute_stream = 0, k_tp_stream, k_pp_stream, k_dp_stream, k_fsdp_stream, k_emb_stream, k_stream_kinds
+};
+constexpr std::array<std::string_view, k_stream_kinds> k_stream_names{"compute", "tp", "pp", "dp", "fsdp", "emb"};
 // Engine link ids: the node's NICs, the node's NVLink/PCIe fabric.
 constexpr int k_link_network = 0, k_link_fabric = 1;
 // IssuePriority::critical_first, per stream kind (higher goes first): pp transfers, then ZeRO-3 parameter
-// gathers, then TP/CP/EP collectives, then gradient reductions.
-constexpr std::array<int, k_stream_kinds> k_critical_rank{0, 2, 4, 1, 3};
+// gathers, then TP/CP/EP collectives, then gradient reductions (the embedding's among them).
+constexpr std::array<int, k_stream_kinds> k_critical_rank{0, 2, 4, 1, 3, 1};
 
 // A piece of a pass as it appears in the trace: compute (op_class −1) or a blocking collective.
 struct Segment {
@@ -65,7 +74,9 @@ struct PassPlan {
 };
 
 // What a task is, for trace names.
-enum class What : std::uint8_t { forward, backward, optimizer, transfer_forward, transfer_backward, dp, fsdp_gather };
+enum class What : std::uint8_t {
+  forward, backward, optimizer, transfer_forward, transfer_backward, dp, fsdp_gather, embedding
+};
 struct TaskInfo {
   What what = What::forward;
   int chunk = 0, micro_batch = 0, layer_begin = 0, layer_end = 0;
@@ -189,6 +200,7 @@ int Builder::group_ranks(Group group) const {
     case Group::pp: return m_s.pp > 1 ? 2 : 1;
     case Group::dp: return m_s.dp * m_s.cp;
     case Group::expert_dp: return m_s.dp * m_s.cp / m_s.ep;
+    case Group::embedding: return tied_embedding_sync(m_w, m_s) ? 2 : 1;
   }
   return 1;
 }
@@ -450,7 +462,8 @@ void Builder::build_graph() {
   const bool zero3 = m_s.zero == 3;
   const bool dp_reduce = group_ranks(Group::dp) > 1 || group_ranks(Group::expert_dp) > 1;
   const Collective grad_collective = m_s.zero >= 1 ? Collective::reducescatter : Collective::allreduce;
-  m_streams.assign(static_cast<std::size_t>(p), {-1, -1, -1, -1, -1});
+  m_streams.assign(static_cast<std::size_t>(p), {-1, -1, -1, -1, -1, -1});
+  std::vector<int> last_compute_of(static_cast<std::size_t>(p), -1), optimizer_of(static_cast<std::size_t>(p), -1);
 
   auto first_layer = [&](int stage, int chunk) { return (chunk * p + stage) * lpc; };
   auto has_embedding = [&](int stage, int chunk) { return stage == 0 && chunk == 0; };
@@ -604,6 +617,9 @@ void Builder::build_graph() {
     const int optimizer = add_task(s, k_compute_stream, opt, opt_info);
     if (!dp_tasks.empty()) m_engine.add_dependency(dp_tasks.back(), optimizer);
     if (last_fsdp >= 0) m_engine.add_dependency(last_fsdp, optimizer);
+    last_compute_of[static_cast<std::size_t>(s)] = last_compute;
+    optimizer_of[static_cast<std::size_t>(s)] = optimizer;
+    if (!dp_tasks.empty()) last_compute_of[static_cast<std::size_t>(s)] = dp_tasks.back();
     // ZeRO 1/2: gather the updated parameter shards.
     if (m_s.zero == 1 || m_s.zero == 2) {
       double bytes = stage_params * m_param_elem;
@@ -611,6 +627,20 @@ void Builder::build_graph() {
       std::vector<int> gathers;
       emit_buckets(s, bytes, m_bucket_bytes, Group::dp, Collective::allgather, true, optimizer, gathers);
       emit_buckets(s, expert, m_bucket_bytes, Group::expert_dp, Collective::allgather, true, optimizer, gathers);
+    }
+  }
+
+  // The tied embedding's gradient: summed over the first and last stage after their gradient sync and
+  // before their optimizer steps (Megatron's embedding group all-reduce), one task occupying both stages.
+  if (tied_embedding_sync(m_w, m_s)) {
+    const auto cls = op_class(Collective::allreduce, Group::embedding,
+                              static_cast<std::int64_t>(std::llround(m_costs.embedding_params() * m_grad_elem)));
+    TaskInfo info;
+    info.what = What::embedding;
+    const int task = emit_comm(0, k_emb_stream, cls, 1, p - 1, info);
+    for (const int s : {0, p - 1}) {
+      m_engine.add_dependency(last_compute_of[static_cast<std::size_t>(s)], task);
+      m_engine.add_dependency(task, optimizer_of[static_cast<std::size_t>(s)]);
     }
   }
 
@@ -889,6 +919,13 @@ void Builder::record_timeline(SimulationResult& result) const {
         busy_comm[static_cast<std::size_t>(stage)].emplace_back(start, end);
         result.timeline.push_back({stage, "dp", class_name(info.op_class, info.count), "comm", start, duration});
         break;
+      case What::embedding:
+        busy_comm[static_cast<std::size_t>(stage)].emplace_back(start, end);
+        busy_comm[static_cast<std::size_t>(info.peer)].emplace_back(start, end);
+        result.timeline.push_back({stage, "emb", fmt::format("embedding grads {} ↔ stage {}",
+                                                             class_name(info.op_class, 1), info.peer),
+                                   "comm", start, duration});
+        break;
       case What::fsdp_gather:
         busy_comm[static_cast<std::size_t>(stage)].emplace_back(start, end);
         result.timeline.push_back({stage, "fsdp",
@@ -973,6 +1010,7 @@ model::CommGroup communicator_shape(Group group, const model::Strategy& s, int g
     case Group::dp: return group_shape(s.dp * s.cp, s.tp, gpn);
     case Group::expert_dp: return group_shape(s.dp * s.cp / s.ep, s.tp * s.ep, gpn);
     case Group::pp: return group_shape(s.pp > 1 ? 2 : 1, s.tp * s.cp * s.dp, gpn);
+    case Group::embedding: return group_shape(s.pp > 1 ? 2 : 1, s.tp * s.cp * s.dp * (s.pp - 1), gpn);
   }
   return {};
 }

@@ -34,7 +34,7 @@
 
 namespace lagom::simulator {
 
-std::string_view to_string(Group group);  // "tp", "cp", "ep", "pp", "dp", "edp"
+std::string_view to_string(Group group);  // "tp", "cp", "ep", "pp", "dp", "edp", "emb"
 std::optional<Group> parse_group(std::string_view name);
 
 // An op class (DESIGN.md "Search"): the collectives one tuning decision covers — same collective, same
@@ -85,7 +85,7 @@ struct Breakdown {
 // One event of the timeline (trace.h renders them).
 struct TimelineEvent {
   int stage = 0;
-  std::string_view stream;    // "compute", "tp", "pp", "dp", "fsdp"
+  std::string_view stream;    // "compute", "tp", "pp", "dp", "fsdp", "emb"
   std::string name;
   std::string_view category;  // "compute", "optimizer", "comm", "bubble"
   double start_us = 0, duration_us = 0;

@@ -8,7 +8,7 @@ namespace lagom::simulator {
 
 namespace {
 
-constexpr std::array<std::string_view, 5> k_threads{"compute", "tp", "pp", "dp", "fsdp"};
+constexpr std::array<std::string_view, 6> k_threads{"compute", "tp", "pp", "dp", "fsdp", "emb"};
 
 int thread_id(std::string_view stream) {
   for (std::size_t i = 0; i < k_threads.size(); ++i) {
