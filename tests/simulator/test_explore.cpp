@@ -128,3 +128,36 @@ TEST_CASE("shared prices leave every simulated number unchanged", "[simulator]")
     }
   }
 }
+
+TEST_CASE("a tied embedding split over pipeline stages sums its gradient between the first and last stage",
+          "[simulator]") {
+  auto emb_classes = [](const std::string& preset, int pp, int zero) {
+    const model::WorkloadSpec w = model::workload_preset(preset).value();
+    model::ClusterSpec cluster = model::cluster_preset("dgx-a100").value();
+    cluster.nodes = 2;
+    model::Strategy s;
+    s.gpus = 16, s.tp = 2, s.pp = pp, s.global_batch = 32, s.zero = zero;
+    s = model::resolve_strategy(s, w, cluster).value();
+    const model::CostModel cost_model(cluster);
+    const simulator::ModelCosts costs(cost_model, w, s);
+    const auto result = simulator::simulate(w, cluster, s, costs);
+    REQUIRE(result.ok());
+    std::vector<simulator::OpClass> out;
+    for (const auto& c : result->op_classes) {
+      if (c.key.group == simulator::Group::embedding) out.push_back(c);
+    }
+    return out;
+  };
+  // gpt2 (tied), pp 2: one all-reduce per stage pair of vocab·hidden/tp bf16 gradients, 2 ranks.
+  const auto gpt2 = emb_classes("gpt2", 2, 0);
+  REQUIRE(gpt2.size() == 1);
+  CHECK(gpt2[0].key.collective == model::Collective::allreduce);
+  CHECK(gpt2[0].key.bytes == 50257L * 768 / 2 * 2);
+  CHECK(gpt2[0].shape.ranks == 2);
+  CHECK(gpt2[0].count == 1);
+  CHECK(simulator::op_class_name(gpt2[0].key) == "emb.allreduce.38597376");
+  // None with one stage, with an untied output layer, or under ZeRO-3 (sharded gradients).
+  CHECK(emb_classes("gpt2", 1, 0).empty());
+  CHECK(emb_classes("llama2-7b", 2, 0).empty());
+  CHECK(emb_classes("gpt2", 2, 3).empty());
+}
