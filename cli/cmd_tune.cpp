@@ -14,6 +14,7 @@
 #include "search/outputs.h"
 #include "search/search.h"
 #include "simulator/model_costs.h"
+#include "simulator/comm_config.h"
 
 namespace lagom::cli {
 
@@ -165,24 +166,18 @@ void run_tune(const TuneFlags& flags, const Context& context) {
           : fmt::format("cluster {} has no NCCL: only the overlap knobs were searched", cluster.name);
   if (context.json) {
     nlohmann::json ops = search::ops_json(problem, result);
-    const double predicted_s = result.result.iteration_time_s;  // exactly what simulate reports (no µs round trip)
-    const double baseline_s = result.baseline_iteration_us * 1e-6;
     nlohmann::json doc = {{"search", std::string(search::to_string(result.search))},
                           {"runtime", std::string(model::to_string(result.runtime))},
                           {"op_classes", result.result.op_classes.size()},
                           {"evaluations", result.evaluations},
                           {"search_time_s", result.search_time_s},
-                          {"predicted_iteration_time_s", predicted_s},
-                          {"baseline_iteration_time_s", baseline_s},
-                          {"speedup", predicted_s > 0 ? baseline_s / predicted_s : 0.0},
+                          {"predicted_iteration_time_s", result.predicted_iteration_s()},
+                          {"baseline_iteration_time_s", result.baseline_iteration_s()},
+                          {"speedup", result.speedup()},
                           {"grid_options", result.grid_options},
                           {"oracle_evaluations", result.oracle_evaluations},
                           {"comm_knobs_searched", result.comm_knobs_searched},
-                          {"overlap",
-                           {{"tp_overlap", model::to_string(result.choice.tp_overlap)},
-                            {"bucket_mb", result.choice.bucket_mb},
-                            {"prefetch", result.choice.prefetch},
-                            {"priority", std::string(simulator::to_string(result.choice.priority))}}},
+                          {"overlap", simulator::overlap_json(result.assignment)},
                           {"out", out.out_dir},
                           {"ops", std::move(ops)}};
     if (!no_nccl_note.empty()) doc["note"] = no_nccl_note;
@@ -220,10 +215,9 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   fmt::print("op_classes                  {}\n", result.result.op_classes.size());
   fmt::print("evaluations                 {}\n", result.evaluations);
   fmt::print("search_time_s               {:.3f}\n", result.search_time_s);
-  fmt::print("baseline_iteration_time_s   {:.6f}\n", result.baseline_iteration_us * 1e-6);
-  fmt::print("predicted_iteration_time_s  {:.6f}\n", result.result.iteration_time_s);
-  fmt::print("speedup                     {:.4f}\n",
-             result.predicted_iteration_us > 0 ? result.baseline_iteration_us / result.predicted_iteration_us : 0.0);
+  fmt::print("baseline_iteration_time_s   {:.6f}\n", result.baseline_iteration_s());
+  fmt::print("predicted_iteration_time_s  {:.6f}\n", result.predicted_iteration_s());
+  fmt::print("speedup                     {:.4f}\n", result.speedup());
   fmt::print("# wrote {}/nccl_tuner.conf, lagom.env, lagom-config.json\n", out.out_dir);
   if (flags.explain) print_explain(result, reports);
 }

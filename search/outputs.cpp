@@ -1,4 +1,5 @@
 #include "search/outputs.h"
+#include "simulator/comm_config.h"
 
 #include <unistd.h>
 
@@ -138,31 +139,25 @@ nlohmann::json config_json(const Problem& problem, const TuneResult& result, con
                              {"min_ctas", ctas},
                              {"max_ctas", ctas}});
   }
-  nlohmann::json overlap = {{"tp_overlap", model::to_string(result.choice.tp_overlap)},
-                            {"bucket_mb", result.choice.bucket_mb},
-                            {"prefetch", result.choice.prefetch},
-                            {"priority", std::string(simulator::to_string(result.choice.priority))}};
   nlohmann::json process = nlohmann::json::object();
   if (result.comm_knobs_searched && result.runtime == model::Runtime::nccl) {
     process = {{"threads", result.choice.threads}, {"chunk_bytes", result.choice.chunk_bytes}};
   }
-  const double predicted_s = result.result.iteration_time_s;  // exactly what simulate reports (no µs round trip)
-  const double baseline_s = result.baseline_iteration_us * 1e-6;
   return {{"search", std::string(to_string(result.search))},
           {"runtime", std::string(model::to_string(result.runtime))},
           {"model", context.model},
           {"cluster", context.cluster},
           {"strategy", context.strategy},
           {"comm_knobs_searched", result.comm_knobs_searched},
-          {"predicted_iteration_time_s", predicted_s},
-          {"baseline_iteration_time_s", baseline_s},
-          {"speedup", predicted_s > 0 ? baseline_s / predicted_s : 0.0},
+          {"predicted_iteration_time_s", result.predicted_iteration_s()},
+          {"baseline_iteration_time_s", result.baseline_iteration_s()},
+          {"speedup", result.speedup()},
           {"evaluations", result.evaluations},
           {"search_time_s", result.search_time_s},
           {"op_classes", result.result.op_classes.size()},
           {"ops", std::move(ops)},
           {"communicators", std::move(communicators)},
-          {"overlap", std::move(overlap)},
+          {"overlap", simulator::overlap_json(result.assignment)},
           {"process", std::move(process)},
           {"notes", result.notes}};
 }

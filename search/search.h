@@ -71,7 +71,7 @@ struct TuneResult {
   long evaluations = 0;
   double search_time_s = 0;
   double baseline_iteration_us = 0;    // NCCL defaults, the strategy's structural knobs
-  double predicted_iteration_us = 0;
+  double predicted_iteration_us = 0;   // result.iteration_time_s · 1e6 (what the searches compare)
   Choice choice;
   simulator::CommAssignment assignment;  // what the files hold; simulate(assignment) = predicted
   simulator::SimulationResult result;    // the final simulation
@@ -80,6 +80,14 @@ struct TuneResult {
   double grid_options = 0;               // Σ options over the decisions (structural included)
   double oracle_evaluations = 0;         // the exhaustive cross product's size (may exceed the limit)
   std::vector<Trial> trials;
+
+  // Seconds as reported: the prediction is the final simulation's own value, not predicted_iteration_us
+  // converted back, so that `simulate --comm-config` reproduces it bit for bit.
+  [[nodiscard]] double predicted_iteration_s() const { return result.iteration_time_s; }
+  [[nodiscard]] double baseline_iteration_s() const { return baseline_iteration_us * 1e-6; }
+  [[nodiscard]] double speedup() const {
+    return predicted_iteration_s() > 0 ? baseline_iteration_s() / predicted_iteration_s() : 0.0;
+  }
   std::vector<std::string> notes;        // e.g. conflicts resolved for the tuner file
 };
 

@@ -128,11 +128,15 @@ nlohmann::json to_json(const CommAssignment& assignment) {
   for (const auto& [group, ctas] : assignment.comm_ctas) {
     comms.push_back({{"group", std::string(to_string(group))}, {"ctas", ctas}});
   }
+  return {{"ops", std::move(ops)}, {"communicators", std::move(comms)}, {"overlap", overlap_json(assignment)}};
+}
+
+nlohmann::json overlap_json(const CommAssignment& assignment) {
   nlohmann::json overlap = {{"prefetch", assignment.fsdp_prefetch},
                             {"priority", std::string(to_string(assignment.priority))}};
   if (assignment.tp_overlap) overlap["tp_overlap"] = model::to_string(*assignment.tp_overlap);
   if (assignment.bucket_mb) overlap["bucket_mb"] = *assignment.bucket_mb;
-  return {{"ops", std::move(ops)}, {"communicators", std::move(comms)}, {"overlap", std::move(overlap)}};
+  return overlap;
 }
 
 }  // namespace lagom::simulator

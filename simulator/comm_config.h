@@ -25,5 +25,7 @@ namespace lagom::simulator {
 Result<CommAssignment> parse_comm_config(const nlohmann::json& document, const std::string& origin);
 // The same format (parse_comm_config(to_json(a)) == a).
 nlohmann::json to_json(const CommAssignment& assignment);
+// Its "overlap" object alone (tune's --json summary and lagom-config.json write it too).
+nlohmann::json overlap_json(const CommAssignment& assignment);
 
 }  // namespace lagom::simulator

@@ -1,7 +1,6 @@
 #include "simulator/engine.h"
 
 #include <algorithm>
-#include <map>
 #include <cassert>
 #include <functional>
 
@@ -206,13 +205,15 @@ double Engine::critical_path_us() const {
   if (reached != n) return 0.0;
   // A shared link serves at most one unit of work alone per unit of time however it is shared, so all the
   // work on one link of one stage is itself a lower bound.
-  std::map<std::pair<int, int>, double> link_us;  // (stage, link) → work alone
+  int links = 0;
+  for (const Task& task : m_tasks) links = std::max(links, task.link + 1);
+  std::vector<double> link_us(m_stages.size() * static_cast<std::size_t>(links), 0.0);  // [stage · links + link]
   for (const Task& task : m_tasks) {
     if (task.kind != TaskKind::comm || task.link < 0) continue;
     const int home = m_streams[static_cast<std::size_t>(task.stream)].stage;
     for (const int s : {home, task.peer_stage}) {
-      if (s < 0 || (s == task.peer_stage && s == home)) continue;
-      double& sum = link_us[{s, task.link}];
+      if (s < 0 || (s == task.peer_stage && s == home)) continue;  // a stage counts a task once
+      double& sum = link_us[static_cast<std::size_t>(s * links + task.link)];
       sum += task.work_us;
       longest_us = std::max(longest_us, sum);
     }

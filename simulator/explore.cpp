@@ -31,8 +31,10 @@ std::vector<T> pin(const std::optional<T>& pinned, std::vector<T> all) {
   return all;
 }
 
-std::vector<model::Strategy> enumerate(const model::WorkloadSpec& w, const model::ClusterSpec& cluster,
-                                       const ExploreOptions& options) {
+}  // namespace
+
+std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& w, const model::ClusterSpec& cluster,
+                                                const ExploreOptions& options) {
   const model::Strategy& base = options.base;
   const ExplorePins& p = options.pinned;
   const int gpus = base.gpus;
@@ -95,13 +97,6 @@ std::vector<model::Strategy> enumerate(const model::WorkloadSpec& w, const model
   return out;
 }
 
-}  // namespace
-
-std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
-                                                const ExploreOptions& options) {
-  return enumerate(workload, cluster, options);
-}
-
 Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
                               const model::CostModel& cost_model, const ExploreOptions& options,
                               Progress& progress) {
@@ -109,7 +104,7 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
   if (options.top < 1) return make_error(ErrorCode::invalid_input, "top must be at least 1");
   if (options.base.gpus < 1) return make_error(ErrorCode::invalid_input, "gpus: required (--gpus N)");
   if (options.base.global_batch < 1) return make_error(ErrorCode::invalid_input, "global-batch: required");
-  const std::vector<model::Strategy> candidates = enumerate(workload, cluster, options);
+  const std::vector<model::Strategy> candidates = explore_candidates(workload, cluster, options);
   ExploreResult out;
   out.evaluated = candidates.size();
   if (candidates.empty()) {

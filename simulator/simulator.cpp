@@ -463,7 +463,9 @@ void Builder::build_graph() {
   const bool dp_reduce = group_ranks(Group::dp) > 1 || group_ranks(Group::expert_dp) > 1;
   const Collective grad_collective = m_s.zero >= 1 ? Collective::reducescatter : Collective::allreduce;
   m_streams.assign(static_cast<std::size_t>(p), {-1, -1, -1, -1, -1, -1});
-  std::vector<int> last_compute_of(static_cast<std::size_t>(p), -1), optimizer_of(static_cast<std::size_t>(p), -1);
+  // Per stage: the task after which its gradients are synced (last gradient task, else last compute) and its
+  // optimizer step: the tied embedding's all-reduce goes between them on the first and last stage.
+  std::vector<int> grads_synced_of(static_cast<std::size_t>(p), -1), optimizer_of(static_cast<std::size_t>(p), -1);
 
   auto first_layer = [&](int stage, int chunk) { return (chunk * p + stage) * lpc; };
   auto has_embedding = [&](int stage, int chunk) { return stage == 0 && chunk == 0; };
@@ -617,9 +619,8 @@ void Builder::build_graph() {
     const int optimizer = add_task(s, k_compute_stream, opt, opt_info);
     if (!dp_tasks.empty()) m_engine.add_dependency(dp_tasks.back(), optimizer);
     if (last_fsdp >= 0) m_engine.add_dependency(last_fsdp, optimizer);
-    last_compute_of[static_cast<std::size_t>(s)] = last_compute;
+    grads_synced_of[static_cast<std::size_t>(s)] = dp_tasks.empty() ? last_compute : dp_tasks.back();
     optimizer_of[static_cast<std::size_t>(s)] = optimizer;
-    if (!dp_tasks.empty()) last_compute_of[static_cast<std::size_t>(s)] = dp_tasks.back();
     // ZeRO 1/2: gather the updated parameter shards.
     if (m_s.zero == 1 || m_s.zero == 2) {
       double bytes = stage_params * m_param_elem;
@@ -639,7 +640,7 @@ void Builder::build_graph() {
     info.what = What::embedding;
     const int task = emit_comm(0, k_emb_stream, cls, 1, p - 1, info);
     for (const int s : {0, p - 1}) {
-      m_engine.add_dependency(last_compute_of[static_cast<std::size_t>(s)], task);
+      m_engine.add_dependency(grads_synced_of[static_cast<std::size_t>(s)], task);
       m_engine.add_dependency(task, optimizer_of[static_cast<std::size_t>(s)]);
     }
   }

@@ -89,9 +89,9 @@ TEST_CASE("a dependency cycle is reported, not simulated forever", "[simulator]"
 }
 
 TEST_CASE("collectives sharing a link split it; on different links they do not slow each other", "[simulator]") {
-  // Two 100 µs collectives of stage 0 start together on the same link: each runs at half rate until the
-  // shorter one ends. 60 µs + 100 µs: the first ends at 120 µs (60 work at 1/2), the second has 40 left,
-  // alone from there: ends at 160 µs (= 160 µs of work through one link).
+  // Collectives of 60 and 100 µs on stage 0 start together on the same link: each runs at half rate until
+  // the shorter one ends at 120 µs (60 of work at 1/2); the other has 40 left, alone from there: it ends at
+  // 160 µs (= 160 µs of work through one link).
   Engine engine;
   const int a_stream = engine.add_stream(0, false);
   const int b_stream = engine.add_stream(0, false);
