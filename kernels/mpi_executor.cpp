@@ -16,10 +16,11 @@ namespace lagom::kernels {
 namespace {
 
 // Sleep between MPI_Testall polls: an eighth of the time the exchange has taken so far, within
-// [k_poll_min, k_poll_max]. Every wake-up of the communication thread preempts the GEMM on its core and
-// evicts part of its cache tiles, so a transfer that runs for milliseconds is polled a few dozen times
-// rather than every 100 µs (which measurably slowed the overlapped GEMM on 2 cores); a short one (shared
-// memory) is still polled finely, and the exchange is seen complete at most ~12% of its duration late.
+// [k_poll_min, k_poll_max]. Every wake-up of the communication thread preempts the GEMM on its core (and
+// likely evicts part of its cache tiles), so a transfer that runs for milliseconds is polled a few dozen
+// times rather than every 100 µs, which left flash exposing 5–12 ms instead of 2.7–5.7 ms on 2 cores
+// (docs/kernels.md); a short one (shared memory) is still polled finely, and the exchange is seen complete
+// at most ~12% of its duration late.
 // Meanwhile the kernel keeps the link busy from the socket buffers (the TCP BTL's pipelined fragments).
 constexpr std::chrono::microseconds k_poll_min{20};
 constexpr std::chrono::microseconds k_poll_max{1000};
