@@ -4,12 +4,12 @@
 #include <exception>
 #include <iostream>
 #include <memory>
+#include <mpi.h>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
-#include <mpi.h>
 
 #include "cli/output.h"
 #include "lagom/build_info.h"
@@ -30,7 +30,9 @@ int exit_code_for(ErrorCode code) {
   return k_exit_failure;
 }
 
-void fail(ErrorCode code, const std::string& message) { throw CommandFailed{make_error(code, message)}; }
+void fail(ErrorCode code, const std::string& message) {
+  throw CommandFailed{make_error(code, message)};
+}
 
 Progress& Context::progress() const {
   static StderrProgress loud(false);
@@ -79,14 +81,14 @@ int run_cli(int argc, char** argv) {
   }
 
   Context context;
-  CLI::App app{"Lagom: profile, model, simulate and tune communication in distributed LLM training",
-               "lagom"};
+  CLI::App app{"Lagom: profile, model, simulate and tune communication in distributed LLM training", "lagom"};
   app.require_subcommand(0, 1);
   app.set_version_flag("", "");  // handled below so that --version prints the build facts
   bool show_version = false;
   app.add_flag("--version", show_version, "Print the version, git SHA and GPU/MPI support");
-  app.footer("Run 'lagom <command> --help' for a command's flags. Exit codes: 0 ok, 1 failure or regression, "
-             "2 bad usage or input.");
+  app.footer(
+      "Run 'lagom <command> --help' for a command's flags. Exit codes: 0 ok, 1 failure or regression, "
+      "2 bad usage or input.");
 
   add_presets_command(app, context);
   add_simulate_command(app, context);

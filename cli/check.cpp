@@ -14,27 +14,37 @@ namespace lagom::cli::regression {
 
 std::string_view to_string(DocumentKind kind) {
   switch (kind) {
-    case DocumentKind::simulate: return "simulate";
-    case DocumentKind::tune: return "tune";
-    case DocumentKind::profile: return "profile";
+    case DocumentKind::simulate:
+      return "simulate";
+    case DocumentKind::tune:
+      return "tune";
+    case DocumentKind::profile:
+      return "profile";
   }
   return "unknown";
 }
 
 std::string_view to_string(Verdict verdict) {
   switch (verdict) {
-    case Verdict::ok: return "ok";
-    case Verdict::improved: return "improved";
-    case Verdict::regressed: return "REGRESSED";
-    case Verdict::missing: return "MISSING";
-    case Verdict::added: return "added";
+    case Verdict::ok:
+      return "ok";
+    case Verdict::improved:
+      return "improved";
+    case Verdict::regressed:
+      return "REGRESSED";
+    case Verdict::missing:
+      return "MISSING";
+    case Verdict::added:
+      return "added";
   }
   return "?";
 }
 
 namespace {
 
-bool has_number(const nlohmann::json& j, const char* key) { return j.contains(key) && j[key].is_number(); }
+bool has_number(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_number();
+}
 
 // Visits every object in a JSON tree.
 void for_each_object(const nlohmann::json& node, const std::function<void(const nlohmann::json&)>& visit) {
@@ -64,10 +74,14 @@ Result<DocumentKind> detect_kind(const nlohmann::json& document) {
   if (!document.is_object()) {
     return make_error(ErrorCode::invalid_input, "not a Lagom JSON document (expected an object)");
   }
-  if (document.contains("iteration_time_s") && document.contains("breakdown_s")) return DocumentKind::simulate;
-  if (document.contains("search") && document.contains("predicted_iteration_time_s")) return DocumentKind::tune;
+  if (document.contains("iteration_time_s") && document.contains("breakdown_s"))
+    return DocumentKind::simulate;
+  if (document.contains("search") && document.contains("predicted_iteration_time_s"))
+    return DocumentKind::tune;
   bool samples = false;
-  for_each_object(document, [&](const nlohmann::json& o) { samples = samples || is_comm_sample(o) || is_gemm_sample(o); });
+  for_each_object(document, [&](const nlohmann::json& o) {
+    samples = samples || is_comm_sample(o) || is_gemm_sample(o);
+  });
   if (samples) return DocumentKind::profile;
   return make_error(ErrorCode::invalid_input,
                     "not a simulate --json, tune --json or profile export document");
@@ -76,11 +90,13 @@ Result<DocumentKind> detect_kind(const nlohmann::json& document) {
 Result<std::vector<Metric>> extract_metrics(const nlohmann::json& doc, DocumentKind kind) {
   std::vector<Metric> metrics;
   auto add = [&](std::string name, std::string field, Better better, const nlohmann::json& value) {
-    if (value.is_number()) metrics.push_back({std::move(name), std::move(field), better, value.get<double>()});
+    if (value.is_number())
+      metrics.push_back({std::move(name), std::move(field), better, value.get<double>()});
   };
   switch (kind) {
     case DocumentKind::simulate: {
-      add("iteration_time_s", "iteration_time_s", Better::lower, doc.value("iteration_time_s", nlohmann::json()));
+      add("iteration_time_s", "iteration_time_s", Better::lower,
+          doc.value("iteration_time_s", nlohmann::json()));
       add("tokens_per_s", "tokens_per_s", Better::higher, doc.value("tokens_per_s", nlohmann::json()));
       add("mfu", "mfu", Better::higher, doc.value("mfu", nlohmann::json()));
       add("model_tflops_per_gpu", "model_tflops_per_gpu", Better::higher,
@@ -175,13 +191,16 @@ Result<Tolerance> parse_tolerance(const std::string& text) {
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     const std::size_t eq = item.find('=');
     if (eq == std::string::npos) {
       LAGOM_TRY(tolerance.default_pct, parse_pct(item));
     } else {
       const std::string field = item.substr(0, eq);
-      if (field.empty()) return make_error(ErrorCode::invalid_input, fmt::format("--tolerance: '{}': empty metric name", text));
+      if (field.empty())
+        return make_error(ErrorCode::invalid_input,
+                          fmt::format("--tolerance: '{}': empty metric name", text));
       LAGOM_TRY(double pct, parse_pct(item.substr(eq + 1)));
       tolerance.per_field_pct[field] = pct;
     }
@@ -204,7 +223,8 @@ Report compare(DocumentKind kind, const std::vector<Metric>& baseline, const std
   for (const auto& m : current) by_name[m.name] = &m;
   std::map<std::string, bool> used;
   for (const auto& b : baseline) {
-    Comparison c{b.name, b.field, b.better, b.value, std::nullopt, 0.0, tolerance.for_field(b.field), Verdict::ok};
+    Comparison c{b.name,     b.field, b.better, b.value, std::nullopt, 0.0, tolerance.for_field(b.field),
+                 Verdict::ok};
     const auto it = by_name.find(b.name);
     if (it == by_name.end()) {
       c.verdict = Verdict::missing;
@@ -244,24 +264,36 @@ std::string xml_escape(const std::string& s) {
   std::string out;
   for (char ch : s) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += ch;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
 }
 std::string describe(const Comparison& c) {
-  if (c.verdict == Verdict::missing) return fmt::format("{}: missing in current (baseline {})", c.name, number(c.baseline));
+  if (c.verdict == Verdict::missing)
+    return fmt::format("{}: missing in current (baseline {})", c.name, number(c.baseline));
   return fmt::format("{}: {} -> {} ({:+.2f}%, {} is better, tolerance {}%)", c.name, number(c.baseline),
-                     number(c.current), c.delta_pct, c.better == Better::lower ? "lower" : "higher", c.tolerance_pct);
+                     number(c.current), c.delta_pct, c.better == Better::lower ? "lower" : "higher",
+                     c.tolerance_pct);
 }
 }  // namespace
 
 std::string render_table(const Report& report) {
-  Table table({{"metric", true}, {"baseline"}, {"current"}, {"delta"}, {"better", true}, {"tol"}, {"status", true}});
+  Table table(
+      {{"metric", true}, {"baseline"}, {"current"}, {"delta"}, {"better", true}, {"tol"}, {"status", true}});
   for (const auto& c : report.comparisons) {
     table.add_row({c.name, number(c.baseline), number(c.current),
                    c.baseline && c.current ? fmt::format("{:+.2f}%", c.delta_pct) : "-",
@@ -278,16 +310,17 @@ std::string render_table(const Report& report) {
 nlohmann::json render_json(const Report& report) {
   nlohmann::json metrics = nlohmann::json::array();
   for (const auto& c : report.comparisons) {
-    metrics.push_back({{"metric", c.name},
-                       {"field", c.field},
-                       {"better", c.better == Better::lower ? "lower" : "higher"},
-                       {"baseline", c.baseline ? nlohmann::json(*c.baseline) : nlohmann::json()},
-                       {"current", c.current ? nlohmann::json(*c.current) : nlohmann::json()},
-                       {"delta_pct", c.baseline && c.current ? nlohmann::json(c.delta_pct) : nlohmann::json()},
-                       {"tolerance_pct", c.tolerance_pct},
-                       {"status", c.verdict == Verdict::regressed   ? "regressed"
-                                  : c.verdict == Verdict::missing ? "missing"
-                                                                  : std::string(to_string(c.verdict))}});
+    metrics.push_back(
+        {{"metric", c.name},
+         {"field", c.field},
+         {"better", c.better == Better::lower ? "lower" : "higher"},
+         {"baseline", c.baseline ? nlohmann::json(*c.baseline) : nlohmann::json()},
+         {"current", c.current ? nlohmann::json(*c.current) : nlohmann::json()},
+         {"delta_pct", c.baseline && c.current ? nlohmann::json(c.delta_pct) : nlohmann::json()},
+         {"tolerance_pct", c.tolerance_pct},
+         {"status", c.verdict == Verdict::regressed ? "regressed"
+                    : c.verdict == Verdict::missing ? "missing"
+                                                    : std::string(to_string(c.verdict))}});
   }
   return {{"kind", to_string(report.kind)},
           {"passed", report.regressions() == 0},
@@ -300,7 +333,8 @@ std::string render_junit(const Report& report) {
   out += fmt::format("<testsuites><testsuite name=\"lagom check {}\" tests=\"{}\" failures=\"{}\">\n",
                      to_string(report.kind), report.comparisons.size(), report.regressions());
   for (const auto& c : report.comparisons) {
-    out += fmt::format("  <testcase classname=\"lagom.check.{}\" name=\"{}\"", to_string(report.kind), xml_escape(c.name));
+    out += fmt::format("  <testcase classname=\"lagom.check.{}\" name=\"{}\"", to_string(report.kind),
+                       xml_escape(c.name));
     if (c.verdict == Verdict::regressed || c.verdict == Verdict::missing) {
       out += fmt::format("><failure message=\"{}\"/></testcase>\n", xml_escape(describe(c)));
     } else {

@@ -50,7 +50,7 @@ struct Comparison {
   std::string field;
   Better better = Better::lower;
   std::optional<double> baseline, current;
-  double delta_pct = 0;     // (current − baseline) / |baseline| × 100; 0 when either side is absent
+  double delta_pct = 0;  // (current − baseline) / |baseline| × 100; 0 when either side is absent
   double tolerance_pct = 0;
   Verdict verdict = Verdict::ok;
 };

@@ -5,7 +5,6 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
-
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -32,29 +31,34 @@ Result<model::ClusterSpec> named_cluster(const std::string& name) {
 Result<ClusterSource> localhost(const std::string& db_path, std::optional<std::int64_t> run, int gpus) {
   const std::string db = db_path.empty() ? k_default_db : db_path;
   if (!std::filesystem::exists(db)) {
-    return make_error(ErrorCode::not_found,
-                      fmt::format("cluster localhost: no profile database {}; run 'lagom profile' first", db));
+    return make_error(
+        ErrorCode::not_found,
+        fmt::format("cluster localhost: no profile database {}; run 'lagom profile' first", db));
   }
-  auto calibration = run ? profiler::load_calibration(db, run) : profiler::load_machine_calibration(db, profiler::host_name());
+  auto calibration = run ? profiler::load_calibration(db, run)
+                         : profiler::load_machine_calibration(db, profiler::host_name());
   if (!calibration.ok()) {
-    return calibration.error().with_context(
-        fmt::format("cluster localhost: no complete profile of this machine in {} (run 'lagom profile' first)", db));
+    return calibration.error().with_context(fmt::format(
+        "cluster localhost: no complete profile of this machine in {} (run 'lagom profile' first)", db));
   }
   // The node has as many "GPUs" as the profile had ranks; each rank owns its share of the cores and,
   // unless the profile measured it, of the physical memory.
   int ranks = 1;
   for (const auto& fit : calibration->collectives) ranks = std::max(ranks, fit.ranks);
   if (!calibration->memory_gib) {
-    const double bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+    const double bytes =
+        static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
     if (bytes > 0) calibration->memory_gib = bytes / (1024.0 * 1024.0 * 1024.0) / ranks;
   }
   const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  LAGOM_TRY(model::ClusterSpec cluster, model::cluster_from_calibration(*calibration, ranks, std::max(1, cores / ranks)));
+  LAGOM_TRY(model::ClusterSpec cluster,
+            model::cluster_from_calibration(*calibration, ranks, std::max(1, cores / ranks)));
   if (gpus > cluster.gpus_per_node) {
-    return make_error(ErrorCode::invalid_input,
-                      fmt::format("cluster localhost: {} GPUs asked for, but the profile (run {}) measured {} rank(s) "
-                                  "on this one machine",
-                                  gpus, calibration->run_id, cluster.gpus_per_node));
+    return make_error(
+        ErrorCode::invalid_input,
+        fmt::format("cluster localhost: {} GPUs asked for, but the profile (run {}) measured {} rank(s) "
+                    "on this one machine",
+                    gpus, calibration->run_id, cluster.gpus_per_node));
   }
   cluster.nodes = 1;
   return ClusterSource{cluster, *calibration};

@@ -16,8 +16,8 @@ namespace lagom::cli {
 inline constexpr const char* k_default_db = "lagom.db";
 
 struct ClusterSource {
-  model::ClusterSpec cluster;                    // nodes set from the GPU count when one was given
-  std::optional<model::Calibration> calibration; // fits from --db (always set for localhost)
+  model::ClusterSpec cluster;                     // nodes set from the GPU count when one was given
+  std::optional<model::Calibration> calibration;  // fits from --db (always set for localhost)
 };
 
 // `cluster`: a preset name, a cluster JSON file, or "localhost". `db_path`: the explicit --db ("" = none;

@@ -33,7 +33,8 @@ struct BenchOverlapOptions {
 
 std::int64_t parse_dim(const std::string& text, const char* name) {
   Result<std::int64_t> value = units::parse_size(text);
-  if (!value.ok()) fail(ErrorCode::invalid_input, fmt::format("bench-overlap: --{}: {}", name, value.error().message));
+  if (!value.ok())
+    fail(ErrorCode::invalid_input, fmt::format("bench-overlap: --{}: {}", name, value.error().message));
   if (*value < 1) fail(ErrorCode::invalid_input, fmt::format("bench-overlap: --{} must be at least 1", name));
   return *value;
 }
@@ -41,8 +42,14 @@ std::int64_t parse_dim(const std::string& text, const char* name) {
 void run(const BenchOverlapOptions& o, const Context& context) {
   auto bad = [](const Error& e) { fail(e.code, "bench-overlap: " + e.message); };
   model::OverlapRequest request;
-  if (auto kernel = model::parse_overlap_kernel(o.kernel); kernel.ok()) request.kernel = *kernel; else bad(kernel.error());
-  if (auto method = model::parse_overlap_method(o.method); method.ok()) request.method = *method; else bad(method.error());
+  if (auto kernel = model::parse_overlap_kernel(o.kernel); kernel.ok())
+    request.kernel = *kernel;
+  else
+    bad(kernel.error());
+  if (auto method = model::parse_overlap_method(o.method); method.ok())
+    request.method = *method;
+  else
+    bad(method.error());
   request.m = parse_dim(o.m, "m");
   request.n = parse_dim(o.n, "n");
   request.k = parse_dim(o.k, "k");
@@ -67,8 +74,10 @@ void run(const BenchOverlapOptions& o, const Context& context) {
 
   if (executor == "cuda") {  // fail before any progress output when there is no GPU to run on
     const Result<int> devices = kernels::cuda_device_count();
-    if (!devices.ok()) fail(devices.error().code, "bench-overlap: --executor cuda: " + devices.error().message);
-    if (*devices < 1) fail(ErrorCode::unavailable, "bench-overlap: --executor cuda: no CUDA device is visible");
+    if (!devices.ok())
+      fail(devices.error().code, "bench-overlap: --executor cuda: " + devices.error().message);
+    if (*devices < 1)
+      fail(ErrorCode::unavailable, "bench-overlap: --executor cuda: no CUDA device is visible");
   }
 
   std::unique_ptr<kernels::MpiSession> mpi;
@@ -77,8 +86,10 @@ void run(const BenchOverlapOptions& o, const Context& context) {
     mpi = unwrap(kernels::MpiSession::start());
     printer = mpi->rank() == 0;
     if (o.ranks && *o.ranks != mpi->size()) {
-      fail(ErrorCode::invalid_input, fmt::format("bench-overlap: --ranks {} differs from the {} MPI processes "
-                                                 "(leave --ranks out under mpirun)", *o.ranks, mpi->size()));
+      fail(ErrorCode::invalid_input,
+           fmt::format("bench-overlap: --ranks {} differs from the {} MPI processes "
+                       "(leave --ranks out under mpirun)",
+                       *o.ranks, mpi->size()));
     }
     request.ranks = mpi->size();
   } else {
@@ -86,7 +97,10 @@ void run(const BenchOverlapOptions& o, const Context& context) {
   }
 
   model::OverlapPlan plan;
-  if (auto made = model::make_overlap_plan(request); made.ok()) plan = std::move(*made); else bad(made.error());
+  if (auto made = model::make_overlap_plan(request); made.ok())
+    plan = std::move(*made);
+  else
+    bad(made.error());
   if (Status valid = model::validate_overlap_plan(plan); !valid.ok()) {
     fail(ErrorCode::failure, "bench-overlap: internal error: invalid plan: " + valid.error().message);
   }
@@ -97,7 +111,8 @@ void run(const BenchOverlapOptions& o, const Context& context) {
   options.seed = o.seed;
   if (printer) {
     context.progress().begin(fmt::format("bench-overlap {} {} on {} ({} ranks)", o.kernel,
-                                         model::to_string(plan.request.method), executor, request.ranks), 0);
+                                         model::to_string(plan.request.method), executor, request.ranks),
+                             0);
   }
   kernels::BenchResult result;
   kernels::CudaRunInfo cuda;
@@ -111,14 +126,16 @@ void run(const BenchOverlapOptions& o, const Context& context) {
     if (!ran.ok()) fail(ran.error().code, "bench-overlap: --executor cuda: " + ran.error().message);
     result = *ran;
     note = cuda.emulated
-               ? fmt::format("{} ranks emulated with streams on one device ({}); communication is {}", request.ranks,
-                             cuda.device_name, cuda.transport)
-               : fmt::format("{} ranks on {} GPUs ({}); communication is {}", request.ranks, cuda.devices_used,
-                             cuda.device_name, cuda.transport);
+               ? fmt::format("{} ranks emulated with streams on one device ({}); communication is {}",
+                             request.ranks, cuda.device_name, cuda.transport)
+               : fmt::format("{} ranks on {} GPUs ({}); communication is {}", request.ranks,
+                             cuda.devices_used, cuda.device_name, cuda.transport);
   } else {
     result = unwrap(kernels::run_threads(plan, options));
-    note = fmt::format("{} ranks as threads of one process sharing {} cores; communication is copying through "
-                       "mailboxes", request.ranks, std::thread::hardware_concurrency());
+    note = fmt::format(
+        "{} ranks as threads of one process sharing {} cores; communication is copying through "
+        "mailboxes",
+        request.ranks, std::thread::hardware_concurrency());
   }
   if (printer) context.progress().end();
 
@@ -129,10 +146,13 @@ void run(const BenchOverlapOptions& o, const Context& context) {
   timing.comm_us = result.comm_us;
   const model::OverlapPrediction predicted = unwrap(model::price_overlap_plan(plan, timing));
   const double prediction_error_pct =
-      result.overlapped_us > 0 ? 100.0 * (predicted.overlapped_us - result.overlapped_us) / result.overlapped_us : 0.0;
+      result.overlapped_us > 0
+          ? 100.0 * (predicted.overlapped_us - result.overlapped_us) / result.overlapped_us
+          : 0.0;
   const auto& s = plan.shape;
   const std::string padding =
-      s.padded() ? fmt::format("padded with zeros to m={} n={} k={}", s.m_pad, s.n_pad, s.k_pad) : "no padding";
+      s.padded() ? fmt::format("padded with zeros to m={} n={} k={}", s.m_pad, s.n_pad, s.k_pad)
+                 : "no padding";
 
   if (printer) {
     if (context.json) {
@@ -144,7 +164,8 @@ void run(const BenchOverlapOptions& o, const Context& context) {
       doc["m"] = s.m;
       doc["n"] = s.n;
       doc["k"] = s.k;
-      doc["shape"] = {{"m", s.m}, {"n", s.n}, {"k", s.k}, {"m_pad", s.m_pad}, {"n_pad", s.n_pad}, {"k_pad", s.k_pad}};
+      doc["shape"] = {{"m", s.m},         {"n", s.n},         {"k", s.k},
+                      {"m_pad", s.m_pad}, {"n_pad", s.n_pad}, {"k_pad", s.k_pad}};
       doc["padded"] = s.padded();
       doc["reps"] = o.reps;
       doc["compute_us"] = result.compute_us;
@@ -167,9 +188,10 @@ void run(const BenchOverlapOptions& o, const Context& context) {
       if (executor == "cuda") doc["emulated"] = cuda.emulated;
       print_json(doc);
     } else {
-      fmt::print("# bench-overlap: {} {}, Y[m×n] = X[m×k]·W[k×n] with m={} n={} k={} ({}), {} ranks, executor {}\n",
-                 model::to_string(plan.request.kernel), model::to_string(plan.request.method), s.m, s.n, s.k, padding,
-                 request.ranks, executor);
+      fmt::print(
+          "# bench-overlap: {} {}, Y[m×n] = X[m×k]·W[k×n] with m={} n={} k={} ({}), {} ranks, executor {}\n",
+          model::to_string(plan.request.kernel), model::to_string(plan.request.method), s.m, s.n, s.k,
+          padding, request.ranks, executor);
       fmt::print("# {}\n", note);
       fmt::print("# times: median of {} repetitions, each the slowest rank; C/G = {:.3f}\n", o.reps,
                  result.compute_us > 0 ? result.comm_us / result.compute_us : 0.0);
@@ -188,8 +210,10 @@ void run(const BenchOverlapOptions& o, const Context& context) {
     }
   }
   if (!result.correct) {
-    fail(ErrorCode::failure, fmt::format("bench-overlap: the result differs from the fp64 reference: relative error "
-                                         "{:.3g} > {:g}", result.rel_error, options.tolerance));
+    fail(ErrorCode::failure,
+         fmt::format("bench-overlap: the result differs from the fp64 reference: relative error "
+                     "{:.3g} > {:g}",
+                     result.rel_error, options.tolerance));
   }
 }
 
@@ -198,14 +222,16 @@ void run(const BenchOverlapOptions& o, const Context& context) {
 void add_bench_overlap_command(CLI::App& app, Context& context) {
   auto options = std::make_shared<BenchOverlapOptions>();
   auto* command = app.add_subcommand(
-      "bench-overlap", "Run a GEMM with its collective decomposed for overlap (vanilla, slice:K, flash) and time it");
+      "bench-overlap",
+      "Run a GEMM with its collective decomposed for overlap (vanilla, slice:K, flash) and time it");
   add_common_flags(*command, context);
   command->add_option("--kernel", options->kernel, "ag-gemm | gemm-rs | a2a")->required();
   command->add_option("--method", options->method, "vanilla | slice:K | flash")->required();
   command->add_option("--m", options->m, "Rows of X and Y (global; K/M/G suffixes)")->required();
   command->add_option("--n", options->n, "Columns of W and Y (global)")->required();
   command->add_option("--k", options->k, "Columns of X, rows of W (global)")->required();
-  command->add_option("--ranks", options->ranks, "Ranks (threads: default 2; under mpirun: the MPI processes)");
+  command->add_option("--ranks", options->ranks,
+                      "Ranks (threads: default 2; under mpirun: the MPI processes)");
   command->add_option("--reps", options->reps, "Timed repetitions; medians are reported")->default_val(10);
   command->add_option("--warmup", options->warmup, "Untimed repetitions first")->default_val(1);
   command->add_option("--executor", options->executor, "auto | threads | mpi | cuda")->default_val("auto");

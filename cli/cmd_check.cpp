@@ -15,11 +15,11 @@ namespace lagom::cli {
 namespace {
 
 struct CheckOptions {
-  std::string baseline;            // a JSON file written by --json, or a run id in --db
+  std::string baseline;  // a JSON file written by --json, or a run id in --db
   std::string current;
   std::string db_path = "lagom.db";
-  std::string tolerance = "5";     // percent; "5%" or "field=pct,..." too
-  std::string junit_path;          // optional JUnit XML report
+  std::string tolerance = "5";  // percent; "5%" or "field=pct,..." too
+  std::string junit_path;       // optional JUnit XML report
 };
 
 Result<nlohmann::json> load_document(const std::string& what, const CheckOptions& options) {
@@ -46,8 +46,9 @@ void run_check(const CheckOptions& options, const Context& context) {
   const regression::DocumentKind base_kind = kind_of(baseline, options.baseline);
   const regression::DocumentKind cur_kind = kind_of(current, options.current);
   if (base_kind != cur_kind) {
-    fail(ErrorCode::invalid_input, fmt::format("check: baseline is a {} document but current is a {} document",
-                                               regression::to_string(base_kind), regression::to_string(cur_kind)));
+    fail(ErrorCode::invalid_input,
+         fmt::format("check: baseline is a {} document but current is a {} document",
+                     regression::to_string(base_kind), regression::to_string(cur_kind)));
   }
   const auto base_metrics = unwrap(regression::extract_metrics(baseline, base_kind));
   const auto cur_metrics = unwrap(regression::extract_metrics(current, cur_kind));
@@ -68,9 +69,11 @@ void run_check(const CheckOptions& options, const Context& context) {
     for (const auto& c : report.comparisons) {
       if (c.verdict != regression::Verdict::regressed && c.verdict != regression::Verdict::missing) continue;
       if (!names.empty()) names += ", ";
-      names += c.verdict == regression::Verdict::missing ? c.name + " (missing)" : fmt::format("{} ({:+.1f}%)", c.name, c.delta_pct);
+      names += c.verdict == regression::Verdict::missing ? c.name + " (missing)"
+                                                         : fmt::format("{} ({:+.1f}%)", c.name, c.delta_pct);
     }
-    fail(ErrorCode::regression, fmt::format("check: {} regression(s) beyond tolerance: {}", report.regressions(), names));
+    fail(ErrorCode::regression,
+         fmt::format("check: {} regression(s) beyond tolerance: {}", report.regressions(), names));
   }
 }
 
@@ -79,11 +82,14 @@ void run_check(const CheckOptions& options, const Context& context) {
 void add_check_command(CLI::App& app, Context& context) {
   auto options = std::make_shared<CheckOptions>();
   auto* command = app.add_subcommand("check", "Compare a result against a baseline; exit 1 on regression");
-  command->add_option("--baseline", options->baseline, "Baseline: a --json file, or a run id in --db")->required();
-  command->add_option("--current", options->current, "Current: a --json file, or a run id in --db")->required();
+  command->add_option("--baseline", options->baseline, "Baseline: a --json file, or a run id in --db")
+      ->required();
+  command->add_option("--current", options->current, "Current: a --json file, or a run id in --db")
+      ->required();
   command->add_option("--db", options->db_path, "Profile database for run ids")->capture_default_str();
-  command->add_option("--tolerance", options->tolerance,
-                      "Allowed worsening in percent: 5, 5%, or metric=pct,... (JSON field names)")
+  command
+      ->add_option("--tolerance", options->tolerance,
+                   "Allowed worsening in percent: 5, 5%, or metric=pct,... (JSON field names)")
       ->capture_default_str();
   command->add_option("--junit", options->junit_path, "Also write a JUnit XML report to FILE");
   add_common_flags(*command, context);

@@ -39,22 +39,33 @@ void run_gemm(const CostOptions& o, const Context& context, const model::CostMod
   while (std::getline(ss, part, ',')) {
     auto parsed = units::parse_size(part);
     if (!parsed.ok() || parsed.value() <= 0) {
-      fail(ErrorCode::invalid_input, fmt::format("cost: --gemm: '{}' is not M,N,K (three positive integers)", o.gemm));
+      fail(ErrorCode::invalid_input,
+           fmt::format("cost: --gemm: '{}' is not M,N,K (three positive integers)", o.gemm));
     }
     dims.push_back(parsed.value());
   }
-  if (dims.size() != 3) fail(ErrorCode::invalid_input, fmt::format("cost: --gemm: '{}' is not M,N,K (three positive integers)", o.gemm));
+  if (dims.size() != 3)
+    fail(ErrorCode::invalid_input,
+         fmt::format("cost: --gemm: '{}' is not M,N,K (three positive integers)", o.gemm));
   const auto precision = model::parse_precision(o.precision);
-  if (!precision) fail(ErrorCode::invalid_input, fmt::format("cost: --precision: '{}' is not one of bf16|fp16|fp8|tf32|fp32", o.precision));
+  if (!precision)
+    fail(ErrorCode::invalid_input,
+         fmt::format("cost: --precision: '{}' is not one of bf16|fp16|fp8|tf32|fp32", o.precision));
   if (cost.cluster().gpu.peak_tflops(*precision) <= 0) {
-    fail(ErrorCode::invalid_input, fmt::format("cost: --precision: {} is not supported by {}", o.precision, cost.cluster().gpu.name));
+    fail(ErrorCode::invalid_input,
+         fmt::format("cost: --precision: {} is not supported by {}", o.precision, cost.cluster().gpu.name));
   }
   const model::GemmShape shape{dims[0], dims[1], dims[2], 1};
   const double time_us = cost.gemm_time_us(shape, *precision);
   const double tflops = shape.flops() / (time_us * 1e-6) / 1e12;
   if (context.json) {
-    print_json({{"m", dims[0]}, {"n", dims[1]}, {"k", dims[2]}, {"precision", o.precision},
-                {"cluster", cost.cluster().name}, {"time_us", time_us}, {"tflops", tflops},
+    print_json({{"m", dims[0]},
+                {"n", dims[1]},
+                {"k", dims[2]},
+                {"precision", o.precision},
+                {"cluster", cost.cluster().name},
+                {"time_us", time_us},
+                {"tflops", tflops},
                 {"efficiency", cost.gemm_efficiency(shape, *precision)}});
     return;
   }
@@ -68,14 +79,17 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
   using namespace lagom::model;
   const auto collective = parse_collective(o.collective);
   if (!collective) {
-    fail(ErrorCode::invalid_input, fmt::format("cost: --collective: '{}' is not one of allreduce|allgather|reducescatter|"
-                                               "alltoall|broadcast|reduce|sendrecv", o.collective));
+    fail(ErrorCode::invalid_input,
+         fmt::format("cost: --collective: '{}' is not one of allreduce|allgather|reducescatter|"
+                     "alltoall|broadcast|reduce|sendrecv",
+                     o.collective));
   }
   if (o.bytes.empty()) fail(ErrorCode::invalid_input, "cost: --bytes: required with --collective");
   const auto bytes_result = units::parse_size(o.bytes);
   if (!bytes_result.ok()) fail(ErrorCode::invalid_input, "cost: --bytes: " + bytes_result.error().message);
   const double bytes = static_cast<double>(bytes_result.value());
-  if (o.ranks < 2) fail(ErrorCode::invalid_input, fmt::format("cost: --ranks: {} must be at least 2", o.ranks));
+  if (o.ranks < 2)
+    fail(ErrorCode::invalid_input, fmt::format("cost: --ranks: {} must be at least 2", o.ranks));
   const CommGroup group = cost.contiguous_group(o.ranks);
 
   CollConfig config;
@@ -86,12 +100,16 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
     algo = parse_algo(o.algo);
     if (!algo) {
       fail(ErrorCode::invalid_input,
-           fmt::format("cost: --algo: '{}' is not one of tree|ring|collnet_direct|collnet_chain|nvls|nvls_tree|pat|p2p", o.algo));
+           fmt::format("cost: --algo: '{}' is not one of "
+                       "tree|ring|collnet_direct|collnet_chain|nvls|nvls_tree|pat|p2p",
+                       o.algo));
     }
   }
   if (!o.proto.empty()) {
     proto = parse_proto(o.proto);
-    if (!proto) fail(ErrorCode::invalid_input, fmt::format("cost: --proto: '{}' is not one of ll|ll128|simple", o.proto));
+    if (!proto)
+      fail(ErrorCode::invalid_input,
+           fmt::format("cost: --proto: '{}' is not one of ll|ll128|simple", o.proto));
   }
   if (!algo && !proto) {
     config = cost.nccl_default(*collective, bytes, group);
@@ -136,8 +154,16 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
                 {"latency_us", result.latency_us}});
     return;
   }
-  Table table({{"collective", true}, {"bytes"}, {"ranks"}, {"nodes"}, {"algo", true}, {"proto", true}, {"channels"},
-               {"time_us"}, {"algbw_GBps"}, {"busbw_GBps"}});
+  Table table({{"collective", true},
+               {"bytes"},
+               {"ranks"},
+               {"nodes"},
+               {"algo", true},
+               {"proto", true},
+               {"channels"},
+               {"time_us"},
+               {"algbw_GBps"},
+               {"busbw_GBps"}});
   table.add_row({o.collective, units::format_size(bytes_result.value()), std::to_string(group.ranks),
                  std::to_string(group.nodes), std::string(to_string(result.config.algo)),
                  std::string(to_string(result.config.proto)), std::to_string(result.config.channels),
@@ -148,7 +174,8 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
 
 void run_cost(const CostOptions& o, const Context& context) {
   if (o.collective.empty() == o.gemm.empty()) {
-    fail(ErrorCode::invalid_input, "cost: give either --collective (with --bytes and --ranks) or --gemm M,N,K");
+    fail(ErrorCode::invalid_input,
+         "cost: give either --collective (with --bytes and --ranks) or --gemm M,N,K");
   }
   if (o.cluster.empty()) fail(ErrorCode::invalid_input, "cost: --cluster: required");
   const ClusterSource source = unwrap(resolve_cluster_source(o.cluster, o.db, o.run, 0));
@@ -166,18 +193,24 @@ void add_cost_command(CLI::App& app, Context& context) {
   auto o = std::make_shared<CostOptions>();
   auto* command = app.add_subcommand("cost", "Price one collective or one GEMM with the cost model");
   add_common_flags(*command, context);
-  command->add_option("--collective", o->collective, "allreduce|allgather|reducescatter|alltoall|broadcast|reduce|sendrecv");
-  command->add_option("--bytes", o->bytes, "nccl-tests size (per-rank buffer; total for allgather/reducescatter), K/M/G");
-  command->add_option("--ranks", o->ranks, "Ranks in the communicator (beyond one node: the cluster's network)");
+  command->add_option("--collective", o->collective,
+                      "allreduce|allgather|reducescatter|alltoall|broadcast|reduce|sendrecv");
+  command->add_option("--bytes", o->bytes,
+                      "nccl-tests size (per-rank buffer; total for allgather/reducescatter), K/M/G");
+  command->add_option("--ranks", o->ranks,
+                      "Ranks in the communicator (beyond one node: the cluster's network)");
   command->add_option("--cluster", o->cluster, "Cluster preset or cluster JSON file");
-  command->add_option("--algo", o->algo, "tree|ring|collnet_direct|collnet_chain|nvls|nvls_tree|pat (default: NCCL's choice)");
+  command->add_option("--algo", o->algo,
+                      "tree|ring|collnet_direct|collnet_chain|nvls|nvls_tree|pat (default: NCCL's choice)");
   command->add_option("--proto", o->proto, "ll|ll128|simple (default: NCCL's choice)");
   command->add_option("--channels", o->channels, "Channels (CTAs) of the call (default: the communicator's)");
   command->add_option("--threads", o->threads, "Threads per channel (default 512; 640 for ll128)");
-  command->add_option("--chunk-bytes", o->chunk_bytes, "Pipeline chunk per channel (default: BUFFSIZE/2 for simple)");
+  command->add_option("--chunk-bytes", o->chunk_bytes,
+                      "Pipeline chunk per channel (default: BUFFSIZE/2 for simple)");
   command->add_option("--gemm", o->gemm, "M,N,K of one GEMM");
   command->add_option("--precision", o->precision, "bf16|fp16|fp8|tf32|fp32 (GEMM)");
-  command->add_option("--db", o->db, "Profile database: its fits replace the model's defaults (localhost: ./lagom.db)");
+  command->add_option("--db", o->db,
+                      "Profile database: its fits replace the model's defaults (localhost: ./lagom.db)");
   command->add_option("--run", o->run, "Profile run id in --db [latest complete run]");
   command->callback([o, &context] { run_cost(*o, context); });
 }

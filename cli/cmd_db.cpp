@@ -16,16 +16,27 @@ namespace lagom::cli {
 std::string render_fits(const db::FitSet& fits) {
   std::string out;
   if (!fits.collectives.empty()) {
-    Table table({{"collective", true}, {"algo", true}, {"proto", true}, {"channels"}, {"ranks"}, {"nodes"},
-                 {"latency_us"}, {"bus_bw_GBps"}, {"rel_error"}, {"samples"}, {"min_bytes"}, {"max_bytes"}});
+    Table table({{"collective", true},
+                 {"algo", true},
+                 {"proto", true},
+                 {"channels"},
+                 {"ranks"},
+                 {"nodes"},
+                 {"latency_us"},
+                 {"bus_bw_GBps"},
+                 {"rel_error"},
+                 {"samples"},
+                 {"min_bytes"},
+                 {"max_bytes"}});
     for (const auto& f : fits.collectives) {
       table.add_row({f.collective, f.algo.empty() ? "-" : f.algo, f.proto.empty() ? "-" : f.proto,
-                     f.channels > 0 ? std::to_string(f.channels) : "-", std::to_string(f.ranks), std::to_string(f.nodes),
-                     fmt::format("{:.3f}", f.latency_us), fmt::format("{:.4f}", f.bus_bw_GBps),
-                     fmt::format("{:.3f}", f.rel_error), std::to_string(f.samples), std::to_string(f.min_bytes),
-                     std::to_string(f.max_bytes)});
+                     f.channels > 0 ? std::to_string(f.channels) : "-", std::to_string(f.ranks),
+                     std::to_string(f.nodes), fmt::format("{:.3f}", f.latency_us),
+                     fmt::format("{:.4f}", f.bus_bw_GBps), fmt::format("{:.3f}", f.rel_error),
+                     std::to_string(f.samples), std::to_string(f.min_bytes), std::to_string(f.max_bytes)});
     }
-    out += "# collective fits: time_us = latency_us + bytes / (bus_bw_GBps / busbw_factor * 1e3)\n" + table.render();
+    out += "# collective fits: time_us = latency_us + bytes / (bus_bw_GBps / busbw_factor * 1e3)\n" +
+           table.render();
   }
   if (!fits.gemms.empty()) {
     Table table({{"precision", true}, {"peak_tflops"}, {"half_flops"}, {"rel_error"}, {"samples"}});
@@ -73,19 +84,33 @@ void list(const DbFlags& flags, const Context& context) {
   if (context.json) {
     nlohmann::json doc = nlohmann::json::array();
     for (const auto& run : runs) {
-      doc.push_back({{"id", run.id}, {"status", run.status}, {"backend", run.backend}, {"suite", run.suite},
-                     {"host", run.host}, {"ranks", run.ranks}, {"nodes", run.nodes}, {"started_at", run.started_at},
-                     {"finished_at", run.finished_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.finished_at)}});
+      doc.push_back({{"id", run.id},
+                     {"status", run.status},
+                     {"backend", run.backend},
+                     {"suite", run.suite},
+                     {"host", run.host},
+                     {"ranks", run.ranks},
+                     {"nodes", run.nodes},
+                     {"started_at", run.started_at},
+                     {"finished_at",
+                      run.finished_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.finished_at)}});
     }
     print_json(doc);
     return;
   }
-  Table table({{"id"}, {"status", true}, {"backend", true}, {"suite", true}, {"host", true}, {"ranks"}, {"nodes"},
-               {"started_at", true}, {"finished_at", true}});
+  Table table({{"id"},
+               {"status", true},
+               {"backend", true},
+               {"suite", true},
+               {"host", true},
+               {"ranks"},
+               {"nodes"},
+               {"started_at", true},
+               {"finished_at", true}});
   for (const auto& run : runs) {
-    table.add_row({std::to_string(run.id), run.status, run.backend, run.suite, run.host.empty() ? "-" : run.host,
-                   std::to_string(run.ranks), std::to_string(run.nodes), run.started_at,
-                   run.finished_at.empty() ? "-" : run.finished_at});
+    table.add_row({std::to_string(run.id), run.status, run.backend, run.suite,
+                   run.host.empty() ? "-" : run.host, std::to_string(run.ranks), std::to_string(run.nodes),
+                   run.started_at, run.finished_at.empty() ? "-" : run.finished_at});
   }
   fmt::print("{}", table.render());
 }
@@ -99,9 +124,10 @@ void show(const DbFlags& flags, const Context& context) {
   const auto overlap = need(what, database.overlap_samples(flags.run_id));
   const auto fits = need(what, database.fits(flags.run_id));
   if (context.json) {
-    print_json({{"run", profiler::to_json(run)},
-                {"samples", {{"comm", comm.size()}, {"compute", compute.size()}, {"overlap", overlap.size()}}},
-                {"fits", profiler::to_json(fits)}});
+    print_json(
+        {{"run", profiler::to_json(run)},
+         {"samples", {{"comm", comm.size()}, {"compute", compute.size()}, {"overlap", overlap.size()}}},
+         {"fits", profiler::to_json(fits)}});
     return;
   }
   Table table({{"field", true}, {"value", true}});
@@ -119,7 +145,8 @@ void show(const DbFlags& flags, const Context& context) {
 void export_run(const DbFlags& flags) {
   const std::string what = fmt::format("db export {}", flags.run_id);
   if (flags.format != "json" && flags.format != "csv" && flags.format != "nccl-tests") {
-    fail(ErrorCode::invalid_input, what + ": --format " + flags.format + ": expected json, csv or nccl-tests");
+    fail(ErrorCode::invalid_input,
+         what + ": --format " + flags.format + ": expected json, csv or nccl-tests");
   }
   auto database = open_db(what, flags.db_path, db::Database::Mode::read_only);
   const auto run = need(what, database.run(flags.run_id));
@@ -155,20 +182,30 @@ void import_file(const DbFlags& flags, const Context& context) {
   auto database = open_db(what, flags.db_path, db::Database::Mode::read_write);
   db::Run run;
   run.backend = "import";
-  std::string base = flags.file.substr(flags.file.rfind('/') == std::string::npos ? 0 : flags.file.rfind('/') + 1);
+  std::string base =
+      flags.file.substr(flags.file.rfind('/') == std::string::npos ? 0 : flags.file.rfind('/') + 1);
   run.suite = base;
   run.host = log.host;
   run.ranks = log.ranks;
   run.nodes = log.nodes;
-  run.options_json = nlohmann::json{{"file", flags.file}, {"format", log.format}, {"collective", log.collective}}.dump();
+  run.options_json =
+      nlohmann::json{{"file", flags.file}, {"format", log.format}, {"collective", log.collective}}.dump();
   const std::int64_t id = need(what, database.begin_run(run));
-  if (auto status = database.add_comm_samples(id, log.samples); !status.ok()) throw CommandFailed{status.error().with_context(what)};
+  if (auto status = database.add_comm_samples(id, log.samples); !status.ok())
+    throw CommandFailed{status.error().with_context(what)};
   const auto outcome = profiler::fit_run(log.samples, {}, {});
-  if (auto status = database.store_fits(id, outcome.fits); !status.ok()) throw CommandFailed{status.error().with_context(what)};
-  if (auto status = database.finish_run(id); !status.ok()) throw CommandFailed{status.error().with_context(what)};
+  if (auto status = database.store_fits(id, outcome.fits); !status.ok())
+    throw CommandFailed{status.error().with_context(what)};
+  if (auto status = database.finish_run(id); !status.ok())
+    throw CommandFailed{status.error().with_context(what)};
   if (context.json) {
-    print_json({{"run_id", id}, {"format", log.format}, {"collective", log.collective}, {"ranks", log.ranks},
-                {"nodes", log.nodes}, {"samples", log.samples.size()}, {"fits", profiler::to_json(outcome.fits)}});
+    print_json({{"run_id", id},
+                {"format", log.format},
+                {"collective", log.collective},
+                {"ranks", log.ranks},
+                {"nodes", log.nodes},
+                {"samples", log.samples.size()},
+                {"fits", profiler::to_json(outcome.fits)}});
     return;
   }
   fmt::print("# imported {} samples ({}, {} over {} ranks) as run {} in {}\n", log.samples.size(), log.format,
@@ -181,14 +218,16 @@ void fit(const DbFlags& flags, const Context& context) {
   auto database = open_db(what, flags.db_path, db::Database::Mode::read_write);
   const auto run = need(what, database.run(flags.run_id));
   if (run.status != db::k_status_complete) {
-    fail(ErrorCode::invalid_input, what + ": the run is incomplete (interrupted); incomplete runs are never fitted");
+    fail(ErrorCode::invalid_input,
+         what + ": the run is incomplete (interrupted); incomplete runs are never fitted");
   }
   const auto comm = need(what, database.comm_samples(flags.run_id));
   const auto compute = need(what, database.compute_samples(flags.run_id));
   const auto overlap = need(what, database.overlap_samples(flags.run_id));
   const auto outcome = profiler::fit_run(comm, compute, overlap);
   if (outcome.fits.empty()) fail(ErrorCode::invalid_input, what + ": nothing to fit (no usable samples)");
-  if (auto status = database.store_fits(flags.run_id, outcome.fits); !status.ok()) throw CommandFailed{status.error().with_context(what)};
+  if (auto status = database.store_fits(flags.run_id, outcome.fits); !status.ok())
+    throw CommandFailed{status.error().with_context(what)};
   for (const auto& skipped : outcome.skipped) context.progress().warn("db fit: " + skipped);
   if (context.json) {
     auto doc = profiler::to_json(outcome.fits);
@@ -215,12 +254,17 @@ void add_db_command(CLI::App& app, Context& context) {
   auto* export_cmd = command->add_subcommand("export", "Export a run's samples");
   export_cmd->add_option("RUN", flags->run_id, "Run id")->required();
   export_cmd->add_option("--format", flags->format, "json | csv | nccl-tests")->required();
-  auto* import_cmd = command->add_subcommand("import", "Import nccl-tests output or a vTrain LUT CSV as a run");
-  import_cmd->add_option("FILE", flags->file, "nccl-tests stdout log or vTrain LUT (e.g. AR_GPU8_1M_1024M_LUT)")->required();
-  import_cmd->add_option("--collective", flags->collective, "The collective, when the file name does not say");
+  auto* import_cmd =
+      command->add_subcommand("import", "Import nccl-tests output or a vTrain LUT CSV as a run");
+  import_cmd
+      ->add_option("FILE", flags->file, "nccl-tests stdout log or vTrain LUT (e.g. AR_GPU8_1M_1024M_LUT)")
+      ->required();
+  import_cmd->add_option("--collective", flags->collective,
+                         "The collective, when the file name does not say");
   import_cmd->add_option("--ranks", flags->ranks, "Ranks, when the file does not say");
   import_cmd->add_option("--nodes", flags->nodes, "Nodes the ranks spanned [1]");
-  auto* fit_cmd = command->add_subcommand("fit", "Fit the cost model's parameters from a complete run and store them");
+  auto* fit_cmd =
+      command->add_subcommand("fit", "Fit the cost model's parameters from a complete run and store them");
   fit_cmd->add_option("RUN", flags->run_id, "Run id")->required();
   for (CLI::App* sub : {list_cmd, show_cmd, export_cmd, import_cmd, fit_cmd}) {
     // --db, --json and --quiet may follow the subcommand too.

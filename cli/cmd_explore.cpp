@@ -17,7 +17,6 @@ struct ExploreFlags {
   int threads = 0;
 };
 
-
 void run_explore(const ExploreFlags& flags, const Context& context) {
   const model::WorkloadSpec workload = unwrap(load_workload(flags.spec));
   // The base strategy carries gpus, global batch and the fixed knobs; the searched dimensions are pins.
@@ -26,13 +25,16 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   const model::ClusterSpec& cluster = source.cluster;
   simulator::ExploreOptions options;
   options.base = base;
-  if (options.base.global_batch == 0 && workload.global_batch) options.base.global_batch = *workload.global_batch;
-  if (options.base.global_batch == 0) fail(ErrorCode::invalid_input, "global-batch: required (the workload has no global_batch)");
+  if (options.base.global_batch == 0 && workload.global_batch)
+    options.base.global_batch = *workload.global_batch;
+  if (options.base.global_batch == 0)
+    fail(ErrorCode::invalid_input, "global-batch: required (the workload has no global_batch)");
   options.top = flags.top;
   options.threads = flags.threads;
   const StrategyFlags& f = flags.strategy;
   auto& pins = options.pinned;
-  pins.tp = f.tp, pins.pp = f.pp, pins.dp = f.dp, pins.cp = f.cp, pins.ep = f.ep, pins.vpp = f.vpp, pins.zero = f.zero;
+  pins.tp = f.tp, pins.pp = f.pp, pins.dp = f.dp, pins.cp = f.cp, pins.ep = f.ep, pins.vpp = f.vpp,
+  pins.zero = f.zero;
   if (f.sp) pins.sp = true;
   pins.micro_batch = f.micro_batch;
   if (f.recompute) pins.recompute = base.recompute;
@@ -50,8 +52,11 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
                          {"memory_gib_per_gpu_total", entry.result.memory.total}});
     }
     print_json({{"model", workload.name},
-                {"cluster", {{"name", cluster.name}, {"nodes", cluster.nodes}, {"gpus_per_node", cluster.gpus_per_node},
-                             {"gpu", cluster.gpu.name}}},
+                {"cluster",
+                 {{"name", cluster.name},
+                  {"nodes", cluster.nodes},
+                  {"gpus_per_node", cluster.gpus_per_node},
+                  {"gpu", cluster.gpu.name}}},
                 {"gpus", base.gpus},
                 {"global_batch", options.base.global_batch},
                 {"evaluated", result.evaluated},
@@ -62,19 +67,34 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
                 {"results", std::move(results)}});
     return;
   }
-  fmt::print("# lagom explore: {} on {} GPUs of {}, global batch {}\n", workload.name, base.gpus, cluster.name,
-             options.base.global_batch);
+  fmt::print("# lagom explore: {} on {} GPUs of {}, global batch {}\n", workload.name, base.gpus,
+             cluster.name, options.base.global_batch);
   fmt::print("# evaluated {} strategies ({} simulated, {} pruned of which {} out of memory) in {:.3f} s\n",
              result.evaluated, result.simulated, result.pruned, result.out_of_memory, result.elapsed_s);
-  Table table({{"rank"}, {"tp"}, {"pp"}, {"dp"}, {"cp"}, {"ep"}, {"sp"}, {"vpp"}, {"mb"}, {"recompute", true},
-               {"zero"}, {"tp_overlap", true}, {"iteration_s"}, {"tokens/s"}, {"mfu_%"}, {"mem_gib"}});
+  Table table({{"rank"},
+               {"tp"},
+               {"pp"},
+               {"dp"},
+               {"cp"},
+               {"ep"},
+               {"sp"},
+               {"vpp"},
+               {"mb"},
+               {"recompute", true},
+               {"zero"},
+               {"tp_overlap", true},
+               {"iteration_s"},
+               {"tokens/s"},
+               {"mfu_%"},
+               {"mem_gib"}});
   int rank = 1;
   for (const auto& e : result.results) {
     const auto& s = e.strategy;
     table.add_row({std::to_string(rank++), std::to_string(s.tp), std::to_string(s.pp), std::to_string(s.dp),
                    std::to_string(s.cp), std::to_string(s.ep), s.sp ? "on" : "off", std::to_string(s.vpp),
-                   std::to_string(s.micro_batch), std::string(model::to_string(s.recompute)), std::to_string(s.zero),
-                   model::to_string(s.tp_overlap), fmt::format("{:.4f}", e.result.iteration_time_s),
+                   std::to_string(s.micro_batch), std::string(model::to_string(s.recompute)),
+                   std::to_string(s.zero), model::to_string(s.tp_overlap),
+                   fmt::format("{:.4f}", e.result.iteration_time_s),
                    fmt::format("{:.0f}", e.result.tokens_per_s), fmt::format("{:.1f}", 100 * e.result.mfu),
                    fmt::format("{:.1f}", e.result.memory.total)});
   }

@@ -25,7 +25,8 @@ void run_presets(const PresetsOptions& options, const Context& context) {
       if (w.name == options.show) spec = to_json(w), found = true;
     }
     if (!found && options.show == k_localhost) unwrap(cluster_preset(options.show));
-    if (!found) fail(ErrorCode::not_found, fmt::format("preset {}: unknown (see 'lagom presets')", options.show));
+    if (!found)
+      fail(ErrorCode::not_found, fmt::format("preset {}: unknown (see 'lagom presets')", options.show));
     if (context.json) {
       print_json(spec);
     } else {
@@ -42,8 +43,9 @@ void run_presets(const PresetsOptions& options, const Context& context) {
                                  {"gpus_per_node", c.gpus_per_node},
                                  {"gpu", c.gpu.name}});
     }
-    doc["clusters"].push_back({{"name", k_localhost},
-                               {"description", "this machine, from its latest complete profile (run 'lagom profile')"}});
+    doc["clusters"].push_back(
+        {{"name", k_localhost},
+         {"description", "this machine, from its latest complete profile (run 'lagom profile')"}});
     doc["models"] = nlohmann::json::array();
     for (const auto& w : workload_presets()) {
       doc["models"].push_back({{"name", w.name},
@@ -61,15 +63,26 @@ void run_presets(const PresetsOptions& options, const Context& context) {
   for (const auto& c : cluster_presets()) clusters.add_row({c.name, c.description});
   clusters.add_row({k_localhost, "this machine, from its latest complete profile (run 'lagom profile')"});
   fmt::print("{}\n", clusters.render());
-  Table models({{"model", true}, {"layers"}, {"hidden"}, {"heads"}, {"kv_heads"}, {"ffn"}, {"vocab"}, {"seq"},
-                {"params_B"}, {"moe", true}});
+  Table models({{"model", true},
+                {"layers"},
+                {"hidden"},
+                {"heads"},
+                {"kv_heads"},
+                {"ffn"},
+                {"vocab"},
+                {"seq"},
+                {"params_B"},
+                {"moe", true}});
   for (const auto& w : workload_presets()) {
-    const std::string moe = w.moe ? fmt::format("{}x top-{}{}", w.moe->experts, w.moe->top_k,
-                                                w.moe->shared_experts > 0 ? fmt::format(" +{} shared", w.moe->shared_experts) : "")
-                                  : "-";
+    const std::string moe =
+        w.moe
+            ? fmt::format("{}x top-{}{}", w.moe->experts, w.moe->top_k,
+                          w.moe->shared_experts > 0 ? fmt::format(" +{} shared", w.moe->shared_experts) : "")
+            : "-";
     models.add_row({w.name, std::to_string(w.layers), std::to_string(w.hidden), std::to_string(w.heads),
                     std::to_string(w.kv_heads), fmt::format("{} {}", w.ffn_hidden, to_string(w.ffn_type)),
-                    std::to_string(w.vocab), std::to_string(w.seq), fmt::format("{:.2f}", w.parameters() / 1e9), moe});
+                    std::to_string(w.vocab), std::to_string(w.seq),
+                    fmt::format("{:.2f}", w.parameters() / 1e9), moe});
   }
   fmt::print("{}", models.render());
 }
@@ -78,7 +91,8 @@ void run_presets(const PresetsOptions& options, const Context& context) {
 
 void add_presets_command(CLI::App& app, Context& context) {
   auto options = std::make_shared<PresetsOptions>();
-  auto* command = app.add_subcommand("presets", "List cluster and model presets; --show NAME prints one as a spec file");
+  auto* command =
+      app.add_subcommand("presets", "List cluster and model presets; --show NAME prints one as a spec file");
   add_common_flags(*command, context);
   command->add_option("--show", options->show, "Print preset NAME in the spec file format");
   command->callback([options, &context] { run_presets(*options, context); });

@@ -31,27 +31,46 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
-std::string fmt_double(double value, int digits = 2) { return fmt::format("{:.{}f}", value, digits); }
+std::string fmt_double(double value, int digits = 2) {
+  return fmt::format("{:.{}f}", value, digits);
+}
 
 void print_tables(const profiler::ProfileReport& report) {
   if (!report.compute.empty()) {
-    Table gemm({{"kind", true}, {"precision", true}, {"m"}, {"n"}, {"k"}, {"bytes"}, {"time_us"}, {"tflops"}, {"bw_GBps"}});
+    Table gemm({{"kind", true},
+                {"precision", true},
+                {"m"},
+                {"n"},
+                {"k"},
+                {"bytes"},
+                {"time_us"},
+                {"tflops"},
+                {"bw_GBps"}});
     for (const auto& s : report.compute) {
       const bool is_gemm = s.kind == "gemm";
-      gemm.add_row({s.kind, is_gemm ? s.precision : "-", is_gemm ? std::to_string(s.m) : "-", is_gemm ? std::to_string(s.n) : "-",
-                    is_gemm ? std::to_string(s.k) : "-", is_gemm ? "-" : std::to_string(s.bytes), fmt_double(s.time_us),
+      gemm.add_row({s.kind, is_gemm ? s.precision : "-", is_gemm ? std::to_string(s.m) : "-",
+                    is_gemm ? std::to_string(s.n) : "-", is_gemm ? std::to_string(s.k) : "-",
+                    is_gemm ? "-" : std::to_string(s.bytes), fmt_double(s.time_us),
                     is_gemm ? fmt::format("{:.4f}", s.tflops) : "-", is_gemm ? "-" : fmt_double(s.bw_GBps)});
     }
     fmt::print("# compute\n{}", gemm.render());
   }
   if (!report.overlap.empty()) {
-    Table overlap({{"case", true}, {"bytes"}, {"gemm"}, {"gemm_alone_us"}, {"gemm_overlap_us"}, {"gemm_slowdown"},
-                   {"comm_alone_us"}, {"comm_overlap_us"}, {"comm_slowdown"}});
+    Table overlap({{"case", true},
+                   {"bytes"},
+                   {"gemm"},
+                   {"gemm_alone_us"},
+                   {"gemm_overlap_us"},
+                   {"gemm_slowdown"},
+                   {"comm_alone_us"},
+                   {"comm_overlap_us"},
+                   {"comm_slowdown"}});
     for (const auto& s : report.overlap) {
-      overlap.add_row({s.name, std::to_string(s.bytes), fmt::format("{}x{}x{} {}", s.m, s.n, s.k, s.precision),
-                       fmt_double(s.gemm_alone_us), fmt_double(s.gemm_overlap_us),
-                       fmt::format("{:.3f}", s.gemm_overlap_us / s.gemm_alone_us), fmt_double(s.comm_alone_us),
-                       fmt_double(s.comm_overlap_us), fmt::format("{:.3f}", s.comm_overlap_us / s.comm_alone_us)});
+      overlap.add_row(
+          {s.name, std::to_string(s.bytes), fmt::format("{}x{}x{} {}", s.m, s.n, s.k, s.precision),
+           fmt_double(s.gemm_alone_us), fmt_double(s.gemm_overlap_us),
+           fmt::format("{:.3f}", s.gemm_overlap_us / s.gemm_alone_us), fmt_double(s.comm_alone_us),
+           fmt_double(s.comm_overlap_us), fmt::format("{:.3f}", s.comm_overlap_us / s.comm_alone_us)});
     }
     fmt::print("# overlap\n{}", overlap.render());
   }
@@ -64,16 +83,20 @@ std::string render_fits(const db::FitSet& fits);
 
 void add_profile_command(CLI::App& app, Context& context) {
   auto flags = std::make_shared<ProfileFlags>();
-  auto* command = app.add_subcommand("profile", "Measure GEMMs, collectives and their overlap into the profile database");
+  auto* command =
+      app.add_subcommand("profile", "Measure GEMMs, collectives and their overlap into the profile database");
   add_common_flags(*command, context);
   command->add_option("--backend", flags->options.backend, "auto | cpu | mpi | nccl")->default_val("auto");
   command->add_option("--suite", flags->options.suite, "all | compute | comm | overlap")->default_val("all");
   command->add_flag("--quick", flags->options.quick, "A small sweep (seconds)");
   command->add_option("--min-bytes", flags->min_bytes, "Smallest collective size (K/M/G suffixes)");
   command->add_option("--max-bytes", flags->max_bytes, "Largest collective size (K/M/G suffixes)");
-  command->add_option("--step-factor", flags->options.step_factor, "Size multiplier between steps (> 1, default 2)");
-  command->add_option("--collectives", flags->collectives, "Comma-separated collectives (default: all seven)");
-  command->add_option("--db", flags->options.db_path, "Profile database (written by rank 0)")->default_val("lagom.db");
+  command->add_option("--step-factor", flags->options.step_factor,
+                      "Size multiplier between steps (> 1, default 2)");
+  command->add_option("--collectives", flags->collectives,
+                      "Comma-separated collectives (default: all seven)");
+  command->add_option("--db", flags->options.db_path, "Profile database (written by rank 0)")
+      ->default_val("lagom.db");
   command->callback([flags, &context] {
     auto options = flags->options;
     if (!flags->min_bytes.empty()) {
@@ -100,8 +123,8 @@ void add_profile_command(CLI::App& app, Context& context) {
     const auto& report = result.value();
     if (!report.is_root) return;
     if (json) {
-      nlohmann::json doc{{"run_id", report.run_id}, {"status", "complete"}, {"backend", report.backend},
-                         {"suite", report.suite},   {"ranks", report.ranks},  {"nodes", report.nodes},
+      nlohmann::json doc{{"run_id", report.run_id}, {"status", "complete"},       {"backend", report.backend},
+                         {"suite", report.suite},   {"ranks", report.ranks},      {"nodes", report.nodes},
                          {"db", options.db_path},   {"warnings", report.warnings}};
       doc["comm"] = nlohmann::json::array();
       for (const auto& s : report.comm) doc["comm"].push_back(profiler::to_json(s));
@@ -115,8 +138,8 @@ void add_profile_command(CLI::App& app, Context& context) {
     }
     print_tables(report);
     fmt::print("{}", render_fits(report.fits));
-    fmt::print("# run {} ({} backend, {} ranks, {} nodes) complete in {}\n", report.run_id, report.backend, report.ranks,
-               report.nodes, options.db_path);
+    fmt::print("# run {} ({} backend, {} ranks, {} nodes) complete in {}\n", report.run_id, report.backend,
+               report.ranks, report.nodes, options.db_path);
   });
 }
 

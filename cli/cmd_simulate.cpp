@@ -71,22 +71,24 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
   }
   const double t = result.iteration_time_s;
   auto pct = [&](double part) { return t > 0 ? 100.0 * part / t : 0.0; };
-  fmt::print("# lagom simulate: {} on {} GPUs of {} ({} nodes × {} {})\n", workload.name, strategy.gpus, cluster.name,
-             cluster.nodes, cluster.gpus_per_node, cluster.gpu.name);
-  fmt::print("# strategy: tp {} pp {} dp {} cp {} ep {} sp {} vpp {} zero {} micro-batch {} global-batch {} "
-             "recompute {} schedule {} tp-overlap {} dp-overlap {} bucket-mb {} precision {} attention {}\n",
-             strategy.tp, strategy.pp, strategy.dp, strategy.cp, strategy.ep, strategy.sp ? "on" : "off",
-             strategy.vpp, strategy.zero, strategy.micro_batch, strategy.global_batch,
-             model::to_string(strategy.recompute), model::to_string(strategy.schedule),
-             model::to_string(strategy.tp_overlap), strategy.dp_overlap ? "on" : "off", strategy.bucket_mb,
-             model::to_string(strategy.precision), model::to_string(strategy.attention));
+  fmt::print("# lagom simulate: {} on {} GPUs of {} ({} nodes × {} {})\n", workload.name, strategy.gpus,
+             cluster.name, cluster.nodes, cluster.gpus_per_node, cluster.gpu.name);
+  fmt::print(
+      "# strategy: tp {} pp {} dp {} cp {} ep {} sp {} vpp {} zero {} micro-batch {} global-batch {} "
+      "recompute {} schedule {} tp-overlap {} dp-overlap {} bucket-mb {} precision {} attention {}\n",
+      strategy.tp, strategy.pp, strategy.dp, strategy.cp, strategy.ep, strategy.sp ? "on" : "off",
+      strategy.vpp, strategy.zero, strategy.micro_batch, strategy.global_batch,
+      model::to_string(strategy.recompute), model::to_string(strategy.schedule),
+      model::to_string(strategy.tp_overlap), strategy.dp_overlap ? "on" : "off", strategy.bucket_mb,
+      model::to_string(strategy.precision), model::to_string(strategy.attention));
   fmt::print("iteration_time_s        {:.6f}\n", t);
   fmt::print("tokens_per_s            {:.1f}\n", result.tokens_per_s);
   fmt::print("model_tflops_per_gpu    {:.1f}\n", result.model_tflops_per_gpu);
   fmt::print("hardware_tflops_per_gpu {:.1f}\n", result.hardware_tflops_per_gpu);
   fmt::print("mfu                     {:.1f} %\n", 100.0 * result.mfu);
   fmt::print("hfu                     {:.1f} %\n", 100.0 * result.hfu);
-  fmt::print("# breakdown (mean over {} pipeline stages; adds up to the iteration time)\n", result.stages.size());
+  fmt::print("# breakdown (mean over {} pipeline stages; adds up to the iteration time)\n",
+             result.stages.size());
   const auto& b = result.breakdown;
   fmt::print("compute_s               {:.6f}  {:5.1f} %\n", b.compute_s, pct(b.compute_s));
   fmt::print("exposed_comm_s          {:.6f}  {:5.1f} %\n", b.exposed_comm_s, pct(b.exposed_comm_s));
@@ -103,8 +105,10 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
 }  // namespace
 
 void add_spec_flags(CLI::App& command, SpecFlags& flags) {
-  command.add_option("--model", flags.model, "Model: a preset name, a lagom workload JSON or a HuggingFace config.json");
-  command.add_option("--layers", flags.layers, "Layers (with --hidden --heads --vocab --seq instead of --model)");
+  command.add_option("--model", flags.model,
+                     "Model: a preset name, a lagom workload JSON or a HuggingFace config.json");
+  command.add_option("--layers", flags.layers,
+                     "Layers (with --hidden --heads --vocab --seq instead of --model)");
   command.add_option("--hidden", flags.hidden, "Hidden size");
   command.add_option("--heads", flags.heads, "Attention heads");
   command.add_option("--kv-heads", flags.kv_heads, "Key/value heads [= heads]");
@@ -112,16 +116,19 @@ void add_spec_flags(CLI::App& command, SpecFlags& flags) {
   command.add_option("--vocab", flags.vocab, "Vocabulary size");
   command.add_option("--seq", flags.seq, "Sequence length");
   command.add_option("--cluster", flags.cluster, "Cluster: a preset name or a cluster JSON file");
-  command.add_option("--db", flags.db, "Profile database: its fits replace the model's defaults (localhost: ./lagom.db)");
+  command.add_option("--db", flags.db,
+                     "Profile database: its fits replace the model's defaults (localhost: ./lagom.db)");
   command.add_option("--run", flags.run, "Profile run id in --db [latest complete run]");
 }
 
 void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
   auto int_flag = [&](const char* name, std::optional<int>& target, const char* help) {
-    command.add_option_function<int>(name, [&target](const int& value) { target = value; }, help);
+    command.add_option_function<int>(
+        name, [&target](const int& value) { target = value; }, help);
   };
   auto text_flag = [&](const char* name, std::optional<std::string>& target, const char* help) {
-    command.add_option_function<std::string>(name, [&target](const std::string& value) { target = value; }, help);
+    command.add_option_function<std::string>(
+        name, [&target](const std::string& value) { target = value; }, help);
   };
   int_flag("--gpus", flags.gpus, "Total GPUs (nodes = ⌈N / GPUs per node⌉)");
   int_flag("--tp", flags.tp, "Tensor parallelism [1]");
@@ -132,16 +139,16 @@ void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
   int_flag("--vpp", flags.vpp, "Virtual pipeline stages per rank (interleaved when > 1) [1]");
   int_flag("--zero", flags.zero, "ZeRO stage 0-3 (3 = FSDP) [0]");
   command.add_flag("--sp", flags.sp, "Sequence parallelism with TP");
-  command.add_option_function<long>("--global-batch", [&flags](const long& v) { flags.global_batch = v; },
-                                    "Sequences per iteration");
-  command.add_option_function<long>("--micro-batch", [&flags](const long& v) { flags.micro_batch = v; },
-                                    "Sequences per micro-batch [1]");
+  command.add_option_function<long>(
+      "--global-batch", [&flags](const long& v) { flags.global_batch = v; }, "Sequences per iteration");
+  command.add_option_function<long>(
+      "--micro-batch", [&flags](const long& v) { flags.micro_batch = v; }, "Sequences per micro-batch [1]");
   text_flag("--recompute", flags.recompute, "none|selective|full [none]");
   text_flag("--schedule", flags.schedule, "1f1b|gpipe|interleaved [1f1b]");
   text_flag("--tp-overlap", flags.tp_overlap, "none|slice:K|flash [none]");
   text_flag("--dp-overlap", flags.dp_overlap, "on|off [on]");
-  command.add_option_function<double>("--bucket-mb", [&flags](const double& v) { flags.bucket_mb = v; },
-                                      "DP gradient bucket, MB [25]");
+  command.add_option_function<double>(
+      "--bucket-mb", [&flags](const double& v) { flags.bucket_mb = v; }, "DP gradient bucket, MB [25]");
   text_flag("--precision", flags.precision, "bf16|fp16|fp8 [bf16]");
   text_flag("--attention", flags.attention, "flash|standard [flash]");
 }
@@ -165,10 +172,15 @@ Result<model::WorkloadSpec> load_workload(const SpecFlags& flags) {
     return model::parse_workload_any(document, flags.model);
   }
   if (!flags.layers && !flags.hidden && !flags.heads) {
-    return make_error(ErrorCode::invalid_input, "model: required (--model PRESET|FILE, or --layers --hidden --heads --vocab --seq)");
+    return make_error(ErrorCode::invalid_input,
+                      "model: required (--model PRESET|FILE, or --layers --hidden --heads --vocab --seq)");
   }
-  nlohmann::json document = {{"name", "custom"},      {"layers", flags.layers}, {"hidden", flags.hidden},
-                             {"heads", flags.heads},   {"vocab", flags.vocab},   {"seq", flags.seq},
+  nlohmann::json document = {{"name", "custom"},
+                             {"layers", flags.layers},
+                             {"hidden", flags.hidden},
+                             {"heads", flags.heads},
+                             {"vocab", flags.vocab},
+                             {"seq", flags.seq},
                              {"kv_heads", flags.kv_heads ? flags.kv_heads : flags.heads},
                              {"ffn_hidden", flags.ffn_hidden ? flags.ffn_hidden : 4 * flags.hidden},
                              {"ffn_type", "gelu"}};
@@ -195,12 +207,16 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
   s.micro_batch = f.micro_batch.value_or(1);
   if (f.recompute) {
     const auto v = model::parse_recompute(*f.recompute);
-    if (!v) return make_error(ErrorCode::invalid_input, fmt::format("recompute: '{}' is not none, selective or full", *f.recompute));
+    if (!v)
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("recompute: '{}' is not none, selective or full", *f.recompute));
     s.recompute = *v;
   }
   if (f.schedule) {
     const auto v = model::parse_schedule(*f.schedule);
-    if (!v) return make_error(ErrorCode::invalid_input, fmt::format("schedule: '{}' is not 1f1b, gpipe or interleaved", *f.schedule));
+    if (!v)
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("schedule: '{}' is not 1f1b, gpipe or interleaved", *f.schedule));
     s.schedule = *v;
   }
   if (f.tp_overlap) {
@@ -208,19 +224,24 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
   }
   if (f.dp_overlap) {
     if (*f.dp_overlap != "on" && *f.dp_overlap != "off") {
-      return make_error(ErrorCode::invalid_input, fmt::format("dp-overlap: '{}' is not on or off", *f.dp_overlap));
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("dp-overlap: '{}' is not on or off", *f.dp_overlap));
     }
     s.dp_overlap = *f.dp_overlap == "on";
   }
   if (f.bucket_mb) s.bucket_mb = *f.bucket_mb;
   if (f.precision) {
     const auto v = model::parse_precision(*f.precision);
-    if (!v) return make_error(ErrorCode::invalid_input, fmt::format("precision: '{}' is not bf16, fp16 or fp8", *f.precision));
+    if (!v)
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("precision: '{}' is not bf16, fp16 or fp8", *f.precision));
     s.precision = *v;
   }
   if (f.attention) {
     const auto v = model::parse_attention(*f.attention);
-    if (!v) return make_error(ErrorCode::invalid_input, fmt::format("attention: '{}' is not flash or standard", *f.attention));
+    if (!v)
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("attention: '{}' is not flash or standard", *f.attention));
     s.attention = *v;
   }
   return s;
@@ -230,8 +251,10 @@ nlohmann::json simulation_json(const simulator::SimulationResult& r, const model
                                const model::ClusterSpec& cluster, const model::WorkloadSpec& workload) {
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& b : r.stages) {
-    stages.push_back({{"compute", b.compute_s}, {"exposed_comm", b.exposed_comm_s},
-                      {"pipeline_bubble", b.pipeline_bubble_s}, {"optimizer", b.optimizer_s}});
+    stages.push_back({{"compute", b.compute_s},
+                      {"exposed_comm", b.exposed_comm_s},
+                      {"pipeline_bubble", b.pipeline_bubble_s},
+                      {"optimizer", b.optimizer_s}});
   }
   nlohmann::json ops = nlohmann::json::array();
   for (const auto& c : r.op_classes) {
@@ -266,19 +289,23 @@ nlohmann::json simulation_json(const simulator::SimulationResult& r, const model
           {"fits_in_memory", r.fits_in_memory},
           {"strategy", model::to_json(strategy)},
           {"cluster",
-           {{"name", cluster.name}, {"nodes", cluster.nodes}, {"gpus_per_node", cluster.gpus_per_node},
+           {{"name", cluster.name},
+            {"nodes", cluster.nodes},
+            {"gpus_per_node", cluster.gpus_per_node},
             {"gpu", cluster.gpu.name}}},
           {"op_classes", std::move(ops)},
           {"tasks", r.tasks}};
 }
 
 void add_simulate_command(CLI::App& app, Context& context) {
-  auto* command = app.add_subcommand("simulate", "Simulate one training iteration (time, MFU, breakdown, memory)");
+  auto* command =
+      app.add_subcommand("simulate", "Simulate one training iteration (time, MFU, breakdown, memory)");
   add_common_flags(*command, context);
   auto flags = std::make_shared<SimulateFlags>();
   add_spec_flags(*command, flags->spec);
   add_strategy_flags(*command, flags->strategy);
-  command->add_option("--comm-config", flags->comm_config, "Communication config (lagom-config.json from tune)");
+  command->add_option("--comm-config", flags->comm_config,
+                      "Communication config (lagom-config.json from tune)");
   command->add_option("--trace", flags->trace, "Write a Chrome/Perfetto trace to FILE");
   command->add_option_function<std::string>(
       "--issue-priority", [flags](const std::string& v) { flags->issue_priority = v; },

@@ -1,9 +1,8 @@
 // `lagom tune`: searches the communication knobs of one training iteration on the cost model (search/)
 // and writes nccl_tuner.conf, lagom.env and lagom-config.json into --out (docs/search.md, docs/shim.md).
-#include <unistd.h>
-
 #include <filesystem>
 #include <map>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -13,8 +12,8 @@
 #include "model/presets.h"
 #include "search/outputs.h"
 #include "search/search.h"
-#include "simulator/model_costs.h"
 #include "simulator/comm_config.h"
+#include "simulator/model_costs.h"
 
 namespace lagom::cli {
 
@@ -44,7 +43,9 @@ std::string plugin_path() {
   return "lagom";
 }
 
-std::string fmt_us(double us) { return fmt::format("{:.1f}", us); }
+std::string fmt_us(double us) {
+  return fmt::format("{:.1f}", us);
+}
 
 nlohmann::json grid_json(const search::TuneResult& r) {
   nlohmann::json grid = nlohmann::json::array();
@@ -59,8 +60,9 @@ nlohmann::json grid_json(const search::TuneResult& r) {
 }
 
 void print_explain(const search::TuneResult& r, const std::vector<search::OpReport>& reports) {
-  fmt::print("# explain: the grid (DESIGN.md \"Search\"); Σ options {:.0f}, exhaustive cross product {:.3g}\n",
-             r.grid_options, r.oracle_evaluations);
+  fmt::print(
+      "# explain: the grid (DESIGN.md \"Search\"); Σ options {:.0f}, exhaustive cross product {:.3g}\n",
+      r.grid_options, r.oracle_evaluations);
   auto print_decision = [](const search::Decision& d) {
     std::string labels;
     for (std::size_t i = 0; i < d.options.size(); ++i) {
@@ -91,23 +93,27 @@ void print_explain(const search::TuneResult& r, const std::vector<search::OpRepo
         ++skipped;
         continue;
       }
-      fmt::print("  {:<34} iteration {:>12}  Y {:>12}  x {:>12}{}  {}\n", t->option, fmt_us(t->iteration_us),
-                 fmt_us(t->compute_us), fmt_us(t->comm_us),
-                 t->class_comm_us > 0 ? fmt::format("  class {:>10}", fmt_us(t->class_comm_us)) : std::string(),
-                 t->note);
+      fmt::print(
+          "  {:<34} iteration {:>12}  Y {:>12}  x {:>12}{}  {}\n", t->option, fmt_us(t->iteration_us),
+          fmt_us(t->compute_us), fmt_us(t->comm_us),
+          t->class_comm_us > 0 ? fmt::format("  class {:>10}", fmt_us(t->class_comm_us)) : std::string(),
+          t->note);
     }
-    if (skipped > 0) fmt::print("  ({} options skipped: their price is dominated by another option's)\n", skipped);
+    if (skipped > 0)
+      fmt::print("  ({} options skipped: their price is dominated by another option's)\n", skipped);
   }
   fmt::print("# explain: winners\n");
   for (const auto& rep : reports) {
-    fmt::print("{}: {}/{} ch {} thr {} chunk {} [{}], {} µs per call alone\n", simulator::op_class_name(rep.op.key),
-               model::to_string(rep.config.algo), model::to_string(rep.config.proto), rep.config.channels,
-               rep.config.threads, search::format_bytes(rep.config.chunk_bytes), rep.scope, fmt_us(rep.op.time_us));
+    fmt::print("{}: {}/{} ch {} thr {} chunk {} [{}], {} µs per call alone\n",
+               simulator::op_class_name(rep.op.key), model::to_string(rep.config.algo),
+               model::to_string(rep.config.proto), rep.config.channels, rep.config.threads,
+               search::format_bytes(rep.config.chunk_bytes), rep.scope, fmt_us(rep.op.time_us));
   }
   for (const auto& note : r.notes) fmt::print("note: {}\n", note);
-  fmt::print("why: the winner of every decision is the option with the fastest simulated iteration among those "
-             "tried ({} search); the iteration went from {} µs (NCCL defaults) to {} µs\n",
-             search::to_string(r.search), fmt_us(r.baseline_iteration_us), fmt_us(r.predicted_iteration_us));
+  fmt::print(
+      "why: the winner of every decision is the option with the fastest simulated iteration among those "
+      "tried ({} search); the iteration went from {} µs (NCCL defaults) to {} µs\n",
+      search::to_string(r.search), fmt_us(r.baseline_iteration_us), fmt_us(r.predicted_iteration_us));
 }
 
 void run_tune(const TuneFlags& flags, const Context& context) {
@@ -117,7 +123,8 @@ void run_tune(const TuneFlags& flags, const Context& context) {
          fmt::format("search: '{}' is not lagom, autoccl, exhaustive or default", flags.search));
   }
   const auto runtime = model::parse_runtime(flags.runtime);
-  if (!runtime) fail(ErrorCode::invalid_input, fmt::format("runtime: '{}' is not nccl or nccl-extended", flags.runtime));
+  if (!runtime)
+    fail(ErrorCode::invalid_input, fmt::format("runtime: '{}' is not nccl or nccl-extended", flags.runtime));
 
   const model::WorkloadSpec workload = unwrap(load_workload(flags.spec));
   const model::Strategy requested = unwrap(strategy_from_flags(flags.strategy));
@@ -129,8 +136,9 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   const simulator::MemoryGib memory = costs.memory();
   if (memory.total > costs.memory_capacity_gib()) {
     fail(ErrorCode::invalid_input,
-         fmt::format("tune: the strategy does not fit in memory: {:.1f} GiB per GPU needed, {:.1f} GiB available",
-                     memory.total, costs.memory_capacity_gib()));
+         fmt::format(
+             "tune: the strategy does not fit in memory: {:.1f} GiB per GPU needed, {:.1f} GiB available",
+             memory.total, costs.memory_capacity_gib()));
   }
 
   search::Problem problem;
@@ -184,24 +192,36 @@ void run_tune(const TuneFlags& flags, const Context& context) {
     if (flags.explain) {
       nlohmann::json trials = nlohmann::json::array();
       for (const auto& t : result.trials) {
-        trials.push_back({{"decision", t.decision}, {"option", t.option}, {"iteration_us", t.iteration_us},
-                          {"compute_us", t.compute_us}, {"comm_us", t.comm_us}, {"note", t.note}});
+        trials.push_back({{"decision", t.decision},
+                          {"option", t.option},
+                          {"iteration_us", t.iteration_us},
+                          {"compute_us", t.compute_us},
+                          {"comm_us", t.comm_us},
+                          {"note", t.note}});
       }
       doc["explain"] = {{"grid", grid_json(result)}, {"trials", std::move(trials)}, {"notes", result.notes}};
     }
     print_json(doc);
     return;
   }
-  fmt::print("# lagom tune: {} on {} GPUs of {} (search {}, runtime {})\n", workload.name, strategy.gpus, cluster.name,
-             search::to_string(result.search), model::to_string(result.runtime));
+  fmt::print("# lagom tune: {} on {} GPUs of {} (search {}, runtime {})\n", workload.name, strategy.gpus,
+             cluster.name, search::to_string(result.search), model::to_string(result.runtime));
   if (!no_nccl_note.empty()) fmt::print("# {}\n", no_nccl_note);
-  Table table({{"op", true}, {"count"}, {"algo", true}, {"proto", true}, {"channels"}, {"threads"}, {"chunk"},
-               {"time_us"}, {"scope", true}});
+  Table table({{"op", true},
+               {"count"},
+               {"algo", true},
+               {"proto", true},
+               {"channels"},
+               {"threads"},
+               {"chunk"},
+               {"time_us"},
+               {"scope", true}});
   for (const auto& r : reports) {
     table.add_row({simulator::op_class_name(r.op.key), fmt::format("{:g}", r.op.count),
-                   std::string(model::to_string(r.config.algo)), std::string(model::to_string(r.config.proto)),
-                   std::to_string(r.config.channels), std::to_string(r.config.threads),
-                   search::format_bytes(r.config.chunk_bytes), fmt_us(r.op.time_us), r.scope});
+                   std::string(model::to_string(r.config.algo)),
+                   std::string(model::to_string(r.config.proto)), std::to_string(r.config.channels),
+                   std::to_string(r.config.threads), search::format_bytes(r.config.chunk_bytes),
+                   fmt_us(r.op.time_us), r.scope});
   }
   fmt::print("{}", table.render());
   fmt::print("# overlap: tp-overlap {}, bucket-mb {:g}, fsdp-prefetch {}, issue-priority {}\n",
@@ -225,7 +245,8 @@ void run_tune(const TuneFlags& flags, const Context& context) {
 }  // namespace
 
 void add_tune_command(CLI::App& app, Context& context) {
-  auto* command = app.add_subcommand("tune", "Search the communication knobs and write configs for NCCL and the framework");
+  auto* command = app.add_subcommand(
+      "tune", "Search the communication knobs and write configs for NCCL and the framework");
   add_common_flags(*command, context);
   auto flags = std::make_shared<TuneFlags>();
   add_spec_flags(*command, flags->spec);
@@ -236,7 +257,8 @@ void add_tune_command(CLI::App& app, Context& context) {
   command->add_option_function<std::string>(
       "--issue-priority", [flags](const std::string& v) { flags->issue_priority = v; },
       "Pin the issue priority of concurrent collectives: as-scheduled|critical-first [searched]");
-  command->add_flag("--explain", flags->explain, "Print the grid and, decision by decision, what was tried and why");
+  command->add_flag("--explain", flags->explain,
+                    "Print the grid and, decision by decision, what was tried and why");
   command->callback([flags, &context] { run_tune(*flags, context); });
 }
 

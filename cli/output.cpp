@@ -1,12 +1,11 @@
 #include "cli/output.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 #include <fmt/format.h>
 

@@ -17,12 +17,12 @@
 namespace lagom::cli {
 
 struct SpecFlags {
-  std::string model;                  // --model PRESET|FILE
+  std::string model;  // --model PRESET|FILE
   int layers = 0, heads = 0, kv_heads = 0;
   long hidden = 0, ffn_hidden = 0, vocab = 0, seq = 0;
-  std::string cluster;                // --cluster PRESET|FILE
-  std::string db;                     // --db PATH (profile fits replace the model's defaults)
-  std::optional<std::int64_t> run;    // --run ID (default: the latest complete run)
+  std::string cluster;              // --cluster PRESET|FILE
+  std::string db;                   // --db PATH (profile fits replace the model's defaults)
+  std::optional<std::int64_t> run;  // --run ID (default: the latest complete run)
 };
 
 // Strategy flags; every field is optional so that explore can tell which dimensions are pinned.

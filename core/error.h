@@ -33,8 +33,8 @@ Error make_error(ErrorCode code, std::string message);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : m_value(std::move(value)) {}          // NOLINT(google-explicit-constructor)
-  Result(Error error) : m_value(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+  Result(T value) : m_value(std::move(value)) {}      // NOLINT(google-explicit-constructor)
+  Result(Error error) : m_value(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool ok() const { return std::holds_alternative<T>(m_value); }
   explicit operator bool() const { return ok(); }
@@ -67,15 +67,14 @@ class [[nodiscard]] Status {
 // Propagates an error from an expression returning Result/Status: LAGOM_TRY(auto x, parse(...));
 #define LAGOM_CONCAT_INNER(a, b) a##b
 #define LAGOM_CONCAT(a, b) LAGOM_CONCAT_INNER(a, b)
-#define LAGOM_TRY(decl, expr)                                      \
-  auto LAGOM_CONCAT(lagom_try_, __LINE__) = (expr);                \
-  if (!LAGOM_CONCAT(lagom_try_, __LINE__).ok())                    \
-    return LAGOM_CONCAT(lagom_try_, __LINE__).error();             \
+#define LAGOM_TRY(decl, expr)                                                                      \
+  auto LAGOM_CONCAT(lagom_try_, __LINE__) = (expr);                                                \
+  if (!LAGOM_CONCAT(lagom_try_, __LINE__).ok()) return LAGOM_CONCAT(lagom_try_, __LINE__).error(); \
   decl = std::move(LAGOM_CONCAT(lagom_try_, __LINE__)).value()
-#define LAGOM_TRY_STATUS(expr)                                     \
-  do {                                                             \
-    auto lagom_status_ = (expr);                                   \
-    if (!lagom_status_.ok()) return lagom_status_.error();         \
+#define LAGOM_TRY_STATUS(expr)                             \
+  do {                                                     \
+    auto lagom_status_ = (expr);                           \
+    if (!lagom_status_.ok()) return lagom_status_.error(); \
   } while (0)
 
 }  // namespace lagom

@@ -32,11 +32,20 @@ Result<std::int64_t> parse_size(std::string_view text) {
     const std::string rest = suffix.substr(1);
     if (!(rest.empty() || rest == "B" || rest == "IB")) return bad("unknown size suffix");
     switch (unit) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      case 'T': shift = 40; break;
-      default: return bad("unknown size suffix");
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      case 'T':
+        shift = 40;
+        break;
+      default:
+        return bad("unknown size suffix");
     }
   }
   if (value > (static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) >> shift)) {

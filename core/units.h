@@ -17,10 +17,16 @@ inline constexpr double k_giga = 1e9;
 inline constexpr double k_tera = 1e12;
 
 // Gbit/s (network links) to GB/s (10^9 bytes/s).
-constexpr double gbit_to_GBps(double gbit) { return gbit / 8.0; }
+constexpr double gbit_to_GBps(double gbit) {
+  return gbit / 8.0;
+}
 // bytes over GB/s to microseconds.
-constexpr double transfer_us(double bytes, double bw_GBps) { return bytes / (bw_GBps * 1e3); }
-constexpr double bytes_to_gib(double bytes) { return bytes / k_gib; }
+constexpr double transfer_us(double bytes, double bw_GBps) {
+  return bytes / (bw_GBps * 1e3);
+}
+constexpr double bytes_to_gib(double bytes) {
+  return bytes / k_gib;
+}
 
 // Parses a byte count: digits with an optional K/M/G/T suffix (powers of 1024, case-insensitive,
 // optional trailing 'B' or 'iB'), e.g. "64M", "1G", "4096". Negative, empty, fractional or overflowing

@@ -1,13 +1,13 @@
 #include "db/database.h"
 
-#include <sqlite3.h>
-#include <sys/stat.h>
-
 #include <array>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <utility>
+
+#include <sqlite3.h>
+#include <sys/stat.h>
 
 namespace lagom::db {
 
@@ -16,7 +16,8 @@ namespace {
 // SQLite failures keep file:line, the call and SQLite's own message (STYLE.md "check macros").
 Error sqlite_error(sqlite3* db, const char* call, const char* file, int line) {
   const char* message = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
-  return make_error(ErrorCode::io, std::string(call) + " failed: " + message + " (" + file + ":" + std::to_string(line) + ")");
+  return make_error(ErrorCode::io, std::string(call) + " failed: " + message + " (" + file + ":" +
+                                       std::to_string(line) + ")");
 }
 #define LAGOM_SQLITE_ERROR(db, call) sqlite_error((db), (call), __FILE__, __LINE__)
 
@@ -159,7 +160,8 @@ constexpr const char* k_migrations_table =
     "applied_at TEXT NOT NULL)";
 
 Error not_lagom(const std::string& path, const std::string& why) {
-  return make_error(ErrorCode::invalid_input, "--db " + path + ": not a Lagom database (" + why + "); the file was not modified");
+  return make_error(ErrorCode::invalid_input,
+                    "--db " + path + ": not a Lagom database (" + why + "); the file was not modified");
 }
 
 // Reads one integer from a single-row query; nullopt on error.
@@ -193,15 +195,16 @@ Status verify_existing(const std::string& path) {
     }
     if (check.text(0) != "ok") return not_lagom(path, "corrupt: " + check.text(0));
   }
-  const auto has_migrations =
-      query_int(db.get(), "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='lagom_migrations'");
+  const auto has_migrations = query_int(
+      db.get(), "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='lagom_migrations'");
   if (!has_migrations || *has_migrations != 1) return not_lagom(path, "no Lagom schema");
   const auto version = query_int(db.get(), "PRAGMA user_version");
   if (!version) return not_lagom(path, std::string("unreadable: ") + sqlite3_errmsg(db.get()));
   if (*version > k_schema_version) {
-    return make_error(ErrorCode::invalid_input,
-                      "--db " + path + ": written by a newer Lagom (schema " + std::to_string(*version) +
-                          ", this build knows " + std::to_string(k_schema_version) + "); the file was not modified");
+    return make_error(ErrorCode::invalid_input, "--db " + path + ": written by a newer Lagom (schema " +
+                                                    std::to_string(*version) + ", this build knows " +
+                                                    std::to_string(k_schema_version) +
+                                                    "); the file was not modified");
   }
   return {};
 }
@@ -255,7 +258,8 @@ Result<Database> Database::open(const std::string& path, Mode mode) {
   if (!empty) LAGOM_TRY_STATUS(verify_existing(path));
   if (mode == Mode::read_only && empty) return not_lagom(path, "empty file");
 
-  const int flags = mode == Mode::read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  const int flags =
+      mode == Mode::read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   sqlite3* raw = nullptr;
   if (sqlite3_open_v2(path.c_str(), &raw, flags, nullptr) != SQLITE_OK) {
     Error error = make_error(ErrorCode::io, "--db " + path + ": cannot open: " +
@@ -277,7 +281,8 @@ Result<Database> Database::open(const std::string& path, Mode mode) {
 }
 
 Database::Database(sqlite3* handle, std::string path) : m_db(handle), m_path(std::move(path)) {}
-Database::Database(Database&& other) noexcept : m_db(std::exchange(other.m_db, nullptr)), m_path(std::move(other.m_path)) {}
+Database::Database(Database&& other) noexcept
+    : m_db(std::exchange(other.m_db, nullptr)), m_path(std::move(other.m_path)) {}
 Database& Database::operator=(Database&& other) noexcept {
   if (this != &other) {
     sqlite3_close(m_db);
@@ -286,7 +291,9 @@ Database& Database::operator=(Database&& other) noexcept {
   }
   return *this;
 }
-Database::~Database() { sqlite3_close(m_db); }
+Database::~Database() {
+  sqlite3_close(m_db);
+}
 
 Status Database::exec(const std::string& sql) {
   char* message = nullptr;
@@ -359,10 +366,11 @@ Result<std::int64_t> Database::begin_run(const Run& run) {
 Status Database::add_comm_samples(std::int64_t run_id, const std::vector<CommSample>& samples) {
   Transaction transaction(m_db);
   if (!transaction.began()) return LAGOM_SQLITE_ERROR(m_db, "BEGIN");
-  Statement s(m_db,
-              "INSERT INTO comm_samples(run_id, collective, algo, proto, channels, ranks, nodes, bytes, count, "
-              "dtype, redop, root, in_place, time_us, algbw_GBps, busbw_GBps, wrong) "
-              "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  Statement s(
+      m_db,
+      "INSERT INTO comm_samples(run_id, collective, algo, proto, channels, ranks, nodes, bytes, count, "
+      "dtype, redop, root, in_place, time_us, algbw_GBps, busbw_GBps, wrong) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   if (!s.prepared()) return LAGOM_SQLITE_ERROR(m_db, "prepare INSERT comm_samples");
   for (const CommSample& c : samples) {
     s.bind(1, run_id);
@@ -391,9 +399,10 @@ Status Database::add_comm_samples(std::int64_t run_id, const std::vector<CommSam
 Status Database::add_compute_samples(std::int64_t run_id, const std::vector<ComputeSample>& samples) {
   Transaction transaction(m_db);
   if (!transaction.began()) return LAGOM_SQLITE_ERROR(m_db, "BEGIN");
-  Statement s(m_db,
-              "INSERT INTO compute_samples(run_id, kind, precision, m, n, k, bytes, time_us, tflops, bw_GBps) "
-              "VALUES(?,?,?,?,?,?,?,?,?,?)");
+  Statement s(
+      m_db,
+      "INSERT INTO compute_samples(run_id, kind, precision, m, n, k, bytes, time_us, tflops, bw_GBps) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?)");
   if (!s.prepared()) return LAGOM_SQLITE_ERROR(m_db, "prepare INSERT compute_samples");
   for (const ComputeSample& c : samples) {
     s.bind(1, run_id);
@@ -415,9 +424,10 @@ Status Database::add_compute_samples(std::int64_t run_id, const std::vector<Comp
 Status Database::add_overlap_samples(std::int64_t run_id, const std::vector<OverlapSample>& samples) {
   Transaction transaction(m_db);
   if (!transaction.began()) return LAGOM_SQLITE_ERROR(m_db, "BEGIN");
-  Statement s(m_db,
-              "INSERT INTO overlap_samples(run_id, name, collective, bytes, precision, m, n, k, gemm_alone_us, "
-              "comm_alone_us, gemm_overlap_us, comm_overlap_us) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
+  Statement s(
+      m_db,
+      "INSERT INTO overlap_samples(run_id, name, collective, bytes, precision, m, n, k, gemm_alone_us, "
+      "comm_alone_us, gemm_overlap_us, comm_overlap_us) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
   if (!s.prepared()) return LAGOM_SQLITE_ERROR(m_db, "prepare INSERT overlap_samples");
   for (const OverlapSample& o : samples) {
     s.bind(1, run_id);
@@ -445,7 +455,8 @@ Status Database::finish_run(std::int64_t run_id) {
   s.bind(1, utc_now());
   s.bind(2, run_id);
   if (s.step() != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "UPDATE runs");
-  if (sqlite3_changes(m_db) != 1) return make_error(ErrorCode::not_found, "run " + std::to_string(run_id) + ": no such run");
+  if (sqlite3_changes(m_db) != 1)
+    return make_error(ErrorCode::not_found, "run " + std::to_string(run_id) + ": no such run");
   return transaction.commit();
 }
 
@@ -464,7 +475,8 @@ Result<Run> Database::run(std::int64_t run_id) {
   if (!s.prepared()) return LAGOM_SQLITE_ERROR(m_db, "SELECT runs");
   s.bind(1, run_id);
   const int rc = s.step();
-  if (rc == SQLITE_DONE) return make_error(ErrorCode::not_found, "run " + std::to_string(run_id) + ": no such run in " + m_path);
+  if (rc == SQLITE_DONE)
+    return make_error(ErrorCode::not_found, "run " + std::to_string(run_id) + ": no such run in " + m_path);
   if (rc != SQLITE_ROW) return LAGOM_SQLITE_ERROR(m_db, "SELECT runs");
   return read_run(s);
 }
@@ -557,9 +569,10 @@ Status Database::store_fits(std::int64_t run_id, const FitSet& fits) {
     clear.bind(1, run_id);
     if (clear.step() != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "DELETE fits");
   }
-  Statement c(m_db,
-              "INSERT INTO collective_fits(run_id, collective, algo, proto, ranks, nodes, channels, latency_us, "
-              "bus_bw_GBps, rel_error, samples, min_bytes, max_bytes) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  Statement c(
+      m_db,
+      "INSERT INTO collective_fits(run_id, collective, algo, proto, ranks, nodes, channels, latency_us, "
+      "bus_bw_GBps, rel_error, samples, min_bytes, max_bytes) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
   for (const auto& f : fits.collectives) {
     c.bind(1, run_id);
     c.bind(2, f.collective);
@@ -604,9 +617,10 @@ Status Database::store_fits(std::int64_t run_id, const FitSet& fits) {
 
 Result<FitSet> Database::fits(std::int64_t run_id) {
   FitSet fits;
-  Statement c(m_db,
-              "SELECT collective, algo, proto, ranks, nodes, channels, latency_us, bus_bw_GBps, rel_error, samples, "
-              "min_bytes, max_bytes FROM collective_fits WHERE run_id=? ORDER BY rowid");
+  Statement c(
+      m_db,
+      "SELECT collective, algo, proto, ranks, nodes, channels, latency_us, bus_bw_GBps, rel_error, samples, "
+      "min_bytes, max_bytes FROM collective_fits WHERE run_id=? ORDER BY rowid");
   c.bind(1, run_id);
   int rc = 0;
   while ((rc = c.step()) == SQLITE_ROW) {

@@ -40,7 +40,7 @@ inline constexpr const char* k_status_incomplete = "incomplete";
 struct Run {
   std::int64_t id = 0;
   std::string status = k_status_incomplete;  // "complete" | "incomplete"
-  std::string backend;        // "cpu", "mpi", "nccl", or "import" for imported logs
+  std::string backend;                       // "cpu", "mpi", "nccl", or "import" for imported logs
   std::string suite;          // "compute", "comm", "overlap", "all", or the imported file's name
   std::string host;           // host name of rank 0
   std::string cpu;            // CPU model of rank 0
@@ -62,14 +62,14 @@ struct Run {
 // time_us the mean time of one call over the timed iterations, algbw = bytes / time, busbw = algbw ×
 // busbw factor, `wrong` the number of wrong elements found by the data check (-1 = not checked).
 struct CommSample {
-  std::string collective;     // model/collective_factors.h names
-  std::string algo;           // "ring", "tree", ... or "" (MPI's or NCCL's own choice / unknown)
-  std::string proto;          // "simple", "ll", "ll128" or ""
-  int channels = 0;           // channels forced via NCCL_MIN/MAX_NCHANNELS; 0 = library's choice
+  std::string collective;  // model/collective_factors.h names
+  std::string algo;        // "ring", "tree", ... or "" (MPI's or NCCL's own choice / unknown)
+  std::string proto;       // "simple", "ll", "ll128" or ""
+  int channels = 0;        // channels forced via NCCL_MIN/MAX_NCHANNELS; 0 = library's choice
   int ranks = 0;
   int nodes = 1;
   std::int64_t bytes = 0;
-  std::int64_t count = 0;     // elements per call, as nccl-tests prints it
+  std::int64_t count = 0;  // elements per call, as nccl-tests prints it
   std::string dtype = "float";
   std::string redop = "sum";  // "sum", or "none" for data movement collectives
   int root = -1;              // root rank for broadcast/reduce, -1 otherwise
@@ -83,18 +83,18 @@ struct CommSample {
 // A compute measurement: a GEMM (kind "gemm": m, n, k, precision, tflops) or a streaming memory
 // kernel (kind "memory": bytes moved per call, bw_GBps).
 struct ComputeSample {
-  std::string kind;           // "gemm" | "memory"
-  std::string precision;      // "fp32", "fp64", "bf16", ...; "" for memory
+  std::string kind;       // "gemm" | "memory"
+  std::string precision;  // "fp32", "fp64", "bf16", ...; "" for memory
   std::int64_t m = 0, n = 0, k = 0;
-  std::int64_t bytes = 0;     // memory: bytes read + written per call
-  double time_us = 0;         // mean time of one call
-  double tflops = 0;          // gemm: 2·m·n·k / time
-  double bw_GBps = 0;         // memory: bytes / time
+  std::int64_t bytes = 0;  // memory: bytes read + written per call
+  double time_us = 0;      // mean time of one call
+  double tflops = 0;       // gemm: 2·m·n·k / time
+  double bw_GBps = 0;      // memory: bytes / time
 };
 
 // A GEMM and a collective run together vs alone: slowdown = together / alone (>= ~1).
 struct OverlapSample {
-  std::string name;           // the overlap case ("gemm+allreduce", ...)
+  std::string name;  // the overlap case ("gemm+allreduce", ...)
   std::string collective;
   std::int64_t bytes = 0;
   std::string precision;

@@ -1,12 +1,11 @@
 #include "kernels/cuda_executor.h"
 
-#include <dlfcn.h>
-#include <unistd.h>
-
 #include <array>
 #include <climits>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <filesystem>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -41,8 +40,9 @@ Result<Module> load_module() {
   static Result<Module> loaded = []() -> Result<Module> {
     const std::string path = module_path();
     if (!std::filesystem::exists(path)) {
-      return make_error(ErrorCode::unavailable,
-                        fmt::format("the CUDA kernels module {} is not there (build with LAGOM_ENABLE_CUDA=ON)", path));
+      return make_error(
+          ErrorCode::unavailable,
+          fmt::format("the CUDA kernels module {} is not there (build with LAGOM_ENABLE_CUDA=ON)", path));
     }
     Module module;
     module.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -56,8 +56,8 @@ Result<Module> load_module() {
       return make_error(ErrorCode::unavailable, fmt::format("{} lacks the lagom_cuda_* entry points", path));
     }
     if (abi() != LAGOM_CUDA_KERNELS_ABI) {
-      return make_error(ErrorCode::unavailable,
-                        fmt::format("{} speaks ABI {}, this lagom needs {}", path, abi(), LAGOM_CUDA_KERNELS_ABI));
+      return make_error(ErrorCode::unavailable, fmt::format("{} speaks ABI {}, this lagom needs {}", path,
+                                                            abi(), LAGOM_CUDA_KERNELS_ABI));
     }
     return module;
   }();

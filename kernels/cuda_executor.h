@@ -14,7 +14,7 @@ namespace lagom::kernels {
 
 struct CudaRunInfo {
   int devices_used = 0;
-  bool emulated = false;    // ranks emulated with streams on one device
+  bool emulated = false;  // ranks emulated with streams on one device
   std::string device_name;
   std::string transport;
 };

@@ -5,11 +5,11 @@
 #include <climits>
 #include <cstdlib>
 #include <memory>
+#include <mpi.h>
 #include <thread>
 #include <vector>
 
 #include <fmt/format.h>
-#include <mpi.h>
 
 namespace lagom::kernels {
 
@@ -32,13 +32,13 @@ std::string mpi_message(int code) {
   return std::string(text, static_cast<std::size_t>(length));
 }
 
-#define LAGOM_MPI_CHECK(call)                                                                        \
-  do {                                                                                               \
-    const int lagom_mpi_rc_ = (call);                                                                \
-    if (lagom_mpi_rc_ != MPI_SUCCESS) {                                                              \
-      return make_error(ErrorCode::failure,                                                          \
-                        fmt::format("{}:{}: {}: {}", __FILE__, __LINE__, #call, mpi_message(lagom_mpi_rc_))); \
-    }                                                                                                \
+#define LAGOM_MPI_CHECK(call)                                                                       \
+  do {                                                                                              \
+    const int lagom_mpi_rc_ = (call);                                                               \
+    if (lagom_mpi_rc_ != MPI_SUCCESS) {                                                             \
+      return make_error(ErrorCode::failure, fmt::format("{}:{}: {}: {}", __FILE__, __LINE__, #call, \
+                                                        mpi_message(lagom_mpi_rc_)));               \
+    }                                                                                               \
   } while (0)
 
 class MpiTransport final : public Transport {
@@ -48,14 +48,16 @@ class MpiTransport final : public Transport {
     std::size_t next = 0;
     for (const Message& recv : recvs) {
       if (recv.bytes.size() > static_cast<std::size_t>(INT_MAX)) {
-        return make_error(ErrorCode::invalid_input, "mpi executor: a piece larger than 2 GiB is not supported");
+        return make_error(ErrorCode::invalid_input,
+                          "mpi executor: a piece larger than 2 GiB is not supported");
       }
       LAGOM_MPI_CHECK(MPI_Irecv(recv.bytes.data(), static_cast<int>(recv.bytes.size()), MPI_BYTE, recv.peer,
                                 recv.tag, MPI_COMM_WORLD, &m_requests[next++]));
     }
     for (const Message& send : sends) {
       if (send.bytes.size() > static_cast<std::size_t>(INT_MAX)) {
-        return make_error(ErrorCode::invalid_input, "mpi executor: a piece larger than 2 GiB is not supported");
+        return make_error(ErrorCode::invalid_input,
+                          "mpi executor: a piece larger than 2 GiB is not supported");
       }
       LAGOM_MPI_CHECK(MPI_Isend(send.bytes.data(), static_cast<int>(send.bytes.size()), MPI_BYTE, send.peer,
                                 send.tag, MPI_COMM_WORLD, &m_requests[next++]));
@@ -63,9 +65,11 @@ class MpiTransport final : public Transport {
     const auto started = std::chrono::steady_clock::now();
     for (;;) {
       int done = 0;
-      LAGOM_MPI_CHECK(MPI_Testall(static_cast<int>(m_requests.size()), m_requests.data(), &done, MPI_STATUSES_IGNORE));
+      LAGOM_MPI_CHECK(
+          MPI_Testall(static_cast<int>(m_requests.size()), m_requests.data(), &done, MPI_STATUSES_IGNORE));
       if (done != 0) return {};
-      const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+      const auto elapsed =
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
       std::this_thread::sleep_for(std::clamp(elapsed / 8, k_poll_min, k_poll_max));
     }
   }
@@ -136,8 +140,8 @@ Result<BenchResult> run_mpi(const model::OverlapPlan& plan, const BenchOptions& 
   MpiGroup group;
   if (group.size() != plan.request.ranks) {
     return make_error(ErrorCode::invalid_input,
-                      fmt::format("mpi executor: the plan has {} ranks but MPI_COMM_WORLD has {}", plan.request.ranks,
-                                  group.size()));
+                      fmt::format("mpi executor: the plan has {} ranks but MPI_COMM_WORLD has {}",
+                                  plan.request.ranks, group.size()));
   }
   return bench_rank(plan, group, options);
 }

@@ -24,7 +24,9 @@ std::uint64_t splitmix64(std::uint64_t x) {
 
 constexpr float k_nan = std::numeric_limits<float>::quiet_NaN();
 
-std::size_t sz(std::int64_t v) { return static_cast<std::size_t>(v); }
+std::size_t sz(std::int64_t v) {
+  return static_cast<std::size_t>(v);
+}
 
 // out[rows×n] = a[rows×k] · b[k×n], all row-major, fp32. Eigen runs single-threaded here (no OpenMP in
 // the build), so a rank is one core, and the same call on the same data gives the same bits.
@@ -91,7 +93,8 @@ RankData::RankData(const model::OverlapPlan& plan, int rank, std::uint64_t seed)
       m_b.resize(sz(p * s.k_pad * cols));
       for (std::int64_t o = 0; o < p; ++o) {
         for (std::int64_t i = 0; i < s.k_pad; ++i) {
-          for (std::int64_t j = 0; j < cols; ++j) m_b[sz((o * s.k_pad + i) * cols + j)] = w_at(i, o * cols + j);
+          for (std::int64_t j = 0; j < cols; ++j)
+            m_b[sz((o * s.k_pad + i) * cols + j)] = w_at(i, o * cols + j);
         }
       }
       m_partial.assign(sz(s.m_pad * cols), k_nan);  // piece (o, i) at row o·(m_pad/P) + i·piece_rows
@@ -116,13 +119,15 @@ void RankData::compute(const model::PlanComputeOp& op) {
   switch (m_plan.request.kernel) {
     case model::OverlapKernel::ag_gemm: {
       const std::int64_t first = piece_first_row(op.piece);
-      gemm(m_a.data() + first * s.k_pad, m_b.data(), m_out.data() + first * s.gemm_n, rows, s.gemm_n, s.k_pad);
+      gemm(m_a.data() + first * s.k_pad, m_b.data(), m_out.data() + first * s.gemm_n, rows, s.gemm_n,
+           s.k_pad);
       break;
     }
     case model::OverlapKernel::gemm_rs: {
       if (op.kind == model::ComputeKind::gemm) {
         const std::int64_t first = piece_first_row(op.piece);
-        gemm(m_a.data() + first * s.gemm_k, m_b.data(), m_partial.data() + first * s.n_pad, rows, s.n_pad, s.gemm_k);
+        gemm(m_a.data() + first * s.gemm_k, m_b.data(), m_partial.data() + first * s.n_pad, rows, s.n_pad,
+             s.gemm_k);
         break;
       }
       // out[slice i] = Σ_q partial_q in rank order: the same additions, in the same order, for every method.
@@ -130,9 +135,10 @@ void RankData::compute(const model::PlanComputeOp& op) {
       const std::size_t count = sz(rows * s.n_pad);
       float* out = m_out.data() + i * rows * s.n_pad;
       for (int q = 0; q < m_ranks; ++q) {
-        const float* term = q == m_rank
-                                ? m_partial.data() + piece_first_row({m_rank, i}) * s.n_pad
-                                : m_slots.data() + (static_cast<std::int64_t>(q) * m_plan.slices() + i) * rows * s.n_pad;
+        const float* term =
+            q == m_rank
+                ? m_partial.data() + piece_first_row({m_rank, i}) * s.n_pad
+                : m_slots.data() + (static_cast<std::int64_t>(q) * m_plan.slices() + i) * rows * s.n_pad;
         if (q == 0) {
           std::memcpy(out, term, count * sizeof(float));
         } else {
@@ -146,7 +152,8 @@ void RankData::compute(const model::PlanComputeOp& op) {
       const std::int64_t local_row = op.piece.slice * rows;  // within this rank's X block
       float* dest = op.piece.owner == m_rank ? m_out.data() + (m_rank * (s.m_pad / p) + local_row) * cols
                                              : m_partial.data() + piece_first_row(op.piece) * cols;
-      gemm(m_a.data() + local_row * s.k_pad, m_b.data() + op.piece.owner * s.k_pad * cols, dest, rows, cols, s.k_pad);
+      gemm(m_a.data() + local_row * s.k_pad, m_b.data() + op.piece.owner * s.k_pad * cols, dest, rows, cols,
+           s.k_pad);
       break;
     }
   }
@@ -157,9 +164,15 @@ std::span<std::byte> RankData::send_bytes(const model::PlanTransfer& transfer) {
   const std::size_t bytes = sz(s.piece_elements()) * sizeof(float);
   float* data = nullptr;
   switch (m_plan.request.kernel) {
-    case model::OverlapKernel::ag_gemm: data = piece_rows(m_a, piece_first_row(transfer.piece), s.k_pad); break;
-    case model::OverlapKernel::gemm_rs: data = piece_rows(m_partial, piece_first_row(transfer.piece), s.n_pad); break;
-    case model::OverlapKernel::a2a: data = piece_rows(m_partial, piece_first_row(transfer.piece), s.n_pad / m_ranks); break;
+    case model::OverlapKernel::ag_gemm:
+      data = piece_rows(m_a, piece_first_row(transfer.piece), s.k_pad);
+      break;
+    case model::OverlapKernel::gemm_rs:
+      data = piece_rows(m_partial, piece_first_row(transfer.piece), s.n_pad);
+      break;
+    case model::OverlapKernel::a2a:
+      data = piece_rows(m_partial, piece_first_row(transfer.piece), s.n_pad / m_ranks);
+      break;
   }
   return {reinterpret_cast<std::byte*>(data), bytes};
 }
@@ -169,9 +182,12 @@ std::span<std::byte> RankData::recv_bytes(const model::PlanTransfer& transfer) {
   const std::size_t bytes = sz(s.piece_elements()) * sizeof(float);
   float* data = nullptr;
   switch (m_plan.request.kernel) {
-    case model::OverlapKernel::ag_gemm: data = piece_rows(m_a, piece_first_row(transfer.piece), s.k_pad); break;
+    case model::OverlapKernel::ag_gemm:
+      data = piece_rows(m_a, piece_first_row(transfer.piece), s.k_pad);
+      break;
     case model::OverlapKernel::gemm_rs: {
-      const std::int64_t slot = static_cast<std::int64_t>(transfer.peer) * m_plan.slices() + transfer.piece.slice;
+      const std::int64_t slot =
+          static_cast<std::int64_t>(transfer.peer) * m_plan.slices() + transfer.piece.slice;
       data = m_slots.data() + slot * s.piece_elements();
       break;
     }
@@ -204,8 +220,8 @@ OutputRegion RankData::output_region() const {
 
 void RankData::copy_output(std::span<float> global) const {
   const OutputRegion region = output_region();
-  const std::int64_t stride = m_plan.request.kernel == model::OverlapKernel::gemm_rs ? m_shape.n_pad
-                                                                                     : m_shape.n_pad / m_ranks;
+  const std::int64_t stride =
+      m_plan.request.kernel == model::OverlapKernel::gemm_rs ? m_shape.n_pad : m_shape.n_pad / m_ranks;
   for (std::int64_t i = 0; i < region.rows; ++i) {
     for (std::int64_t j = 0; j < region.cols; ++j) {
       global[sz((region.row0 + i) * m_shape.n + region.col0 + j)] = m_out[sz(i * stride + j)];
@@ -226,12 +242,13 @@ ErrorStats RankData::check_against_reference() const {
     for (std::int64_t j = 0; j < region.cols; ++j) w(i, j) = input_value(m_seed, 1, i, region.col0 + j);
   }
   const RowMatrixD ref = x * w;
-  const std::int64_t stride = m_plan.request.kernel == model::OverlapKernel::gemm_rs ? m_shape.n_pad
-                                                                                     : m_shape.n_pad / m_ranks;
+  const std::int64_t stride =
+      m_plan.request.kernel == model::OverlapKernel::gemm_rs ? m_shape.n_pad : m_shape.n_pad / m_ranks;
   for (std::int64_t i = 0; i < region.rows; ++i) {
     for (std::int64_t j = 0; j < region.cols; ++j) {
       const double out = m_out[sz(i * stride + j)];
-      const double diff = std::isnan(out) ? std::numeric_limits<double>::infinity() : std::fabs(out - ref(i, j));
+      const double diff =
+          std::isnan(out) ? std::numeric_limits<double>::infinity() : std::fabs(out - ref(i, j));
       stats.max_abs_error = std::max(stats.max_abs_error, diff);
       stats.max_abs_ref = std::max(stats.max_abs_ref, std::fabs(ref(i, j)));
     }

@@ -36,7 +36,8 @@ double median(std::vector<double> values) {
 }
 
 void derive_overlap_metrics(BenchResult& result, const std::vector<double>& paired_exposed_us) {
-  const double exposed = paired_exposed_us.empty() ? result.overlapped_us - result.compute_us : median(paired_exposed_us);
+  const double exposed =
+      paired_exposed_us.empty() ? result.overlapped_us - result.compute_us : median(paired_exposed_us);
   result.exposed_comm_us = std::max(0.0, exposed);
   result.overlap_efficiency = 0;
   const double smaller = std::min(result.compute_us, result.comm_us);
@@ -46,8 +47,8 @@ void derive_overlap_metrics(BenchResult& result, const std::vector<double>& pair
   }
 }
 
-Result<RankRunTimes> run_rank_plan(const model::RankPlan& plan, const model::OverlapPlan& whole, RankData& data,
-                                   Transport& transport, RunMode mode) {
+Result<RankRunTimes> run_rank_plan(const model::RankPlan& plan, const model::OverlapPlan& whole,
+                                   RankData& data, Transport& transport, RunMode mode) {
   QueueSync sync;
   Status comm_status;
   RankRunTimes times;
@@ -108,7 +109,8 @@ Result<RankRunTimes> run_rank_plan(const model::RankPlan& plan, const model::Ove
 Result<BenchResult> bench_rank(const model::OverlapPlan& plan, RankGroup& group, const BenchOptions& options,
                                std::span<float> global_out) {
   if (options.reps < 1) return make_error(ErrorCode::invalid_input, "reps must be at least 1");
-  if (options.warmup < 0) return make_error(ErrorCode::invalid_input, "warm-up repetitions must not be negative");
+  if (options.warmup < 0)
+    return make_error(ErrorCode::invalid_input, "warm-up repetitions must not be negative");
   if (group.size() != plan.request.ranks) {
     return make_error(ErrorCode::invalid_input, "the plan's rank count differs from the ranks running it");
   }
@@ -134,7 +136,8 @@ Result<BenchResult> bench_rank(const model::OverlapPlan& plan, RankGroup& group,
     const ErrorStats stats = data.check_against_reference();
     result.max_abs_error = group.max_over_ranks(stats.max_abs_error);
     result.max_abs_ref = group.max_over_ranks(stats.max_abs_ref);
-    result.rel_error = result.max_abs_ref > 0 ? result.max_abs_error / result.max_abs_ref : result.max_abs_error;
+    result.rel_error =
+        result.max_abs_ref > 0 ? result.max_abs_error / result.max_abs_ref : result.max_abs_error;
     result.correct = result.rel_error <= options.tolerance;
   }
   if (!global_out.empty()) data.copy_output(global_out);
@@ -154,7 +157,9 @@ Result<BenchResult> bench_rank(const model::OverlapPlan& plan, RankGroup& group,
           gemm.push_back(group.max_over_ranks(times->gemm_us));
           reduce.push_back(group.max_over_ranks(times->reduce_us));
           break;
-        case RunMode::comm_only: comm.push_back(total); break;
+        case RunMode::comm_only:
+          comm.push_back(total);
+          break;
         case RunMode::overlapped:
           overlapped.push_back(total);
           paired.push_back(total - compute.back());

@@ -61,15 +61,15 @@ struct RankRunTimes {
 };
 
 // Runs rank `data`'s plan once. Returns the first transport error.
-Result<RankRunTimes> run_rank_plan(const model::RankPlan& plan, const model::OverlapPlan& whole, RankData& data,
-                                   Transport& transport, RunMode mode);
+Result<RankRunTimes> run_rank_plan(const model::RankPlan& plan, const model::OverlapPlan& whole,
+                                   RankData& data, Transport& transport, RunMode mode);
 
 struct BenchOptions {
-  int reps = 10;                   // timed repetitions of each mode (>= 1); medians are reported
-  int warmup = 1;                  // untimed repetitions of each mode before timing (>= 0)
-  std::uint64_t seed = 20260427;   // input generator seed
-  double tolerance = 1e-5;         // max |out − ref| ÷ max |ref| at or under which the result is correct
-  bool check = true;               // compare with the fp64 reference (off: error fields are 0, correct true)
+  int reps = 10;                  // timed repetitions of each mode (>= 1); medians are reported
+  int warmup = 1;                 // untimed repetitions of each mode before timing (>= 0)
+  std::uint64_t seed = 20260427;  // input generator seed
+  double tolerance = 1e-5;        // max |out − ref| ÷ max |ref| at or under which the result is correct
+  bool check = true;              // compare with the fp64 reference (off: error fields are 0, correct true)
 };
 
 // Aggregated over ranks (max per repetition) and repetitions (median). Identical on every rank.
@@ -84,10 +84,10 @@ struct BenchResult {
                                // the difference of the medians
   double overlap_efficiency = 0;  // hidden ÷ min(compute, comm), hidden = comm − exposed; clipped to [0, 1];
                                   // 0 when comm is 0
-  double max_abs_error = 0;    // max |out − ref| over the whole output (first, overlapped run)
-  double max_abs_ref = 0;      // max |ref|
-  double rel_error = 0;        // max_abs_error ÷ max_abs_ref
-  bool correct = true;         // rel_error <= tolerance
+  double max_abs_error = 0;  // max |out − ref| over the whole output (first, overlapped run)
+  double max_abs_ref = 0;    // max |ref|
+  double rel_error = 0;      // max_abs_error ÷ max_abs_ref
+  bool correct = true;       // rel_error <= tolerance
 };
 
 // Runs the benchmark on every rank of `group` (all ranks call it): one checked overlapped run on fresh

@@ -25,7 +25,9 @@ struct Mailbox {
 
 struct ThreadWorld {
   explicit ThreadWorld(int ranks)
-      : barrier(ranks), slots(static_cast<std::size_t>(ranks), 0.0), mailboxes(static_cast<std::size_t>(ranks)) {}
+      : barrier(ranks),
+        slots(static_cast<std::size_t>(ranks), 0.0),
+        mailboxes(static_cast<std::size_t>(ranks)) {}
   std::barrier<> barrier;
   std::vector<double> slots;
   std::vector<Mailbox> mailboxes;
@@ -53,7 +55,8 @@ class MailboxTransport final : public Transport {
       auto node = mine.messages.extract(key);
       lock.unlock();
       if (node.mapped().size() != recv.bytes.size()) {
-        return make_error(ErrorCode::failure, "threads executor: a message's size differs from its receive buffer");
+        return make_error(ErrorCode::failure,
+                          "threads executor: a message's size differs from its receive buffer");
       }
       std::memcpy(recv.bytes.data(), node.mapped().data(), recv.bytes.size());
     }

@@ -18,10 +18,11 @@ namespace lagom::model {
 enum class Algo { tree, ring, collnet_direct, collnet_chain, nvls, nvls_tree, pat, p2p };
 // NCCL's protocols, in NCCL's order (NCCL_PROTO_LL = 0, LL128 = 1, SIMPLE = 2).
 enum class Proto { ll, ll128, simple };
-inline constexpr int k_nccl_algos = 7;   // p2p excluded
+inline constexpr int k_nccl_algos = 7;  // p2p excluded
 inline constexpr int k_nccl_protos = 3;
-inline constexpr std::array<Algo, 7> k_all_algos{Algo::tree, Algo::ring, Algo::collnet_direct, Algo::collnet_chain,
-                                                 Algo::nvls, Algo::nvls_tree, Algo::pat};
+inline constexpr std::array<Algo, 7> k_all_algos{
+    Algo::tree,      Algo::ring, Algo::collnet_direct, Algo::collnet_chain, Algo::nvls,
+    Algo::nvls_tree, Algo::pat};
 inline constexpr std::array<Proto, 3> k_all_protos{Proto::ll, Proto::ll128, Proto::simple};
 
 std::string_view to_string(Algo algo);
@@ -30,12 +31,14 @@ std::optional<Algo> parse_algo(std::string_view name);
 std::optional<Proto> parse_proto(std::string_view name);
 
 // Knob defaults of NCCL (src/include/device.h, src/init.cc; NCCL 2.18–2.28):
-inline constexpr int k_nccl_default_threads = 512;            // NCCL_NTHREADS default (Simple, LL)
-inline constexpr int k_nccl_max_channels = 64;                // MAXCHANNELS since NCCL 2.12 // unverified
-inline constexpr std::int64_t k_nccl_default_buffsize = 4 << 20;   // NCCL_BUFFSIZE, Simple: 4 MiB
-inline constexpr std::int64_t k_nccl_ll_buffsize = 512 << 10;      // LL: 8 lines×512 thr×8 steps×16 B // unverified
-inline constexpr std::int64_t k_nccl_ll128_buffsize = 4915200;     // LL128: 120×640×8 steps×8 B (AutoCCL's number)
-inline constexpr int k_nccl_steps = 8;                        // NCCL_STEPS: FIFO slots per connection
+inline constexpr int k_nccl_default_threads = 512;                // NCCL_NTHREADS default (Simple, LL)
+inline constexpr int k_nccl_max_channels = 64;                    // MAXCHANNELS since NCCL 2.12 // unverified
+inline constexpr std::int64_t k_nccl_default_buffsize = 4 << 20;  // NCCL_BUFFSIZE, Simple: 4 MiB
+inline constexpr std::int64_t k_nccl_ll_buffsize = 512
+                                                   << 10;  // LL: 8 lines×512 thr×8 steps×16 B // unverified
+inline constexpr std::int64_t k_nccl_ll128_buffsize =
+    4915200;                            // LL128: 120×640×8 steps×8 B (AutoCCL's number)
+inline constexpr int k_nccl_steps = 8;  // NCCL_STEPS: FIFO slots per connection
 
 // Default chunk of a protocol for a given Simple buffer size: Simple ring chunk = BUFFSIZE / 2
 // (chunkSteps = NCCL_STEPS/2 slots of BUFFSIZE/NCCL_STEPS); LL and LL128 one slot of their own buffer.
@@ -53,9 +56,9 @@ struct CommGroup {
 struct CollConfig {
   Algo algo = Algo::ring;
   Proto proto = Proto::simple;
-  int channels = 0;             // CTAs (one per channel, each on one SM); 0 = the communicator's default
-  int threads = 0;              // threads per CTA; 0 = NCCL's default (512; 640 for LL128)
-  std::int64_t chunk_bytes = 0; // bytes per pipeline chunk per channel; 0 = the protocol's default
+  int channels = 0;              // CTAs (one per channel, each on one SM); 0 = the communicator's default
+  int threads = 0;               // threads per CTA; 0 = NCCL's default (512; 640 for LL128)
+  std::int64_t chunk_bytes = 0;  // bytes per pipeline chunk per channel; 0 = the protocol's default
   bool operator==(const CollConfig&) const = default;
 };
 

@@ -24,10 +24,16 @@ enum Link { k_nvlink = 0, k_pci = 1, k_net = 2 };
 constexpr double k_hw_lat[3][7][3] = {
     {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25.0}, {0, 0, 25.0}, {0, 0, 4.0}},
     {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0}},
-    {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}, {0, 0, 31.0}, {0, 0, 30.0}, {0, 0, 18.0}, {0, 0, 20.9}, {0, 0, 14.0}},
+    {{5.0, 8.5, 14.0},
+     {2.7, 4.0, 14.0},
+     {0, 0, 31.0},
+     {0, 0, 30.0},
+     {0, 0, 18.0},
+     {0, 0, 20.9},
+     {0, 0, 14.0}},
 };
 // NCCL baseLat[algo][proto], µs.
-constexpr double k_base_lat[7][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0},
+constexpr double k_base_lat[7][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0},      {0, 0, 0},
                                      {0, 0, 0},        {0, 0, 0},        {8.0, 8.0, 8.0}};
 // Per-channel bandwidth caps, GB/s, [Ampere, Hopper][nodes 1, 2, >2] (tuning.cc perChMax*; Hopper per §4).
 // unverified: the Ampere rows and the LL caps (llMaxBws) are from memory of tuning.cc (NCCL 2.18).
@@ -51,39 +57,62 @@ constexpr double k_proto_eff[3] = {0.5, 0.92, 1.0};
 // flight to cover memory latency). unverified: chosen so that 512 threads reach 80% of the asymptote.
 constexpr double k_threads_half = 128.0;
 
-int idx(Algo a) { return static_cast<int>(a); }
-int idx(Proto p) { return static_cast<int>(p); }
-int arch_row(const GpuSpec& gpu) { return gpu.sm_arch >= 90 ? 1 : 0; }
-int nodes_col(int nodes) { return nodes <= 1 ? 0 : (nodes == 2 ? 1 : 2); }
+int idx(Algo a) {
+  return static_cast<int>(a);
+}
+int idx(Proto p) {
+  return static_cast<int>(p);
+}
+int arch_row(const GpuSpec& gpu) {
+  return gpu.sm_arch >= 90 ? 1 : 0;
+}
+int nodes_col(int nodes) {
+  return nodes <= 1 ? 0 : (nodes == 2 ? 1 : 2);
+}
 
 int nsteps_of(Collective c, int n) {
   switch (c) {
-    case Collective::allreduce: return 2 * (n - 1);
+    case Collective::allreduce:
+      return 2 * (n - 1);
     case Collective::allgather:
-    case Collective::reducescatter: return n - 1;
-    default: return n;
+    case Collective::reducescatter:
+      return n - 1;
+    default:
+      return n;
   }
 }
 
-double log2i(int x) { return x <= 1 ? 0.0 : std::floor(std::log2(static_cast<double>(x))); }
+double log2i(int x) {
+  return x <= 1 ? 0.0 : std::floor(std::log2(static_cast<double>(x)));
+}
 
 // NCCL's latency assembly (src/graph/tuning.cc): the per-step latency an algorithm adds to its base
 // latency, for n ranks over `nodes` nodes of `ppn` ranks. Used by both NCCL's own tuning model and
 // Lagom's physical price, which differ only in how they scale intra_lat / inter_lat.
-double step_latency_us(Collective c, Algo a, Proto p, int n, int nodes, int ppn, double intra_lat, double inter_lat) {
+double step_latency_us(Collective c, Algo a, Proto p, int n, int nodes, int ppn, double intra_lat,
+                       double inter_lat) {
   const int nsteps = nsteps_of(c, n);
   const int n_inter = nodes <= 1 ? 0 : (c == Collective::allreduce ? 2 * (nodes - 1) : nodes - 1);
   switch (a) {
     case Algo::ring:
-      if (nodes > 1) intra_lat = std::max(intra_lat, p == Proto::simple ? 3.0 : 1.0);  // netOverhead (Intel: 1 µs, ×3 Simple)
+      if (nodes > 1)
+        intra_lat =
+            std::max(intra_lat, p == Proto::simple ? 3.0 : 1.0);  // netOverhead (Intel: 1 µs, ×3 Simple)
       return (nsteps - n_inter) * intra_lat + n_inter * inter_lat;
-    case Algo::tree: return 2 * ((ppn - 1) * intra_lat + log2i(nodes) * inter_lat);
-    case Algo::collnet_direct: return 2 * (std::min(1, ppn - 1) * intra_lat + 0.4 * (ppn - 1)) + inter_lat;
-    case Algo::collnet_chain: return 2 * (ppn - 1) * intra_lat + inter_lat;
-    case Algo::nvls: return intra_lat + (nodes > 1 ? inter_lat : 0.0);
-    case Algo::nvls_tree: return intra_lat + 2 * log2i(nodes) * inter_lat;
-    case Algo::pat: return log2i(nodes) * inter_lat / 3.5 + 2.8 * n;
-    case Algo::p2p: return 0.0;
+    case Algo::tree:
+      return 2 * ((ppn - 1) * intra_lat + log2i(nodes) * inter_lat);
+    case Algo::collnet_direct:
+      return 2 * (std::min(1, ppn - 1) * intra_lat + 0.4 * (ppn - 1)) + inter_lat;
+    case Algo::collnet_chain:
+      return 2 * (ppn - 1) * intra_lat + inter_lat;
+    case Algo::nvls:
+      return intra_lat + (nodes > 1 ? inter_lat : 0.0);
+    case Algo::nvls_tree:
+      return intra_lat + 2 * log2i(nodes) * inter_lat;
+    case Algo::pat:
+      return log2i(nodes) * inter_lat / 3.5 + 2.8 * n;
+    case Algo::p2p:
+      return 0.0;
   }
   return 0.0;
 }
@@ -97,26 +126,33 @@ CommGroup CostModel::contiguous_group(int ranks) const {
   return CommGroup{ranks, (ranks + gpn - 1) / gpn};
 }
 
-int CostModel::default_channels(const CommGroup& /*group*/) const { return std::max(1, m_cluster.nccl_channels); }
+int CostModel::default_channels(const CommGroup& /*group*/) const {
+  return std::max(1, m_cluster.nccl_channels);
+}
 
-int CostModel::max_channels() const { return std::max(1, std::min(k_nccl_max_channels, m_cluster.gpu.sms)); }
+int CostModel::max_channels() const {
+  return std::max(1, std::min(k_nccl_max_channels, m_cluster.gpu.sms));
+}
 
 Status CostModel::nccl_allows(Collective c, Algo a, Proto p, const CommGroup& g) const {
   auto no = [&](const std::string& why) {
-    return make_error(ErrorCode::invalid_input, fmt::format("{} {}/{}: {}", to_string(c), to_string(a), to_string(p), why));
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("{} {}/{}: {}", to_string(c), to_string(a), to_string(p), why));
   };
   if (g.ranks < 2) return no("needs at least 2 ranks");
   if (g.nodes < 1 || g.nodes > g.ranks) return no("nodes must be between 1 and ranks");
   const bool p2p_coll = c == Collective::alltoall || c == Collective::sendrecv;
   if (p2p_coll) {
-    if (a != Algo::p2p) return no(fmt::format("{} runs as point-to-point sends; the only algorithm is p2p", to_string(c)));
+    if (a != Algo::p2p)
+      return no(fmt::format("{} runs as point-to-point sends; the only algorithm is p2p", to_string(c)));
     if (p == Proto::ll128) return no("point-to-point sends use ll or simple");
     return {};
   }
   if (a == Algo::p2p) return no("p2p is the algorithm of alltoall and sendrecv only");
   if (!m_cluster.has_nccl) {
     if (a != Algo::ring || p != Proto::simple) {
-      return no(fmt::format("cluster {} has no NCCL; its collectives are modelled as ring/simple", m_cluster.name));
+      return no(
+          fmt::format("cluster {} has no NCCL; its collectives are modelled as ring/simple", m_cluster.name));
     }
     return {};
   }
@@ -132,7 +168,8 @@ Status CostModel::nccl_allows(Collective c, Algo a, Proto p, const CommGroup& g)
     case Algo::collnet_direct:
     case Algo::collnet_chain:
       if (c != Collective::allreduce) return no("NCCL runs collnet for allreduce only");
-      if (!m_cluster.nic.collnet) return no(fmt::format("needs in-network reduction (SHARP), which {} does not have", m_cluster.name));
+      if (!m_cluster.nic.collnet)
+        return no(fmt::format("needs in-network reduction (SHARP), which {} does not have", m_cluster.name));
       if (g.nodes < 2) return no("needs more than one node");
       break;
     case Algo::nvls:
@@ -141,10 +178,12 @@ Status CostModel::nccl_allows(Collective c, Algo a, Proto p, const CommGroup& g)
         return no(fmt::format("needs NVLink SHARP (sm90+ GPUs on NVSwitch); {} has {} on {}", m_cluster.name,
                               m_cluster.gpu.name, to_string(m_cluster.intra.kind)));
       }
-      if (a == Algo::nvls && c != Collective::allreduce && c != Collective::allgather && c != Collective::reducescatter) {
+      if (a == Algo::nvls && c != Collective::allreduce && c != Collective::allgather &&
+          c != Collective::reducescatter) {
         return no("NCCL runs nvls for allreduce, allgather and reducescatter only");
       }
-      if (a == Algo::nvls_tree && c != Collective::allreduce) return no("NCCL runs nvls_tree for allreduce only");
+      if (a == Algo::nvls_tree && c != Collective::allreduce)
+        return no("NCCL runs nvls_tree for allreduce only");
       if (a == Algo::nvls_tree && g.nodes < 2) return no("needs more than one node");
       if (ppn < 2) return no("needs at least 2 GPUs per node");
       break;
@@ -166,8 +205,8 @@ Status CostModel::nccl_allows(Collective c, Algo a, Proto p, const CommGroup& g)
     const int arch = m_cluster.gpu.sm_arch;
     const bool nvlink = nvswitch || (m_cluster.intra.kind == FabricKind::nvlink_pairs && ppn == 2);
     if (!(arch == 70 || arch == 80 || arch == 90) || !nvlink) {
-      return no(fmt::format("NCCL enables ll128 only on NVLink with sm70/80/90 GPUs ({} has {} on {})", m_cluster.name,
-                            m_cluster.gpu.name, to_string(m_cluster.intra.kind)));
+      return no(fmt::format("NCCL enables ll128 only on NVLink with sm70/80/90 GPUs ({} has {} on {})",
+                            m_cluster.name, m_cluster.gpu.name, to_string(m_cluster.intra.kind)));
     }
   }
   return {};
@@ -207,17 +246,24 @@ double CostModel::nccl_model_time_us(Collective c, Algo a, Proto p, double bytes
     case Algo::tree:
       bus = std::min(bus * 0.92, nch * k_per_ch_tree[row][col]);
       if (p == Proto::ll) bus = std::min(bus / 3.8, k_ll_max_bw[row][col]);
-      if (p == Proto::ll128) bus = std::min(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), nch * k_per_ch_tree_ll128[row][col]);
+      if (p == Proto::ll128)
+        bus = std::min(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), nch * k_per_ch_tree_ll128[row][col]);
       break;
-    case Algo::pat: bus *= 0.75; break;
+    case Algo::pat:
+      bus *= 0.75;
+      break;
     case Algo::nvls:
-    case Algo::nvls_tree: bus *= (k_nvls_default_channels - 1.0) / k_nvls_default_channels; break;
-    default: break;
+    case Algo::nvls_tree:
+      bus *= (k_nvls_default_channels - 1.0) / k_nvls_default_channels;
+      break;
+    default:
+      break;
   }
   const int nsteps = nsteps_of(c, n);
   double ratio = 0.5;
   if (a == Algo::ring || a == Algo::pat) ratio = static_cast<double>(n) / nsteps;
-  if (a == Algo::nvls || a == Algo::nvls_tree || a == Algo::collnet_direct || a == Algo::collnet_chain) ratio = 1.0;
+  if (a == Algo::nvls || a == Algo::nvls_tree || a == Algo::collnet_direct || a == Algo::collnet_chain)
+    ratio = 1.0;
   double alg = bus * ratio;
   if (a == Algo::tree && c == Collective::allreduce) {
     const int i = std::clamp(static_cast<int>(log2i(static_cast<int>(std::max(1.0, bytes / 64.0)))), 0, 22);
@@ -231,7 +277,8 @@ double CostModel::nccl_model_time_us(Collective c, Algo a, Proto p, double bytes
   const double intra_lat = k_hw_lat[intra_link][idx(a)][idx(p)];
   const double inter_lat = k_hw_lat[k_net][idx(a)][idx(p)];
   double lat = k_base_lat[idx(a)][idx(p)] + step_latency_us(c, a, p, n, nodes, ppn, intra_lat, inter_lat);
-  if (a == Algo::ring && c == Collective::allreduce && p == Proto::simple && nodes > 1 && bytes / (nch * n) >= 64) {
+  if (a == Algo::ring && c == Collective::allreduce && p == Proto::simple && nodes > 1 &&
+      bytes / (nch * n) >= 64) {
     lat *= 1.4;
   }
   return lat + bytes / (1e3 * alg);
@@ -261,7 +308,8 @@ CollConfig CostModel::nccl_default(Collective c, double bytes, const CommGroup& 
   return resolve_defaults(c, bytes, g, best);
 }
 
-CollConfig CostModel::resolve_defaults(Collective c, double /*bytes*/, const CommGroup& g, CollConfig config) const {
+CollConfig CostModel::resolve_defaults(Collective c, double /*bytes*/, const CommGroup& g,
+                                       CollConfig config) const {
   if (config.channels <= 0) {
     config.channels = (config.algo == Algo::nvls || config.algo == Algo::nvls_tree)
                           ? std::min(k_nvls_default_channels, default_channels(g))
@@ -273,21 +321,23 @@ CollConfig CostModel::resolve_defaults(Collective c, double /*bytes*/, const Com
   return config;
 }
 
-Status CostModel::validate_config(Collective c, double bytes, const CommGroup& g, const CollConfig& config) const {
+Status CostModel::validate_config(Collective c, double bytes, const CommGroup& g,
+                                  const CollConfig& config) const {
   if (!(bytes >= 0) || !std::isfinite(bytes)) {
     return make_error(ErrorCode::invalid_input, "bytes: must be a non-negative byte count");
   }
   LAGOM_TRY_STATUS(nccl_allows(c, config.algo, config.proto, g));
   if (config.channels != 0 && (config.channels < 1 || config.channels > max_channels())) {
-    return make_error(ErrorCode::invalid_input,
-                      fmt::format("channels: {} is not within 1..{} on {}", config.channels, max_channels(), m_cluster.name));
+    return make_error(ErrorCode::invalid_input, fmt::format("channels: {} is not within 1..{} on {}",
+                                                            config.channels, max_channels(), m_cluster.name));
   }
   if (config.threads != 0 && (config.threads < 64 || config.threads > 640 || config.threads % 32 != 0)) {
     return make_error(ErrorCode::invalid_input,
                       fmt::format("threads: {} is not a multiple of 32 within 64..640", config.threads));
   }
   if (config.chunk_bytes != 0 && config.chunk_bytes < 4096) {
-    return make_error(ErrorCode::invalid_input, fmt::format("chunk-bytes: {} is below 4096", config.chunk_bytes));
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("chunk-bytes: {} is below 4096", config.chunk_bytes));
   }
   return {};
 }
@@ -314,8 +364,10 @@ double CostModel::physical_busbw(Collective c, double bytes, const CommGroup& g,
   if (c == Collective::broadcast || c == Collective::reduce || cfg.algo == Algo::tree) per_step = bytes;
   const double d_ch = per_step / cfg.channels;
   const double scale = m_cluster.intra.latency_us / 3.4;
-  const double hop_us = std::max(0.05, k_hw_lat[m_cluster.intra.kind == FabricKind::nvswitch ? k_nvlink : k_pci]
-                                               [idx(Algo::ring)][idx(cfg.proto)] * scale);
+  const double hop_us =
+      std::max(0.05, k_hw_lat[m_cluster.intra.kind == FabricKind::nvswitch ? k_nvlink : k_pci]
+                             [idx(Algo::ring)][idx(cfg.proto)] *
+                         scale);
   const double chunks = d_ch / static_cast<double>(cfg.chunk_bytes);
   const double transfer_us = d_ch / (ch * 1e3);
   const double extra_us = std::max(0.0, chunks - 1.0) * hop_us;
@@ -324,11 +376,13 @@ double CostModel::physical_busbw(Collective c, double bytes, const CommGroup& g,
   if (cfg.proto == Proto::ll) bus = std::min(bus, k_ll_max_bw[row][col]);
   if (cfg.algo == Algo::tree) bus *= 0.92;  // NCCL's tree factor: the tree's up/down phases share links
   if (cfg.algo == Algo::pat) bus *= 0.75;
-  if (cfg.algo == Algo::nvls || cfg.algo == Algo::nvls_tree) bus *= (cfg.channels - 1.0) / std::max(1, cfg.channels);
+  if (cfg.algo == Algo::nvls || cfg.algo == Algo::nvls_tree)
+    bus *= (cfg.channels - 1.0) / std::max(1, cfg.channels);
   return std::max(bus, 1e-9);
 }
 
-CollectiveCost CostModel::collective_cost(Collective c, double bytes, const CommGroup& g, const CollConfig& config) const {
+CollectiveCost CostModel::collective_cost(Collective c, double bytes, const CommGroup& g,
+                                          const CollConfig& config) const {
   CollectiveCost out;
   out.config = resolve_defaults(c, bytes, g, config);
   const CollConfig& cfg = out.config;
@@ -346,7 +400,8 @@ CollectiveCost CostModel::collective_cost(Collective c, double bytes, const Comm
                            (m_cluster.intra.kind == FabricKind::nvlink_pairs && ppn == 2))
                               ? k_nvlink
                               : k_pci;
-  const double intra_scale = m_cluster.intra.latency_us / k_hw_lat[intra_link][idx(Algo::ring)][idx(Proto::simple)];
+  const double intra_scale =
+      m_cluster.intra.latency_us / k_hw_lat[intra_link][idx(Algo::ring)][idx(Proto::simple)];
   const double inter_scale = m_cluster.nic.latency_us > 0 ? m_cluster.nic.latency_us / 14.0 : 1.0;
   double lat = 0;
   double time_bw_us = 0;
@@ -371,7 +426,8 @@ CollectiveCost CostModel::collective_cost(Collective c, double bytes, const Comm
       const double intra_us = bytes * (ppn - 1) / n / (1e3 * intra_bw);
       double inter_us = 0;
       if (nodes > 1) {
-        const double node_nic = std::max(1, m_cluster.nic.count) * m_cluster.nic.gbit / 8.0 * m_cluster.nic.efficiency;
+        const double node_nic =
+            std::max(1, m_cluster.nic.count) * m_cluster.nic.gbit / 8.0 * m_cluster.nic.efficiency;
         inter_us = ppn * bytes * (n - ppn) / n / (1e3 * node_nic);
         link = std::min(link, node_nic / ppn);
       }
@@ -398,11 +454,14 @@ CollectiveCost CostModel::collective_cost(Collective c, double bytes, const Comm
   // knobs keep acting through the model's ratio to the fit's own configuration.
   if (const CollectiveFit* fit = find_fit(c, cfg, g); fit != nullptr && cfg.algo != Algo::p2p) {
     CollConfig reference = cfg;
-    if (fit->channels > 0) reference.channels = fit->channels;
-    else reference.channels = default_channels(g);
+    if (fit->channels > 0)
+      reference.channels = fit->channels;
+    else
+      reference.channels = default_channels(g);
     reference.threads = k_nccl_default_threads;
     reference.chunk_bytes = default_chunk_bytes(reference.proto);
-    const double knob_ratio = physical_busbw(c, bytes, g, reference, nullptr) / physical_busbw(c, bytes, g, cfg, nullptr);
+    const double knob_ratio =
+        physical_busbw(c, bytes, g, reference, nullptr) / physical_busbw(c, bytes, g, cfg, nullptr);
     lat = fit->latency_us;
     time_bw_us = bytes * factor / (1e3 * fit->bus_bw_GBps) * knob_ratio;
     out.latency_us = lat;
@@ -421,11 +480,14 @@ const CollectiveFit* CostModel::find_fit(Collective c, const CollConfig& cfg, co
   if (!m_calibration) return nullptr;
   const CollectiveFit* best = nullptr;
   for (const auto& fit : m_calibration->collectives) {
-    if (fit.collective != to_string(c) || fit.ranks != g.ranks || fit.nodes != g.nodes || fit.bus_bw_GBps <= 0) continue;
+    if (fit.collective != to_string(c) || fit.ranks != g.ranks || fit.nodes != g.nodes ||
+        fit.bus_bw_GBps <= 0)
+      continue;
     if (!fit.algo.empty() && fit.algo != to_string(cfg.algo)) continue;
     if (!fit.proto.empty() && fit.proto != to_string(cfg.proto)) continue;
     // Prefer the most specific fit (algo and proto named).
-    if (best == nullptr || (!fit.algo.empty() && best->algo.empty()) || (!fit.proto.empty() && best->proto.empty())) {
+    if (best == nullptr || (!fit.algo.empty() && best->algo.empty()) ||
+        (!fit.proto.empty() && best->proto.empty())) {
       best = &fit;
     }
   }

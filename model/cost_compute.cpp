@@ -30,37 +30,54 @@ double sustained_fraction(const GpuSpec& gpu) {
   return 0.80;
 }
 
-double ceil_div(double a, double b) { return std::ceil(a / b); }
+double ceil_div(double a, double b) {
+  return std::ceil(a / b);
+}
 
 }  // namespace
 
 std::string_view to_string(Phase phase) {
   switch (phase) {
-    case Phase::forward: return "forward";
-    case Phase::backward: return "backward";
-    case Phase::recompute: return "recompute";
+    case Phase::forward:
+      return "forward";
+    case Phase::backward:
+      return "backward";
+    case Phase::recompute:
+      return "recompute";
   }
   return "forward";
 }
 std::string_view to_string(OpKind kind) {
   switch (kind) {
-    case OpKind::gemm: return "gemm";
-    case OpKind::attention: return "attention";
-    case OpKind::elementwise: return "elementwise";
-    case OpKind::norm: return "norm";
-    case OpKind::embedding: return "embedding";
-    case OpKind::loss: return "loss";
-    case OpKind::optimizer: return "optimizer";
+    case OpKind::gemm:
+      return "gemm";
+    case OpKind::attention:
+      return "attention";
+    case OpKind::elementwise:
+      return "elementwise";
+    case OpKind::norm:
+      return "norm";
+    case OpKind::embedding:
+      return "embedding";
+    case OpKind::loss:
+      return "loss";
+    case OpKind::optimizer:
+      return "optimizer";
   }
   return "gemm";
 }
 std::string_view to_string(Group group) {
   switch (group) {
-    case Group::tp: return "tp";
-    case Group::cp: return "cp";
-    case Group::ep: return "ep";
-    case Group::dp: return "dp";
-    case Group::pp: return "pp";
+    case Group::tp:
+      return "tp";
+    case Group::cp:
+      return "cp";
+    case Group::ep:
+      return "ep";
+    case Group::dp:
+      return "dp";
+    case Group::pp:
+      return "pp";
   }
   return "tp";
 }
@@ -71,7 +88,8 @@ CostModel::CostModel(ClusterSpec cluster, std::optional<Calibration> calibration
     const InterferenceFit& fit = m_calibration->interference;
     if (fit.memory_contention) m_interference.memory_contention = *fit.memory_contention;
     if (fit.comm_slowdown) m_interference.comm_slowdown = *fit.comm_slowdown;
-    if (fit.compute_slowdown_per_channel) m_interference.slowdown_per_channel = *fit.compute_slowdown_per_channel;
+    if (fit.compute_slowdown_per_channel)
+      m_interference.slowdown_per_channel = *fit.compute_slowdown_per_channel;
   }
 }
 
@@ -80,11 +98,26 @@ CommGroup CostModel::group_shape(Group group, const Strategy& s) const {
   long stride = 1;
   long size = 1;
   switch (group) {
-    case Group::tp: stride = 1; size = s.tp; break;
-    case Group::cp: stride = s.tp; size = s.cp; break;
-    case Group::ep: stride = s.tp; size = s.ep; break;
-    case Group::dp: stride = static_cast<long>(s.tp) * s.cp; size = s.dp; break;
-    case Group::pp: stride = static_cast<long>(s.tp) * s.cp * s.dp; size = s.pp; break;
+    case Group::tp:
+      stride = 1;
+      size = s.tp;
+      break;
+    case Group::cp:
+      stride = s.tp;
+      size = s.cp;
+      break;
+    case Group::ep:
+      stride = s.tp;
+      size = s.ep;
+      break;
+    case Group::dp:
+      stride = static_cast<long>(s.tp) * s.cp;
+      size = s.dp;
+      break;
+    case Group::pp:
+      stride = static_cast<long>(s.tp) * s.cp * s.dp;
+      size = s.pp;
+      break;
   }
   const long gpn = std::max(1, m_cluster.gpus_per_node);
   CommGroup g;
@@ -218,8 +251,10 @@ struct LayerBuilder {
   // Leaving a TP region (g): all-reduce, or reduce-scatter with SP.
   void tp_exit(const std::string& name) {
     if (s.tp <= 1) return;
-    if (s.sp) comm(name + ".reducescatter", Collective::reducescatter, Group::tp, tokens * w.hidden * e);
-    else comm(name + ".allreduce", Collective::allreduce, Group::tp, tokens * w.hidden * e);
+    if (s.sp)
+      comm(name + ".reducescatter", Collective::reducescatter, Group::tp, tokens * w.hidden * e);
+    else
+      comm(name + ".allreduce", Collective::allreduce, Group::tp, tokens * w.hidden * e);
   }
   void norm(const std::string& name) { compute(name, OpKind::norm, 0, 2.0 * tokens_sp * w.hidden * e); }
   void residual(const std::string& name) {
@@ -241,25 +276,26 @@ struct LayerBuilder {
     } else {
       gemm(prefix + ".qkv", tokens, (h + 2.0 * kvd) / t, h);
     }
-    if (s.cp > 1) comm(prefix + ".cp_alltoall", Collective::alltoall, Group::cp, tokens * (h + 2.0 * kvd) / t * e);
+    if (s.cp > 1)
+      comm(prefix + ".cp_alltoall", Collective::alltoall, Group::cp, tokens * (h + 2.0 * kvd) / t * e);
     // Core attention per rank: heads/(tp·cp) heads over the full sequence (Ulysses CP); scores and values
     // in full (no causal halving: DESIGN.md's FLOPs convention).
     const double heads_local = static_cast<double>(w.heads) / (t * s.cp);
     const double batch = b * heads_local;
     if (s.attention == Attention::flash) {
-      GemmShape g{static_cast<std::int64_t>(seq), static_cast<std::int64_t>(seq), static_cast<std::int64_t>(d),
-                  static_cast<std::int64_t>(2 * batch)};
+      GemmShape g{static_cast<std::int64_t>(seq), static_cast<std::int64_t>(seq),
+                  static_cast<std::int64_t>(d), static_cast<std::int64_t>(2 * batch)};
       const double io = b * seq * (2.0 * h + 2.0 * kvd) / (t * s.cp) * e;  // read q, k, v; write o
       compute(prefix + ".attention", OpKind::attention, 4.0 * batch * seq * seq * d, io, g);
     } else {
-      GemmShape scores{static_cast<std::int64_t>(seq), static_cast<std::int64_t>(seq), static_cast<std::int64_t>(d),
-                       static_cast<std::int64_t>(batch)};
+      GemmShape scores{static_cast<std::int64_t>(seq), static_cast<std::int64_t>(seq),
+                       static_cast<std::int64_t>(d), static_cast<std::int64_t>(batch)};
       compute(prefix + ".scores", OpKind::attention, 2.0 * batch * seq * seq * d,
               e * batch * (2.0 * seq * d + seq * seq), scores);
       // softmax + dropout: read scores, write probabilities and dropped-out probabilities, 1-byte mask
       compute(prefix + ".softmax", OpKind::elementwise, 0, batch * seq * seq * (3.0 * e + 1.0));
-      GemmShape values{static_cast<std::int64_t>(seq), static_cast<std::int64_t>(d), static_cast<std::int64_t>(seq),
-                       static_cast<std::int64_t>(batch)};
+      GemmShape values{static_cast<std::int64_t>(seq), static_cast<std::int64_t>(d),
+                       static_cast<std::int64_t>(seq), static_cast<std::int64_t>(batch)};
       compute(prefix + ".values", OpKind::attention, 2.0 * batch * seq * seq * d,
               e * batch * (2.0 * seq * d + seq * seq), values);
     }
@@ -373,7 +409,8 @@ std::vector<Step> backward_of(const std::vector<Step>& fwd, const Strategy& s, d
         b.compute.model_flops = op.model_flops * 2.0;
         b.compute.bytes = op.bytes * 2.0;
       } else {
-        b.compute.bytes = op.bytes * 2.0;  // read the saved input and the incoming gradient, write the gradient
+        b.compute.bytes =
+            op.bytes * 2.0;  // read the saved input and the incoming gradient, write the gradient
       }
       out.push_back(std::move(b));
     }
@@ -383,7 +420,8 @@ std::vector<Step> backward_of(const std::vector<Step>& fwd, const Strategy& s, d
 
 }  // namespace
 
-std::vector<Step> CostModel::layer_steps(const WorkloadSpec& w, const Strategy& s, Phase phase, int layer) const {
+std::vector<Step> CostModel::layer_steps(const WorkloadSpec& w, const Strategy& s, Phase phase,
+                                         int layer) const {
   LayerBuilder lb{*this, w, s, {}};
   lb.e = s.precision == Precision::fp32 || s.precision == Precision::tf32 ? 4.0 : 2.0;
   lb.t = s.tp;
@@ -403,7 +441,8 @@ std::vector<Step> CostModel::layer_steps(const WorkloadSpec& w, const Strategy& 
       steps = std::move(lb.steps);
     } else if (s.recompute == Recompute::selective) {
       for (auto& step : lb.steps) {
-        if (!step.is_comm && (step.compute.kind == OpKind::attention || step.compute.name.ends_with(".softmax"))) {
+        if (!step.is_comm &&
+            (step.compute.kind == OpKind::attention || step.compute.name.ends_with(".softmax"))) {
           steps.push_back(std::move(step));
         }
       }
@@ -433,8 +472,9 @@ std::vector<Step> CostModel::embedding_steps(const WorkloadSpec& w, const Strate
   const double tokens = static_cast<double>(s.micro_batch) * static_cast<double>(w.seq) / s.cp;
   std::vector<Step> steps;
   Step lookup;
-  lookup.compute = make_op(phase == Phase::forward ? "embedding" : "embedding.bwd", OpKind::embedding, phase, 0, 0,
-                           (phase == Phase::forward ? 2.0 : 3.0) * tokens * w.hidden * e, {}, s.precision);
+  lookup.compute =
+      make_op(phase == Phase::forward ? "embedding" : "embedding.bwd", OpKind::embedding, phase, 0, 0,
+              (phase == Phase::forward ? 2.0 : 3.0) * tokens * w.hidden * e, {}, s.precision);
   if (phase == Phase::backward || phase == Phase::forward) steps.push_back(lookup);
   // The vocabulary-parallel embedding sums partial lookups over TP (reduce-scatter with SP).
   if (phase == Phase::forward && s.tp > 1) {
@@ -461,7 +501,8 @@ std::vector<Step> CostModel::head_steps(const WorkloadSpec& w, const Strategy& s
   if (phase == Phase::recompute) return steps;
   auto add = [&](std::string name, OpKind kind, double flops, double bytes, GemmShape g) {
     Step st;
-    st.compute = make_op(std::move(name), kind, phase, flops, kind == OpKind::gemm ? flops : 0.0, bytes, g, s.precision);
+    st.compute = make_op(std::move(name), kind, phase, flops, kind == OpKind::gemm ? flops : 0.0, bytes, g,
+                         s.precision);
     steps.push_back(std::move(st));
   };
   auto add_comm = [&](std::string name, Collective c, double bytes) {
@@ -470,7 +511,8 @@ std::vector<Step> CostModel::head_steps(const WorkloadSpec& w, const Strategy& s
     st.comm = CommOp{std::move(name), c, Group::tp, bytes, phase};
     steps.push_back(std::move(st));
   };
-  const GemmShape logits{static_cast<std::int64_t>(tokens), static_cast<std::int64_t>(v), static_cast<std::int64_t>(h), 1};
+  const GemmShape logits{static_cast<std::int64_t>(tokens), static_cast<std::int64_t>(v),
+                         static_cast<std::int64_t>(h), 1};
   const double logits_flops = 2.0 * tokens * v * h;
   const double logits_bytes = e * (tokens * h + h * v + tokens * v);
   if (phase == Phase::forward) {
@@ -483,11 +525,12 @@ std::vector<Step> CostModel::head_steps(const WorkloadSpec& w, const Strategy& s
     if (s.tp > 1) add_comm("loss.allreduce", Collective::allreduce, 3.0 * tokens * 4.0);
   } else {
     add("loss.bwd", OpKind::loss, 0, 2.0 * tokens * v * 4.0, {});
-    add("logits.dgrad", OpKind::gemm, logits_flops, logits_bytes,
-        GemmShape{logits.m, logits.k, logits.n, 1});
+    add("logits.dgrad", OpKind::gemm, logits_flops, logits_bytes, GemmShape{logits.m, logits.k, logits.n, 1});
     if (s.tp > 1) {
-      if (s.sp) add_comm("logits.reducescatter.bwd", Collective::reducescatter, tokens * h * e);
-      else add_comm("logits.allreduce.bwd", Collective::allreduce, tokens * h * e);
+      if (s.sp)
+        add_comm("logits.reducescatter.bwd", Collective::reducescatter, tokens * h * e);
+      else
+        add_comm("logits.allreduce.bwd", Collective::allreduce, tokens * h * e);
     }
     add("logits.wgrad", OpKind::gemm, logits_flops, logits_bytes, GemmShape{logits.k, logits.n, logits.m, 1});
     add("final.norm.bwd", OpKind::norm, 0, 4.0 * tokens_sp * h * e, {});
@@ -506,10 +549,12 @@ double CostModel::parameters_per_gpu(const WorkloadSpec& w, const Strategy& s) c
   double total = static_cast<double>(w.vocab) * h / s.tp * (s.pp == 1 && !w.tied_embeddings ? 2.0 : 1.0);
   for (int l = 0; l < per_stage; ++l) {
     total += attention;
-    if (w.decoder_layers > 0 && l >= w.encoder_layers) total += (2.0 * h * h + 2.0 * h * w.kv_heads * d) / s.tp;
+    if (w.decoder_layers > 0 && l >= w.encoder_layers)
+      total += (2.0 * h * h + 2.0 * h * w.kv_heads * d) / s.tp;
     if (w.is_moe_layer(l)) {
       const double expert = mult * h * static_cast<double>(w.moe->expert_ffn_hidden) / s.tp;
-      total += expert * (static_cast<double>(w.moe->experts) / s.ep + w.moe->shared_experts) + h * w.moe->experts;
+      total +=
+          expert * (static_cast<double>(w.moe->experts) / s.ep + w.moe->shared_experts) + h * w.moe->experts;
     } else {
       total += mult * h * static_cast<double>(w.ffn_hidden) / s.tp;
     }
@@ -527,7 +572,8 @@ ComputeOp CostModel::optimizer_op(const WorkloadSpec& w, const Strategy& s) cons
 
 double CostModel::pp_message_bytes(const WorkloadSpec& w, const Strategy& s) const {
   const double e = s.precision == Precision::fp32 || s.precision == Precision::tf32 ? 4.0 : 2.0;
-  return static_cast<double>(s.micro_batch) * static_cast<double>(w.seq) / s.cp * w.hidden * e / (s.sp ? s.tp : 1);
+  return static_cast<double>(s.micro_batch) * static_cast<double>(w.seq) / s.cp * w.hidden * e /
+         (s.sp ? s.tp : 1);
 }
 
 double CostModel::dp_gradient_bytes(const WorkloadSpec& w, const Strategy& s) const {
@@ -547,7 +593,8 @@ double CostModel::model_flops_per_iteration(const WorkloadSpec& w, long global_b
   double per_token = 2.0 * h * static_cast<double>(w.vocab);  // logits
   for (int l = 0; l < w.layers; ++l) {
     per_token += attention;
-    if (w.decoder_layers > 0 && l >= w.encoder_layers) per_token += 2.0 * h * h + 2.0 * h * 2.0 * kvd + 4.0 * seq * h + 2.0 * h * h;
+    if (w.decoder_layers > 0 && l >= w.encoder_layers)
+      per_token += 2.0 * h * h + 2.0 * h * 2.0 * kvd + 4.0 * seq * h + 2.0 * h * h;
     if (w.is_moe_layer(l)) {
       const double expert = 2.0 * mult * h * static_cast<double>(w.moe->expert_ffn_hidden);
       per_token += (w.moe->top_k + w.moe->shared_experts) * expert + 2.0 * h * w.moe->experts;

@@ -16,7 +16,8 @@ double CostModel::activation_bytes_per_layer(const WorkloadSpec& w, const Strate
   const double t = s.tp;
   const double sp_div = s.sp ? t : 1.0;
   if (s.recompute == Recompute::full) return 2.0 * sb * h / sp_div;  // the layer's input only
-  // Replicated across TP (split by SP): two norm inputs 4sbh, QKV and fc1 inputs 4sbh, two dropout masks 2sbh.
+  // Replicated across TP (split by SP): two norm inputs 4sbh, QKV and fc1 inputs 4sbh, two dropout masks
+  // 2sbh.
   double replicated = 10.0 * sb * h;
   // Split by TP: Q 2sbh, K and V 2sb·kvd each, projection input 2sbh (MHA: 8sbh).
   double split = 4.0 * sb * h + 4.0 * sb * kvd;
@@ -32,7 +33,8 @@ double CostModel::activation_bytes_per_layer(const WorkloadSpec& w, const Strate
     const MoeSpec& moe = *w.moe;
     const double fe = static_cast<double>(moe.expert_ffn_hidden);
     split += 2.0 * sb * fe * (mult + 1.0) * (moe.top_k + moe.shared_experts);
-    replicated += 2.0 * sb * h * moe.top_k + 4.0 * sb * moe.experts;  // permuted tokens, router probabilities (fp32)
+    replicated +=
+        2.0 * sb * h * moe.top_k + 4.0 * sb * moe.experts;  // permuted tokens, router probabilities (fp32)
   }
   double scores = 0;
   if (s.attention == Attention::standard && s.recompute == Recompute::none) {
@@ -60,8 +62,12 @@ MemoryBreakdown CostModel::memory_per_gpu(const WorkloadSpec& w, const Strategy&
   const long micro_batches = std::max(1L, s.micro_batches());
   double in_flight = 1;
   switch (s.schedule) {
-    case Schedule::gpipe: in_flight = static_cast<double>(micro_batches); break;
-    case Schedule::one_f_one_b: in_flight = static_cast<double>(std::min<long>(s.pp, micro_batches)); break;
+    case Schedule::gpipe:
+      in_flight = static_cast<double>(micro_batches);
+      break;
+    case Schedule::one_f_one_b:
+      in_flight = static_cast<double>(std::min<long>(s.pp, micro_batches));
+      break;
     case Schedule::interleaved:
       // Megatron: p micro-batches of the stage's layers, × (1 + (p−1)/(p·v)).
       in_flight = std::min<double>(s.pp, static_cast<double>(micro_batches)) *
@@ -113,16 +119,18 @@ Interference CostModel::interference(const ComputeOp& op, Precision precision, c
   out.hbm_share = std::min(0.9, comm_hbm / std::max(1.0, gpu.hbm_GBps));
   const double l2_bytes = gpu.l2_mib * 1024.0 * 1024.0;
   out.l2_share = l2_bytes > 0 ? std::min(1.0, channels * static_cast<double>(comm.config.chunk_bytes) *
-                                                   m_interference.l2_chunks_in_flight / l2_bytes)
+                                                  m_interference.l2_chunks_in_flight / l2_bytes)
                               : 0.0;
   double peak = gpu.peak_tflops(precision);
   if (peak <= 0) peak = gpu.fp32_tflops;
-  const double eff = (op.kind == OpKind::gemm || op.kind == OpKind::attention) ? gemm_efficiency(op.gemm, precision) : 1.0;
+  const double eff =
+      (op.kind == OpKind::gemm || op.kind == OpKind::attention) ? gemm_efficiency(op.gemm, precision) : 1.0;
   const double compute_us = op.flops > 0 ? op.flops / (peak * 1e12 * std::max(eff, 1e-6)) * 1e6 : 0.0;
   const double memory_us = op.bytes / (memory_bw_GBps() * 1e3);
   const double isolated = std::max(compute_us, memory_us);
-  const double contended = std::max(compute_us * sm_factor, memory_us * (1.0 + m_interference.memory_contention * out.l2_share) /
-                                                                (1.0 - out.hbm_share));
+  const double contended =
+      std::max(compute_us * sm_factor,
+               memory_us * (1.0 + m_interference.memory_contention * out.l2_share) / (1.0 - out.hbm_share));
   out.compute_factor = isolated > 0 ? std::max(1.0, contended / isolated) : 1.0;
 
   // 3. The collective starved by compute: proportional to the HBM bandwidth the compute op uses.
@@ -137,14 +145,16 @@ Interference CostModel::interference(const ComputeOp& op, Precision precision, c
 
 Result<ClusterSpec> cluster_from_calibration(const Calibration& cal, int ranks, int cores_per_rank) {
   auto missing = [](const char* what) {
-    return make_error(ErrorCode::unavailable,
-                      fmt::format("cluster localhost: the profile has no {}; run 'lagom profile' first", what));
+    return make_error(
+        ErrorCode::unavailable,
+        fmt::format("cluster localhost: the profile has no {}; run 'lagom profile' first", what));
   };
   if (cal.gemms.empty()) return missing("GEMM fit");
   if (!cal.memory_bw_GBps) return missing("memory bandwidth measurement");
   ClusterSpec c;
   c.name = "localhost";
-  c.description = fmt::format("this machine ({}), from profile run {}", cal.host.empty() ? "unknown host" : cal.host, cal.run_id);
+  c.description = fmt::format("this machine ({}), from profile run {}",
+                              cal.host.empty() ? "unknown host" : cal.host, cal.run_id);
   c.gpus_per_node = std::max(1, ranks);
   c.nodes = 1;
   c.has_nccl = false;
@@ -154,11 +164,21 @@ Result<ClusterSpec> cluster_from_calibration(const Calibration& cal, int ranks, 
     const auto p = parse_precision(fit.precision);
     if (!p || fit.peak_tflops <= 0) continue;
     switch (*p) {
-      case Precision::bf16: c.gpu.bf16_tflops = fit.peak_tflops; break;
-      case Precision::fp16: c.gpu.fp16_tflops = fit.peak_tflops; break;
-      case Precision::fp8: c.gpu.fp8_tflops = fit.peak_tflops; break;
-      case Precision::tf32: c.gpu.tf32_tflops = fit.peak_tflops; break;
-      case Precision::fp32: c.gpu.fp32_tflops = fit.peak_tflops; break;
+      case Precision::bf16:
+        c.gpu.bf16_tflops = fit.peak_tflops;
+        break;
+      case Precision::fp16:
+        c.gpu.fp16_tflops = fit.peak_tflops;
+        break;
+      case Precision::fp8:
+        c.gpu.fp8_tflops = fit.peak_tflops;
+        break;
+      case Precision::tf32:
+        c.gpu.tf32_tflops = fit.peak_tflops;
+        break;
+      case Precision::fp32:
+        c.gpu.fp32_tflops = fit.peak_tflops;
+        break;
     }
   }
   if (c.gpu.fp32_tflops <= 0) {

@@ -41,26 +41,27 @@ struct GemmShape {
 
 // One kernel on one GPU for one micro-batch.
 struct ComputeOp {
-  std::string name;             // e.g. "qkv", "attention", "mlp.fc1.dgrad"
+  std::string name;  // e.g. "qkv", "attention", "mlp.fc1.dgrad"
   OpKind kind = OpKind::gemm;
   Phase phase = Phase::forward;
-  double flops = 0;             // arithmetic executed (hardware FLOPs; matmuls only, elementwise ops 0)
-  double model_flops = 0;       // FLOPs counted as model FLOPs (DESIGN.md convention; 0 for recompute)
-  double bytes = 0;             // HBM traffic, bytes
-  GemmShape gemm;               // the GEMM shape when kind is gemm or attention (per GPU)
-  double time_us = 0;           // isolated time (no concurrent collective)
+  double flops = 0;        // arithmetic executed (hardware FLOPs; matmuls only, elementwise ops 0)
+  double model_flops = 0;  // FLOPs counted as model FLOPs (DESIGN.md convention; 0 for recompute)
+  double bytes = 0;        // HBM traffic, bytes
+  GemmShape gemm;          // the GEMM shape when kind is gemm or attention (per GPU)
+  double time_us = 0;      // isolated time (no concurrent collective)
 };
 
-// Which communicator a collective runs on (Megatron's rank order: tp fastest, then cp, dp, pp; ep inside dp·cp).
+// Which communicator a collective runs on (Megatron's rank order: tp fastest, then cp, dp, pp; ep inside
+// dp·cp).
 enum class Group { tp, cp, ep, dp, pp };
 std::string_view to_string(Group group);
 
 // A collective between compute ops, for one micro-batch.
 struct CommOp {
-  std::string name;             // e.g. "attn.allreduce", "moe.dispatch"
+  std::string name;  // e.g. "attn.allreduce", "moe.dispatch"
   Collective collective = Collective::allreduce;
   Group group = Group::tp;
-  double bytes = 0;             // nccl-tests' size (DESIGN.md: per-rank buffer, total for AG/RS)
+  double bytes = 0;  // nccl-tests' size (DESIGN.md: per-rank buffer, total for AG/RS)
   Phase phase = Phase::forward;
 };
 
@@ -76,11 +77,11 @@ struct Step {
 
 struct CollectiveCost {
   double time_us = 0;
-  double latency_us = 0;        // the size-independent part
-  double algbw_GBps = 0;        // bytes / time (nccl-tests)
-  double busbw_GBps = 0;        // algbw × busbw_factor (nccl-tests)
-  double link_GBps = 0;         // the bus bandwidth the links allow (before channel limits)
-  CollConfig config;            // the configuration priced, defaults resolved
+  double latency_us = 0;  // the size-independent part
+  double algbw_GBps = 0;  // bytes / time (nccl-tests)
+  double busbw_GBps = 0;  // algbw × busbw_factor (nccl-tests)
+  double link_GBps = 0;   // the bus bandwidth the links allow (before channel limits)
+  CollConfig config;      // the configuration priced, defaults resolved
 };
 
 // ---------------------------------------------------------------------------------------------------
@@ -97,11 +98,12 @@ struct Interference {
 
 // Every interference parameter, its meaning and default (docs/model.md gives the sources).
 struct InterferenceParams {
-  int sms_per_channel = 1;                 // NCCL runs one CTA per channel; GEMM CTAs cannot share its SM
-  double hbm_bytes_per_bus_byte = 3.0;     // HBM traffic per bus byte (write incoming, read it + local) // unverified
-  double l2_chunks_in_flight = 2.0;        // chunks per channel resident in L2 (send + receive) // unverified
-  double memory_contention = 1.0;          // extra HBM traffic of a compute op per unit of L2 taken // unverified
-  double comm_slowdown = 0.25;             // collective slowdown at full compute HBM use // unverified
+  int sms_per_channel = 1;  // NCCL runs one CTA per channel; GEMM CTAs cannot share its SM
+  double hbm_bytes_per_bus_byte =
+      3.0;  // HBM traffic per bus byte (write incoming, read it + local) // unverified
+  double l2_chunks_in_flight = 2.0;  // chunks per channel resident in L2 (send + receive) // unverified
+  double memory_contention = 1.0;    // extra HBM traffic of a compute op per unit of L2 taken // unverified
+  double comm_slowdown = 0.25;       // collective slowdown at full compute HBM use // unverified
   std::optional<double> slowdown_per_channel;  // calibrated: replaces the wave model by 1 + s·channels
 };
 
@@ -110,7 +112,9 @@ struct InterferenceParams {
 
 struct MemoryBreakdown {
   double weights_bytes = 0, grads_bytes = 0, optimizer_bytes = 0, activations_bytes = 0;
-  [[nodiscard]] double total_bytes() const { return weights_bytes + grads_bytes + optimizer_bytes + activations_bytes; }
+  [[nodiscard]] double total_bytes() const {
+    return weights_bytes + grads_bytes + optimizer_bytes + activations_bytes;
+  }
 };
 
 // ---------------------------------------------------------------------------------------------------
@@ -141,8 +145,8 @@ class CostModel {
   // The steps of one transformer layer (index `layer`, 0-based over the whole model) on one GPU for one
   // micro-batch, in issue order, for a resolved strategy. Phase::recompute gives what recompute re-runs
   // (selective: core attention; full: the whole forward incl. its TP collectives; none: nothing).
-  [[nodiscard]] std::vector<Step> layer_steps(const WorkloadSpec& workload, const Strategy& strategy, Phase phase,
-                                              int layer) const;
+  [[nodiscard]] std::vector<Step> layer_steps(const WorkloadSpec& workload, const Strategy& strategy,
+                                              Phase phase, int layer) const;
   // Embedding (first stage) and logits + loss (last stage) for one micro-batch.
   [[nodiscard]] std::vector<Step> embedding_steps(const WorkloadSpec& workload, const Strategy& strategy,
                                                   Phase phase) const;
@@ -162,7 +166,8 @@ class CostModel {
 
   // --- collectives ---
   // Whether NCCL allows (algo, proto) for the collective on this group and cluster, with the reason when not.
-  [[nodiscard]] Status nccl_allows(Collective collective, Algo algo, Proto proto, const CommGroup& group) const;
+  [[nodiscard]] Status nccl_allows(Collective collective, Algo algo, Proto proto,
+                                   const CommGroup& group) const;
   // The communicator's default channel count (NCCL's topology search; "N coll channels" in NCCL's log).
   [[nodiscard]] int default_channels(const CommGroup& group) const;
   // The most channels a call may use (NCCL's MAXCHANNELS, and at most SMs/2 so compute keeps SMs).
@@ -186,13 +191,14 @@ class CostModel {
 
   // --- interference ---
   // The slowdown of a compute op and of a collective (priced as `comm`) running at the same time.
-  [[nodiscard]] Interference interference(const ComputeOp& op, Precision precision, const CollectiveCost& comm,
-                                          Collective collective) const;
+  [[nodiscard]] Interference interference(const ComputeOp& op, Precision precision,
+                                          const CollectiveCost& comm, Collective collective) const;
 
   // --- memory ---
   // Memory per GPU on the most loaded (first) pipeline stage for a resolved strategy.
   [[nodiscard]] MemoryBreakdown memory_per_gpu(const WorkloadSpec& workload, const Strategy& strategy) const;
-  // Activation bytes of one layer for one micro-batch on one GPU (Korthikanti, generalised to GQA/SwiGLU/MoE).
+  // Activation bytes of one layer for one micro-batch on one GPU (Korthikanti, generalised to
+  // GQA/SwiGLU/MoE).
   [[nodiscard]] double activation_bytes_per_layer(const WorkloadSpec& workload, const Strategy& strategy,
                                                   int layer) const;
 
@@ -202,8 +208,9 @@ class CostModel {
   [[nodiscard]] double physical_busbw(Collective collective, double bytes, const CommGroup& group,
                                       const CollConfig& config, double* link_GBps) const;
   [[nodiscard]] double link_bus_GBps(const CommGroup& group, Algo algo) const;
-  [[nodiscard]] ComputeOp make_op(std::string name, OpKind kind, Phase phase, double flops, double model_flops,
-                                  double bytes, GemmShape gemm, Precision precision) const;
+  [[nodiscard]] ComputeOp make_op(std::string name, OpKind kind, Phase phase, double flops,
+                                  double model_flops, double bytes, GemmShape gemm,
+                                  Precision precision) const;
 
   ClusterSpec m_cluster;
   std::optional<Calibration> m_calibration;

@@ -17,13 +17,17 @@ namespace {
 constexpr int k_max_ranks = 1024;
 constexpr int k_max_slices = 4096;
 
-int mod(int a, int p) { return ((a % p) + p) % p; }
+int mod(int a, int p) {
+  return ((a % p) + p) % p;
+}
 
 std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
-bool owner_pieces(OverlapKernel kernel) { return kernel != OverlapKernel::ag_gemm; }
+bool owner_pieces(OverlapKernel kernel) {
+  return kernel != OverlapKernel::ag_gemm;
+}
 
 // ---- ag-gemm: pieces are rows of X; rank r owns (r, i) for every slice i -------------------------
 
@@ -78,7 +82,8 @@ RankPlan plan_ag_gemm(const OverlapMethod& method, int rank, int ranks) {
 
 // Direct exchange of slice i: at step s = 1..P−1 rank r sends piece (r+s) to its owner and receives its
 // own piece from r−s. One message per ordered pair, the same bytes as a ring.
-void append_direct_exchange(RankPlan& plan, int rank, int ranks, int slice, int wait_compute, int first_step) {
+void append_direct_exchange(RankPlan& plan, int rank, int ranks, int slice, int wait_compute,
+                            int first_step) {
   for (int s = 1; s < ranks; ++s) {
     PlanCommOp op;
     const int dest = mod(rank + s, ranks);
@@ -96,7 +101,9 @@ RankPlan plan_owner_pieces(OverlapKernel kernel, const OverlapMethod& method, in
   const int steps = ranks - 1;
   auto add_gemms = [&](int slice, int first_step, bool one_per_step) {
     for (int s = 0; s < ranks; ++s) {  // own piece (r+P) mod P = r comes last
-      plan.compute.push_back({ComputeKind::gemm, {mod(rank + s + 1, ranks), slice}, -1,
+      plan.compute.push_back({ComputeKind::gemm,
+                              {mod(rank + s + 1, ranks), slice},
+                              -1,
                               one_per_step ? first_step + s : first_step});
     }
   };
@@ -120,8 +127,8 @@ RankPlan plan_owner_pieces(OverlapKernel kernel, const OverlapMethod& method, in
       }
       if (reduce) {
         const int last = method.slices - 1;
-        plan.compute.push_back({ComputeKind::reduce, {rank, last}, method.slices * steps - 1,
-                                method.slices + 1});
+        plan.compute.push_back(
+            {ComputeKind::reduce, {rank, last}, method.slices * steps - 1, method.slices + 1});
       }
       break;
     }
@@ -149,18 +156,24 @@ RankPlan plan_owner_pieces(OverlapKernel kernel, const OverlapMethod& method, in
 
 std::string_view to_string(OverlapKernel kernel) {
   switch (kernel) {
-    case OverlapKernel::ag_gemm: return "ag-gemm";
-    case OverlapKernel::gemm_rs: return "gemm-rs";
-    case OverlapKernel::a2a: return "a2a";
+    case OverlapKernel::ag_gemm:
+      return "ag-gemm";
+    case OverlapKernel::gemm_rs:
+      return "gemm-rs";
+    case OverlapKernel::a2a:
+      return "a2a";
   }
   return "?";
 }
 
 std::string to_string(const OverlapMethod& method) {
   switch (method.kind) {
-    case OverlapMethodKind::vanilla: return "vanilla";
-    case OverlapMethodKind::slice: return fmt::format("slice:{}", method.slices);
-    case OverlapMethodKind::flash: return "flash";
+    case OverlapMethodKind::vanilla:
+      return "vanilla";
+    case OverlapMethodKind::slice:
+      return fmt::format("slice:{}", method.slices);
+    case OverlapMethodKind::flash:
+      return "flash";
   }
   return "?";
 }
@@ -181,8 +194,9 @@ Result<OverlapMethod> parse_overlap_method(std::string_view text) {
     int slices = 0;
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), slices);
     if (ec != std::errc() || end != digits.data() + digits.size() || slices < 1 || slices > k_max_slices) {
-      return make_error(ErrorCode::invalid_input,
-                        fmt::format("'{}': K in slice:K must be an integer from 1 to {}", text, k_max_slices));
+      return make_error(
+          ErrorCode::invalid_input,
+          fmt::format("'{}': K in slice:K must be an integer from 1 to {}", text, k_max_slices));
     }
     return OverlapMethod{OverlapMethodKind::slice, slices};
   }
@@ -194,16 +208,18 @@ Result<OverlapShape> overlap_shape(const OverlapRequest& request) {
   const int p = request.ranks;
   const int slices = request.method.slices;
   if (p < 1 || p > k_max_ranks) {
-    return make_error(ErrorCode::invalid_input, fmt::format("ranks must be from 1 to {} (got {})", k_max_ranks, p));
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("ranks must be from 1 to {} (got {})", k_max_ranks, p));
   }
   if (slices < 1 || slices > k_max_slices) {
     return make_error(ErrorCode::invalid_input, fmt::format("slices must be from 1 to {}", k_max_slices));
   }
   if (request.m < 1 || request.n < 1 || request.k < 1) {
-    return make_error(ErrorCode::invalid_input,
-                      fmt::format("m, n and k must be at least 1 (got {}, {}, {})", request.m, request.n, request.k));
+    return make_error(ErrorCode::invalid_input, fmt::format("m, n and k must be at least 1 (got {}, {}, {})",
+                                                            request.m, request.n, request.k));
   }
-  if (request.element_bytes < 1) return make_error(ErrorCode::invalid_input, "element_bytes must be at least 1");
+  if (request.element_bytes < 1)
+    return make_error(ErrorCode::invalid_input, "element_bytes must be at least 1");
   constexpr std::int64_t k_max_dim = std::int64_t{1} << 31;
   if (request.m > k_max_dim || request.n > k_max_dim || request.k > k_max_dim) {
     return make_error(ErrorCode::invalid_input, "m, n and k must be at most 2^31");
@@ -259,7 +275,8 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
   const int slices = plan.slices();
   const OverlapKernel kernel = plan.request.kernel;
   auto violation = [](const std::string& what) { return make_error(ErrorCode::failure, what); };
-  if (static_cast<int>(plan.ranks.size()) != p) return violation("plan has a rank count other than the request's");
+  if (static_cast<int>(plan.ranks.size()) != p)
+    return violation("plan has a rank count other than the request's");
   auto in_range = [&](const PlanPiece& piece) {
     return piece.owner >= 0 && piece.owner < p && piece.slice >= 0 && piece.slice < slices;
   };
@@ -281,7 +298,8 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
       if (op.wait_comm < -1 || op.wait_comm >= ncomm) {
         return violation(fmt::format("rank {} compute op {} waits for a comm op that does not exist", r, c));
       }
-      if (!in_range(op.piece)) return violation(fmt::format("rank {} compute op {} names a piece out of range", r, c));
+      if (!in_range(op.piece))
+        return violation(fmt::format("rank {} compute op {} names a piece out of range", r, c));
       if (op.kind == ComputeKind::gemm) {
         const auto key = std::make_pair(op.piece.owner, op.piece.slice);
         if (computed_at.count(key) != 0) {
@@ -289,12 +307,14 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
         }
         computed_at[key] = c;
       } else if (kernel != OverlapKernel::gemm_rs || op.piece.owner != r) {
-        return violation(fmt::format("rank {} compute op {} is a reduction outside gemm-rs or of another rank", r, c));
+        return violation(
+            fmt::format("rank {} compute op {} is a reduction outside gemm-rs or of another rank", r, c));
       }
     }
     const int expected = p * slices;  // ag-gemm: every X piece; others: every output piece of its rows
     if (static_cast<int>(computed_at.size()) != expected) {
-      return violation(fmt::format("rank {} computes {} pieces, expected {}", r, computed_at.size(), expected));
+      return violation(
+          fmt::format("rank {} computes {} pieces, expected {}", r, computed_at.size(), expected));
     }
     for (int j = 0; j < ncomm; ++j) {
       const PlanCommOp& op = rp.comm[static_cast<std::size_t>(j)];
@@ -309,16 +329,18 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
         if (kernel == OverlapKernel::ag_gemm) {
           const auto it = available_at.find(key);
           if (it == available_at.end() || it->second >= j) {
-            return violation(fmt::format("rank {} sends piece ({}, {}) before it holds it", r, key.first, key.second));
+            return violation(
+                fmt::format("rank {} sends piece ({}, {}) before it holds it", r, key.first, key.second));
           }
         } else {
           if (t.piece.owner != t.peer) {
-            return violation(fmt::format("rank {} sends piece ({}, {}) to rank {}, not its owner", r, key.first,
-                                         key.second, t.peer));
+            return violation(fmt::format("rank {} sends piece ({}, {}) to rank {}, not its owner", r,
+                                         key.first, key.second, t.peer));
           }
           const auto it = computed_at.find(key);
           if (it == computed_at.end() || it->second > op.wait_compute) {
-            return violation(fmt::format("rank {} sends piece ({}, {}) before computing it", r, key.first, key.second));
+            return violation(
+                fmt::format("rank {} sends piece ({}, {}) before computing it", r, key.first, key.second));
           }
         }
       }
@@ -329,14 +351,17 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
         const auto key = std::make_pair(t.piece.owner, t.piece.slice);
         if (kernel == OverlapKernel::ag_gemm) {
           if (available_at.count(key) != 0) {
-            return violation(fmt::format("rank {} receives piece ({}, {}) it already holds", r, key.first, key.second));
+            return violation(
+                fmt::format("rank {} receives piece ({}, {}) it already holds", r, key.first, key.second));
           }
           available_at[key] = j;
         } else {
-          if (t.piece.owner != r) return violation(fmt::format("rank {} receives a piece it does not own", r));
+          if (t.piece.owner != r)
+            return violation(fmt::format("rank {} receives a piece it does not own", r));
           const auto rkey = std::make_pair(t.peer, t.piece.slice);
           if (received_at.count(rkey) != 0) {
-            return violation(fmt::format("rank {} receives slice {} from rank {} twice", r, rkey.second, rkey.first));
+            return violation(
+                fmt::format("rank {} receives slice {} from rank {} twice", r, rkey.second, rkey.first));
           }
           received_at[rkey] = j;
         }
@@ -355,8 +380,8 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
       }
     } else {
       if (static_cast<int>(received_at.size()) != (p - 1) * slices) {
-        return violation(fmt::format("rank {} receives {} pieces, expected {}", r, received_at.size(),
-                                     (p - 1) * slices));
+        return violation(
+            fmt::format("rank {} receives {} pieces, expected {}", r, received_at.size(), (p - 1) * slices));
       }
       if (kernel == OverlapKernel::gemm_rs) {
         std::set<int> reduced;
@@ -364,17 +389,20 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
           const PlanComputeOp& op = rp.compute[static_cast<std::size_t>(c)];
           if (op.kind != ComputeKind::reduce) continue;
           const int i = op.piece.slice;
-          if (!reduced.insert(i).second) return violation(fmt::format("rank {} reduces slice {} twice", r, i));
+          if (!reduced.insert(i).second)
+            return violation(fmt::format("rank {} reduces slice {} twice", r, i));
           if (computed_at[{r, i}] > c) {
             return violation(fmt::format("rank {} reduces slice {} before computing its own piece", r, i));
           }
           for (int q = 0; q < p; ++q) {
             if (q != r && received_at[{q, i}] > op.wait_comm) {
-              return violation(fmt::format("rank {} reduces slice {} before receiving it from rank {}", r, i, q));
+              return violation(
+                  fmt::format("rank {} reduces slice {} before receiving it from rank {}", r, i, q));
             }
           }
         }
-        if (static_cast<int>(reduced.size()) != slices) return violation(fmt::format("rank {} misses reductions", r));
+        if (static_cast<int>(reduced.size()) != slices)
+          return violation(fmt::format("rank {} misses reductions", r));
       }
     }
   }
@@ -385,13 +413,16 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
       if (a == b) continue;
       std::vector<PlanPiece> sent, received;
       for (const PlanCommOp& op : plan.ranks[static_cast<std::size_t>(a)].comm) {
-        for (const PlanTransfer& t : op.sends) if (t.peer == b) sent.push_back(t.piece);
+        for (const PlanTransfer& t : op.sends)
+          if (t.peer == b) sent.push_back(t.piece);
       }
       for (const PlanCommOp& op : plan.ranks[static_cast<std::size_t>(b)].comm) {
-        for (const PlanTransfer& t : op.recvs) if (t.peer == a) received.push_back(t.piece);
+        for (const PlanTransfer& t : op.recvs)
+          if (t.peer == a) received.push_back(t.piece);
       }
       if (sent != received) {
-        return violation(fmt::format("sends from rank {} to rank {} do not match that rank's receives", a, b));
+        return violation(
+            fmt::format("sends from rank {} to rank {} do not match that rank's receives", a, b));
       }
     }
   }
@@ -400,7 +431,8 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
   // finishes once each of them is posted on the other side too (rendezvous: the strictest semantics a
   // transport may have). Messages are told apart by their ordinal within their ordered pair.
   const auto pu = static_cast<std::size_t>(p);
-  std::vector<std::vector<int>> posted_sends(pu, std::vector<int>(pu, 0)), posted_recvs(pu, std::vector<int>(pu, 0));
+  std::vector<std::vector<int>> posted_sends(pu, std::vector<int>(pu, 0)),
+      posted_recvs(pu, std::vector<int>(pu, 0));
   // ordinal of each message within its pair, per rank and comm op
   std::vector<std::vector<std::vector<int>>> send_ord(pu), recv_ord(pu);
   for (int r = 0; r < p; ++r) {
@@ -493,10 +525,12 @@ Result<OverlapPrediction> price_overlap_plan(const OverlapPlan& plan, const Over
     return make_error(ErrorCode::invalid_input, "overlap timing: comm_us is less than its steps' latencies");
   }
   auto compute_cost = [&](const PlanComputeOp& op) {
-    return op.kind == ComputeKind::gemm ? timing.gemm_us / std::max(gemms, 1) : timing.reduce_us / std::max(reduces, 1);
+    return op.kind == ComputeKind::gemm ? timing.gemm_us / std::max(gemms, 1)
+                                        : timing.reduce_us / std::max(reduces, 1);
   };
   auto comm_cost = [&](std::size_t j) {
-    const double share = total_bytes > 0 ? comm_bytes[j] / total_bytes : 1.0 / static_cast<double>(rp.comm.size());
+    const double share =
+        total_bytes > 0 ? comm_bytes[j] / total_bytes : 1.0 / static_cast<double>(rp.comm.size());
     return timing.comm_step_latency_us + (timing.comm_us - latency_total) * share;
   };
 
@@ -520,7 +554,8 @@ Result<OverlapPrediction> price_overlap_plan(const OverlapPlan& plan, const Over
       ++mi;
     }
     if (!comp_running && !comm_running) {
-      return make_error(ErrorCode::failure, "overlap pricing: the plan's queues wait on each other (deadlock)");
+      return make_error(ErrorCode::failure,
+                        "overlap pricing: the plan's queues wait on each other (deadlock)");
     }
     const bool both = comp_running && comm_running;
     const double comp_rate = both ? 1.0 / timing.compute_slowdown : 1.0;
@@ -555,8 +590,10 @@ Result<OverlapPrediction> price_overlap_plan(const OverlapPlan& plan, const Over
 
 double closed_form_exposed_us(const OverlapMethod& method, int ranks, double comm_us, double compute_us) {
   switch (method.kind) {
-    case OverlapMethodKind::vanilla: return comm_us;
-    case OverlapMethodKind::slice: return comm_us / method.slices;
+    case OverlapMethodKind::vanilla:
+      return comm_us;
+    case OverlapMethodKind::slice:
+      return comm_us / method.slices;
     case OverlapMethodKind::flash:
       return std::max(0.0, comm_us - compute_us * (ranks - 1) / static_cast<double>(ranks));
   }

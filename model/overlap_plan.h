@@ -47,7 +47,7 @@ struct OverlapMethod {
 };
 
 std::string_view to_string(OverlapKernel kernel);
-std::string to_string(const OverlapMethod& method);  // "vanilla", "slice:4", "flash"
+std::string to_string(const OverlapMethod& method);                 // "vanilla", "slice:4", "flash"
 Result<OverlapKernel> parse_overlap_kernel(std::string_view text);  // ag-gemm | gemm-rs | a2a
 Result<OverlapMethod> parse_overlap_method(std::string_view text);  // vanilla | slice:K | flash
 
@@ -56,7 +56,7 @@ struct OverlapShape {
   std::int64_t m = 0, n = 0, k = 0;              // the global shape as asked
   std::int64_t m_pad = 0, n_pad = 0, k_pad = 0;  // padded: m to a multiple of P·K; n (ag-gemm, a2a) or
                                                  // k (gemm-rs) to a multiple of P; the rest unchanged
-  std::int64_t piece_rows = 0;  // rows of one piece = m_pad / (P·K)
+  std::int64_t piece_rows = 0;                   // rows of one piece = m_pad / (P·K)
   std::int64_t piece_cols = 0;  // columns of one piece: k_pad (ag-gemm: X rows travel), n_pad (gemm-rs),
                                 // n_pad / P (a2a)
   std::int64_t gemm_n = 0;      // n of each piece's GEMM: n_pad/P (ag-gemm, a2a) or n_pad (gemm-rs)
@@ -71,9 +71,9 @@ struct OverlapShape {
 struct OverlapRequest {
   OverlapKernel kernel = OverlapKernel::ag_gemm;
   OverlapMethod method;
-  int ranks = 1;                   // P, 1..1024
+  int ranks = 1;                     // P, 1..1024
   std::int64_t m = 0, n = 0, k = 0;  // global GEMM shape, each >= 1
-  int element_bytes = 4;           // bytes per element on the wire (4 = fp32)
+  int element_bytes = 4;             // bytes per element on the wire (4 = fp32)
 };
 
 // Piece (owner, slice).
@@ -93,9 +93,9 @@ enum class ComputeKind { gemm, reduce };
 
 struct PlanComputeOp {
   ComputeKind kind = ComputeKind::gemm;
-  PlanPiece piece;      // gemm: the piece computed (for reduce: owner = this rank, slice = the slice)
-  int wait_comm = -1;   // index of the last comm op that must be complete first, −1 for none
-  int step = 0;         // step of the lockstep schedule this op belongs to (for display and traces)
+  PlanPiece piece;     // gemm: the piece computed (for reduce: owner = this rank, slice = the slice)
+  int wait_comm = -1;  // index of the last comm op that must be complete first, −1 for none
+  int step = 0;        // step of the lockstep schedule this op belongs to (for display and traces)
 };
 
 struct PlanCommOp {
@@ -151,20 +151,20 @@ Status validate_overlap_plan(const OverlapPlan& plan);
 // GEMMs by FLOPs (all pieces are equal), comm steps by bytes moved (max of sent and received), plus a
 // fixed latency per comm step.
 struct OverlapTiming {
-  double gemm_us = 0;             // all of one rank's GEMM pieces back to back, alone (>= 0)
-  double reduce_us = 0;           // all of one rank's reductions back to back, alone (gemm-rs; >= 0)
-  double comm_us = 0;             // all of one rank's comm steps back to back, alone, latencies included
+  double gemm_us = 0;               // all of one rank's GEMM pieces back to back, alone (>= 0)
+  double reduce_us = 0;             // all of one rank's reductions back to back, alone (gemm-rs; >= 0)
+  double comm_us = 0;               // all of one rank's comm steps back to back, alone, latencies included
   double comm_step_latency_us = 0;  // the part of each comm step that does not scale with bytes (>= 0;
                                     // comm_us must cover it: comm_us >= steps × latency)
-  double compute_slowdown = 1.0;  // >= 1: compute runs this many times slower while a comm step runs
-  double comm_slowdown = 1.0;     // >= 1: communication runs this many times slower beside compute
+  double compute_slowdown = 1.0;    // >= 1: compute runs this many times slower while a comm step runs
+  double comm_slowdown = 1.0;       // >= 1: communication runs this many times slower beside compute
 };
 
 struct OverlapPrediction {
-  double overlapped_us = 0;     // predicted end of the last op of the rank
-  double compute_us = 0;        // gemm_us + reduce_us (alone)
-  double comm_us = 0;           // comm_us (alone)
-  double exposed_comm_us = 0;   // overlapped_us − compute_us
+  double overlapped_us = 0;          // predicted end of the last op of the rank
+  double compute_us = 0;             // gemm_us + reduce_us (alone)
+  double comm_us = 0;                // comm_us (alone)
+  double exposed_comm_us = 0;        // overlapped_us − compute_us
   double compute_busy_until_us = 0;  // end of the last compute op
   double comm_busy_until_us = 0;     // end of the last comm op
 };

@@ -123,23 +123,27 @@ std::vector<ClusterSpec> make_clusters() {
   // Default channels: unverified, typical NCCL logs ("24 coll channels" on DGX A100, 32 on DGX H100);
   // A40 clusters: 8, the default the Lagom paper reports for its A40 clusters (research-lagom-autoccl §1.2).
   std::vector<ClusterSpec> out;
-  out.push_back(node("dgx-a100", "8x A100-SXM4-80GB, NVSwitch (NVLink3 300 GB/s), 8x 200 Gbit/s InfiniBand per node",
+  out.push_back(node("dgx-a100",
+                     "8x A100-SXM4-80GB, NVSwitch (NVLink3 300 GB/s), 8x 200 Gbit/s InfiniBand per node",
                      a100(), nvswitch(300, 0.78), nics(8, 200, NicKind::ib, 0.86), 24));
-  out.push_back(node("dgx-h100", "8x H100-SXM5-80GB, NVSwitch (NVLink4 450 GB/s), 8x 400 Gbit/s InfiniBand per node",
+  out.push_back(node("dgx-h100",
+                     "8x H100-SXM5-80GB, NVSwitch (NVLink4 450 GB/s), 8x 400 Gbit/s InfiniBand per node",
                      h100(), nvswitch(450, 0.82), nics(8, 400, NicKind::ib, 0.94), 32));
-  out.push_back(node("dgx-h200", "8x H200-SXM-141GB, NVSwitch (NVLink4 450 GB/s), 8x 400 Gbit/s InfiniBand per node",
+  out.push_back(node("dgx-h200",
+                     "8x H200-SXM-141GB, NVSwitch (NVLink4 450 GB/s), 8x 400 Gbit/s InfiniBand per node",
                      h200(), nvswitch(450, 0.82), nics(8, 400, NicKind::ib, 0.94), 32));
   FabricSpec pairs = pcie4();
   pairs.kind = FabricKind::nvlink_pairs;
   pairs.pair_bw_GBps = 56.25;  // NVLink bridge: 112.5 GB/s both directions per pair
-  out.push_back(node("a40-nvlink-ib400", "8x A40 as 4 NVLink pairs on PCIe 4.0, 2x 400 Gbit/s InfiniBand per node",
-                     a40(), pairs, nics(2, 400, NicKind::ib, 0.94), 8));
-  out.push_back(node("a40-pcie-ib100", "8x A40 on PCIe 4.0, 1x 100 Gbit/s InfiniBand per node", a40(), pcie4(),
-                     nics(1, 100, NicKind::ib, 0.86), 8));
+  out.push_back(node("a40-nvlink-ib400",
+                     "8x A40 as 4 NVLink pairs on PCIe 4.0, 2x 400 Gbit/s InfiniBand per node", a40(), pairs,
+                     nics(2, 400, NicKind::ib, 0.94), 8));
+  out.push_back(node("a40-pcie-ib100", "8x A40 on PCIe 4.0, 1x 100 Gbit/s InfiniBand per node", a40(),
+                     pcie4(), nics(1, 100, NicKind::ib, 0.86), 8));
   out.push_back(node("a100-eth100", "8x A100-SXM4-80GB NVSwitch nodes, 1x 100 Gbit/s RoCE per node", a100(),
                      nvswitch(300, 0.78), nics(1, 100, NicKind::roce, 0.86), 24));
-  out.push_back(node("a100-eth25", "8x A100-SXM4-80GB NVSwitch nodes, 1x 25 Gbit/s TCP Ethernet per node", a100(),
-                     nvswitch(300, 0.78), nics(1, 25, NicKind::tcp, 0.80), 24));
+  out.push_back(node("a100-eth25", "8x A100-SXM4-80GB NVSwitch nodes, 1x 25 Gbit/s TCP Ethernet per node",
+                     a100(), nvswitch(300, 0.78), nics(1, 25, NicKind::tcp, 0.80), 24));
   return out;
 }
 
@@ -237,14 +241,16 @@ Result<ClusterSpec> cluster_preset(const std::string& name) {
     return make_error(ErrorCode::unavailable,
                       "cluster localhost: no complete profile of this machine; run 'lagom profile' first");
   }
-  return make_error(ErrorCode::not_found, fmt::format("cluster {}: unknown preset (see 'lagom presets')", name));
+  return make_error(ErrorCode::not_found,
+                    fmt::format("cluster {}: unknown preset (see 'lagom presets')", name));
 }
 
 Result<WorkloadSpec> workload_preset(const std::string& name) {
   for (const auto& w : workload_presets()) {
     if (w.name == name) return w;
   }
-  return make_error(ErrorCode::not_found, fmt::format("model {}: unknown preset (see 'lagom presets')", name));
+  return make_error(ErrorCode::not_found,
+                    fmt::format("model {}: unknown preset (see 'lagom presets')", name));
 }
 
 }  // namespace lagom::model

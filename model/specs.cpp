@@ -34,22 +34,26 @@ std::string names_of(const std::array<std::pair<E, std::string_view>, N>& table)
   return out;
 }
 
-constexpr std::array<std::pair<Precision, std::string_view>, 5> k_precisions{{
-    {Precision::bf16, "bf16"}, {Precision::fp16, "fp16"}, {Precision::fp8, "fp8"},
-    {Precision::tf32, "tf32"}, {Precision::fp32, "fp32"}}};
-constexpr std::array<std::pair<FabricKind, std::string_view>, 4> k_fabrics{{
-    {FabricKind::nvswitch, "nvswitch"}, {FabricKind::nvlink_pairs, "nvlink_pairs"},
-    {FabricKind::pcie, "pcie"}, {FabricKind::shm, "shm"}}};
-constexpr std::array<std::pair<NicKind, std::string_view>, 3> k_nics{{
-    {NicKind::ib, "ib"}, {NicKind::roce, "roce"}, {NicKind::tcp, "tcp"}}};
-constexpr std::array<std::pair<FfnType, std::string_view>, 2> k_ffn{{
-    {FfnType::gelu, "gelu"}, {FfnType::swiglu, "swiglu"}}};
-constexpr std::array<std::pair<Recompute, std::string_view>, 3> k_recompute{{
-    {Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}};
-constexpr std::array<std::pair<Schedule, std::string_view>, 3> k_schedules{{
-    {Schedule::one_f_one_b, "1f1b"}, {Schedule::gpipe, "gpipe"}, {Schedule::interleaved, "interleaved"}}};
-constexpr std::array<std::pair<Attention, std::string_view>, 2> k_attention{{
-    {Attention::flash, "flash"}, {Attention::standard, "standard"}}};
+constexpr std::array<std::pair<Precision, std::string_view>, 5> k_precisions{{{Precision::bf16, "bf16"},
+                                                                              {Precision::fp16, "fp16"},
+                                                                              {Precision::fp8, "fp8"},
+                                                                              {Precision::tf32, "tf32"},
+                                                                              {Precision::fp32, "fp32"}}};
+constexpr std::array<std::pair<FabricKind, std::string_view>, 4> k_fabrics{
+    {{FabricKind::nvswitch, "nvswitch"},
+     {FabricKind::nvlink_pairs, "nvlink_pairs"},
+     {FabricKind::pcie, "pcie"},
+     {FabricKind::shm, "shm"}}};
+constexpr std::array<std::pair<NicKind, std::string_view>, 3> k_nics{
+    {{NicKind::ib, "ib"}, {NicKind::roce, "roce"}, {NicKind::tcp, "tcp"}}};
+constexpr std::array<std::pair<FfnType, std::string_view>, 2> k_ffn{
+    {{FfnType::gelu, "gelu"}, {FfnType::swiglu, "swiglu"}}};
+constexpr std::array<std::pair<Recompute, std::string_view>, 3> k_recompute{
+    {{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}};
+constexpr std::array<std::pair<Schedule, std::string_view>, 3> k_schedules{
+    {{Schedule::one_f_one_b, "1f1b"}, {Schedule::gpipe, "gpipe"}, {Schedule::interleaved, "interleaved"}}};
+constexpr std::array<std::pair<Attention, std::string_view>, 2> k_attention{
+    {{Attention::flash, "flash"}, {Attention::standard, "standard"}}};
 
 // Reads fields of one JSON object with errors of the form "<origin>: <prefix><field>: <why>".
 class Reader {
@@ -86,7 +90,8 @@ class Reader {
     return error(field, why);
   }
   // A finite number > 0 (or >= 0 when allow_zero).
-  Result<double> number(const std::string& field, std::optional<double> fallback, bool allow_zero = false) const {
+  Result<double> number(const std::string& field, std::optional<double> fallback,
+                        bool allow_zero = false) const {
     m_seen.insert(field);
     if (!has(field)) {
       if (fallback) return *fallback;
@@ -122,8 +127,9 @@ class Reader {
   template <typename E, std::size_t N>
   Result<E> choice(const std::string& field, std::optional<E> fallback,
                    const std::array<std::pair<E, std::string_view>, N>& table) const {
-    LAGOM_TRY(std::string text, string(field, fallback ? std::optional<std::string>(std::string(name_of(table, *fallback)))
-                                                         : std::nullopt));
+    LAGOM_TRY(std::string text,
+              string(field, fallback ? std::optional<std::string>(std::string(name_of(table, *fallback)))
+                                     : std::nullopt));
     const auto value = value_of(table, text);
     if (!value) return error(field, fmt::format("'{}' is not one of {}", text, names_of(table)));
     return *value;
@@ -161,42 +167,78 @@ Status require_object(const nlohmann::json& document, const std::string& origin)
 
 // ---------------------------------------------------------------------------------------------------
 
-std::string_view to_string(Precision precision) { return name_of(k_precisions, precision); }
-std::optional<Precision> parse_precision(std::string_view name) { return value_of(k_precisions, name); }
+std::string_view to_string(Precision precision) {
+  return name_of(k_precisions, precision);
+}
+std::optional<Precision> parse_precision(std::string_view name) {
+  return value_of(k_precisions, name);
+}
 double bytes_per_element(Precision precision) {
   switch (precision) {
-    case Precision::fp8: return 1.0;
+    case Precision::fp8:
+      return 1.0;
     case Precision::bf16:
-    case Precision::fp16: return 2.0;
+    case Precision::fp16:
+      return 2.0;
     case Precision::tf32:
-    case Precision::fp32: return 4.0;
+    case Precision::fp32:
+      return 4.0;
   }
   return 2.0;
 }
-std::string_view to_string(FabricKind kind) { return name_of(k_fabrics, kind); }
-std::optional<FabricKind> parse_fabric_kind(std::string_view name) { return value_of(k_fabrics, name); }
-std::string_view to_string(NicKind kind) { return name_of(k_nics, kind); }
-std::optional<NicKind> parse_nic_kind(std::string_view name) { return value_of(k_nics, name); }
-std::string_view to_string(FfnType type) { return name_of(k_ffn, type); }
-std::string_view to_string(Recompute value) { return name_of(k_recompute, value); }
-std::string_view to_string(Schedule value) { return name_of(k_schedules, value); }
-std::string_view to_string(Attention value) { return name_of(k_attention, value); }
-std::optional<Recompute> parse_recompute(std::string_view name) { return value_of(k_recompute, name); }
-std::optional<Schedule> parse_schedule(std::string_view name) { return value_of(k_schedules, name); }
-std::optional<Attention> parse_attention(std::string_view name) { return value_of(k_attention, name); }
+std::string_view to_string(FabricKind kind) {
+  return name_of(k_fabrics, kind);
+}
+std::optional<FabricKind> parse_fabric_kind(std::string_view name) {
+  return value_of(k_fabrics, name);
+}
+std::string_view to_string(NicKind kind) {
+  return name_of(k_nics, kind);
+}
+std::optional<NicKind> parse_nic_kind(std::string_view name) {
+  return value_of(k_nics, name);
+}
+std::string_view to_string(FfnType type) {
+  return name_of(k_ffn, type);
+}
+std::string_view to_string(Recompute value) {
+  return name_of(k_recompute, value);
+}
+std::string_view to_string(Schedule value) {
+  return name_of(k_schedules, value);
+}
+std::string_view to_string(Attention value) {
+  return name_of(k_attention, value);
+}
+std::optional<Recompute> parse_recompute(std::string_view name) {
+  return value_of(k_recompute, name);
+}
+std::optional<Schedule> parse_schedule(std::string_view name) {
+  return value_of(k_schedules, name);
+}
+std::optional<Attention> parse_attention(std::string_view name) {
+  return value_of(k_attention, name);
+}
 
 double GpuSpec::peak_tflops(Precision precision) const {
   switch (precision) {
-    case Precision::bf16: return bf16_tflops;
-    case Precision::fp16: return fp16_tflops;
-    case Precision::fp8: return fp8_tflops;
-    case Precision::tf32: return tf32_tflops;
-    case Precision::fp32: return fp32_tflops;
+    case Precision::bf16:
+      return bf16_tflops;
+    case Precision::fp16:
+      return fp16_tflops;
+    case Precision::fp8:
+      return fp8_tflops;
+    case Precision::tf32:
+      return tf32_tflops;
+    case Precision::fp32:
+      return fp32_tflops;
   }
   return 0;
 }
 
-double ClusterSpec::node_nic_GBps() const { return nic.count * nic.gbit / 8.0; }
+double ClusterSpec::node_nic_GBps() const {
+  return nic.count * nic.gbit / 8.0;
+}
 
 Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::string& origin) {
   LAGOM_TRY_STATUS(require_object(document, origin));
@@ -249,7 +291,8 @@ Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::str
     LAGOM_TRY(Reader n, r.object("nic"));
     LAGOM_TRY(long count, n.integer("count", std::nullopt, 0));
     c.nic.count = static_cast<int>(count);
-    LAGOM_TRY(c.nic.gbit, n.number("gbit", c.nic.count > 0 ? std::nullopt : std::optional<double>(0.0), c.nic.count == 0));
+    LAGOM_TRY(c.nic.gbit, n.number("gbit", c.nic.count > 0 ? std::nullopt : std::optional<double>(0.0),
+                                   c.nic.count == 0));
     LAGOM_TRY(c.nic.kind, n.choice<NicKind>("kind", NicKind::ib, k_nics));
     LAGOM_TRY(c.nic.latency_us, n.number("latency_us", 0.0, true));
     LAGOM_TRY(c.nic.efficiency, n.fraction("efficiency", 0.86));
@@ -272,16 +315,26 @@ nlohmann::json to_json(const ClusterSpec& c) {
   j["kernel_launch_us"] = c.kernel_launch_us;
   j["has_nccl"] = c.has_nccl;
   j["nccl_channels"] = c.nccl_channels;
-  j["gpu"] = {{"name", c.gpu.name},         {"bf16_tflops", c.gpu.bf16_tflops}, {"fp16_tflops", c.gpu.fp16_tflops},
-              {"fp8_tflops", c.gpu.fp8_tflops}, {"tf32_tflops", c.gpu.tf32_tflops}, {"fp32_tflops", c.gpu.fp32_tflops},
-              {"hbm_GBps", c.gpu.hbm_GBps}, {"memory_gib", c.gpu.memory_gib},     {"sms", c.gpu.sms},
-              {"l2_mib", c.gpu.l2_mib},     {"sm_arch", c.gpu.sm_arch},
+  j["gpu"] = {{"name", c.gpu.name},
+              {"bf16_tflops", c.gpu.bf16_tflops},
+              {"fp16_tflops", c.gpu.fp16_tflops},
+              {"fp8_tflops", c.gpu.fp8_tflops},
+              {"tf32_tflops", c.gpu.tf32_tflops},
+              {"fp32_tflops", c.gpu.fp32_tflops},
+              {"hbm_GBps", c.gpu.hbm_GBps},
+              {"memory_gib", c.gpu.memory_gib},
+              {"sms", c.gpu.sms},
+              {"l2_mib", c.gpu.l2_mib},
+              {"sm_arch", c.gpu.sm_arch},
               {"channel_GBps", c.gpu.channel_GBps}};
-  j["intra"] = {{"kind", to_string(c.intra.kind)}, {"bw_GBps", c.intra.bw_GBps}, {"latency_us", c.intra.latency_us},
+  j["intra"] = {{"kind", to_string(c.intra.kind)},
+                {"bw_GBps", c.intra.bw_GBps},
+                {"latency_us", c.intra.latency_us},
                 {"efficiency", c.intra.efficiency}};
   if (c.intra.kind == FabricKind::nvlink_pairs) j["intra"]["pair_bw_GBps"] = c.intra.pair_bw_GBps;
-  j["nic"] = {{"count", c.nic.count}, {"gbit", c.nic.gbit}, {"kind", to_string(c.nic.kind)},
-              {"latency_us", c.nic.latency_us}, {"efficiency", c.nic.efficiency}, {"collnet", c.nic.collnet}};
+  j["nic"] = {{"count", c.nic.count},           {"gbit", c.nic.gbit},
+              {"kind", to_string(c.nic.kind)},  {"latency_us", c.nic.latency_us},
+              {"efficiency", c.nic.efficiency}, {"collnet", c.nic.collnet}};
   return j;
 }
 
@@ -293,7 +346,8 @@ double WorkloadSpec::parameters() const {
   const double attention = 2.0 * h * h + 2.0 * h * kv_heads * d;  // Q, out; K, V with kv_heads
   const double mult = ffn_type == FfnType::swiglu ? 3.0 : 2.0;
   const double dense_ffn = mult * h * static_cast<double>(ffn_hidden);
-  double total = static_cast<double>(vocab) * h * (tied_embeddings ? 1.0 : 2.0);  // embedding (+ output layer)
+  double total =
+      static_cast<double>(vocab) * h * (tied_embeddings ? 1.0 : 2.0);  // embedding (+ output layer)
   for (int l = 0; l < layers; ++l) {
     total += attention + 4.0 * h;  // two norms (scale and bias)
     if (is_moe_layer(l)) {
@@ -308,7 +362,9 @@ double WorkloadSpec::parameters() const {
   return total;
 }
 
-bool WorkloadSpec::is_moe_layer(int layer) const { return moe.has_value() && layer >= moe->first_dense_layers; }
+bool WorkloadSpec::is_moe_layer(int layer) const {
+  return moe.has_value() && layer >= moe->first_dense_layers;
+}
 
 namespace {
 Status check_workload(const WorkloadSpec& w, const Reader& r) {
@@ -397,7 +453,8 @@ Result<WorkloadSpec> parse_hf_config(const nlohmann::json& document, const std::
   };
   WorkloadSpec w;
   LAGOM_TRY(w.name, r.string("model_type", std::string("hf-model")));
-  if (r.has("_name_or_path") && r.at("_name_or_path").is_string()) w.name = r.at("_name_or_path").get<std::string>();
+  if (r.has("_name_or_path") && r.at("_name_or_path").is_string())
+    w.name = r.at("_name_or_path").get<std::string>();
   LAGOM_TRY(long layers, r.integer(pick({"num_hidden_layers", "n_layer", "num_layers"}), std::nullopt));
   w.layers = static_cast<int>(layers);
   LAGOM_TRY(w.hidden, r.integer(pick({"hidden_size", "n_embd", "d_model"}), std::nullopt));
@@ -414,7 +471,8 @@ Result<WorkloadSpec> parse_hf_config(const nlohmann::json& document, const std::
   }
   w.ffn_type = (gated && (act == "silu" || act == "swish")) ? FfnType::swiglu : FfnType::gelu;
   LAGOM_TRY(w.vocab, r.integer("vocab_size", std::nullopt));
-  LAGOM_TRY(w.seq, r.integer(pick({"max_position_embeddings", "n_positions", "n_ctx", "seq_length"}), std::nullopt));
+  LAGOM_TRY(w.seq,
+            r.integer(pick({"max_position_embeddings", "n_positions", "n_ctx", "seq_length"}), std::nullopt));
   // transformers' PretrainedConfig defaults tie_word_embeddings to true; LLaMA, Mistral, Mixtral, OLMoE,
   // DeepSeek and Phi configs default it to false (their config classes), so a config that omits the key
   // takes its family's default.
@@ -422,7 +480,8 @@ Result<WorkloadSpec> parse_hf_config(const nlohmann::json& document, const std::
     std::string type;
     if (r.has("model_type") && r.at("model_type").is_string()) type = r.at("model_type").get<std::string>();
     const bool untied_family = type == "llama" || type == "mistral" || type == "mixtral" || type == "olmoe" ||
-                               type == "deepseek" || type == "deepseek_v2" || type == "phi" || type == "qwen2";
+                               type == "deepseek" || type == "deepseek_v2" || type == "phi" ||
+                               type == "qwen2";
     LAGOM_TRY(w.tied_embeddings, r.boolean("tie_word_embeddings", !untied_family));
   }
   const std::string experts_key = pick({"num_local_experts", "num_experts", "n_routed_experts"});
@@ -432,7 +491,8 @@ Result<WorkloadSpec> parse_hf_config(const nlohmann::json& document, const std::
     LAGOM_TRY(long top_k, r.integer("num_experts_per_tok", std::nullopt));
     moe.experts = static_cast<int>(experts);
     moe.top_k = static_cast<int>(top_k);
-    LAGOM_TRY(moe.expert_ffn_hidden, r.integer(pick({"moe_intermediate_size", "intermediate_size"}), w.ffn_hidden));
+    LAGOM_TRY(moe.expert_ffn_hidden,
+              r.integer(pick({"moe_intermediate_size", "intermediate_size"}), w.ffn_hidden));
     LAGOM_TRY(long shared, r.integer("n_shared_experts", 0L, 0));
     LAGOM_TRY(long first_dense, r.integer("first_k_dense_replace", 0L, 0));
     moe.shared_experts = static_cast<int>(shared);
@@ -481,9 +541,12 @@ nlohmann::json to_json(const WorkloadSpec& w) {
 
 std::string to_string(const TpOverlap& value) {
   switch (value.kind) {
-    case TpOverlap::Kind::none: return "none";
-    case TpOverlap::Kind::flash: return "flash";
-    case TpOverlap::Kind::slice: return fmt::format("slice:{}", value.slices);
+    case TpOverlap::Kind::none:
+      return "none";
+    case TpOverlap::Kind::flash:
+      return "flash";
+    case TpOverlap::Kind::slice:
+      return fmt::format("slice:{}", value.slices);
   }
   return "none";
 }
@@ -495,7 +558,10 @@ Result<TpOverlap> parse_tp_overlap(std::string_view text) {
     const std::string k(text.substr(6));
     int slices = 0;
     for (char ch : k) {
-      if (ch < '0' || ch > '9' || slices > 1000) { slices = -1; break; }
+      if (ch < '0' || ch > '9' || slices > 1000) {
+        slices = -1;
+        break;
+      }
       slices = slices * 10 + (ch - '0');
     }
     if (!k.empty() && slices >= 2) return TpOverlap{TpOverlap::Kind::slice, slices};
@@ -507,8 +573,8 @@ Result<TpOverlap> parse_tp_overlap(std::string_view text) {
 Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const ClusterSpec& cluster) {
   auto bad = [](const std::string& why) { return make_error(ErrorCode::invalid_input, why); };
   if (s.gpus < 1) return bad(fmt::format("gpus {} must be a positive integer", s.gpus));
-  for (const auto& [name, value] : {std::pair<const char*, int>{"tp", s.tp}, {"pp", s.pp}, {"cp", s.cp},
-                                    {"ep", s.ep}, {"vpp", s.vpp}}) {
+  for (const auto& [name, value] :
+       {std::pair<const char*, int>{"tp", s.tp}, {"pp", s.pp}, {"cp", s.cp}, {"ep", s.ep}, {"vpp", s.vpp}}) {
     if (value < 1) return bad(fmt::format("{}={} must be a positive integer", name, value));
   }
   if (s.micro_batch < 1) return bad(fmt::format("micro-batch={} must be a positive integer", s.micro_batch));
@@ -517,8 +583,8 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
   const long model_parallel = static_cast<long>(s.tp) * s.pp * s.cp;
   if (s.dp == 0) {
     if (s.gpus % model_parallel != 0) {
-      return bad(fmt::format("gpus {} is not a multiple of tp·pp·cp ({}·{}·{} = {})", s.gpus, s.tp, s.pp, s.cp,
-                             model_parallel));
+      return bad(fmt::format("gpus {} is not a multiple of tp·pp·cp ({}·{}·{} = {})", s.gpus, s.tp, s.pp,
+                             s.cp, model_parallel));
     }
     s.dp = static_cast<int>(s.gpus / model_parallel);
   } else if (s.dp < 1) {
@@ -530,7 +596,8 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
   }
   if (w.heads % s.tp != 0) return bad(fmt::format("tp={} does not divide heads={}", s.tp, w.heads));
   if (w.kv_heads % s.tp != 0) return bad(fmt::format("tp={} does not divide kv_heads={}", s.tp, w.kv_heads));
-  if (w.ffn_hidden % s.tp != 0) return bad(fmt::format("tp={} does not divide ffn_hidden={}", s.tp, w.ffn_hidden));
+  if (w.ffn_hidden % s.tp != 0)
+    return bad(fmt::format("tp={} does not divide ffn_hidden={}", s.tp, w.ffn_hidden));
   if (w.moe && w.moe->expert_ffn_hidden % s.tp != 0) {
     return bad(fmt::format("tp={} does not divide expert_ffn_hidden={}", s.tp, w.moe->expert_ffn_hidden));
   }
@@ -547,7 +614,8 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
   }
   if (s.ep > 1) {
     if (!w.moe) return bad(fmt::format("ep={} needs a MoE model ({} has no experts)", s.ep, w.name));
-    if (w.moe->experts % s.ep != 0) return bad(fmt::format("ep={} does not divide experts={}", s.ep, w.moe->experts));
+    if (w.moe->experts % s.ep != 0)
+      return bad(fmt::format("ep={} does not divide experts={}", s.ep, w.moe->experts));
     if ((s.dp * s.cp) % s.ep != 0) {
       return bad(fmt::format("ep={} does not divide dp·cp={}", s.ep, s.dp * s.cp));
     }
@@ -562,14 +630,15 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
     if (!w.global_batch) return bad("global-batch: required (the workload has no global_batch)");
     s.global_batch = *w.global_batch;
   }
-  if (s.global_batch < 1) return bad(fmt::format("global-batch={} must be a positive integer", s.global_batch));
+  if (s.global_batch < 1)
+    return bad(fmt::format("global-batch={} must be a positive integer", s.global_batch));
   if (s.global_batch % (static_cast<long>(s.dp) * s.micro_batch) != 0) {
     return bad(fmt::format("global-batch={} is not a multiple of dp·micro-batch={}", s.global_batch,
                            static_cast<long>(s.dp) * s.micro_batch));
   }
   if (s.schedule == Schedule::interleaved && s.micro_batches() % s.pp != 0) {
-    return bad(fmt::format("interleaved schedule: pp={} does not divide the micro-batches per iteration ({})", s.pp,
-                           s.micro_batches()));
+    return bad(fmt::format("interleaved schedule: pp={} does not divide the micro-batches per iteration ({})",
+                           s.pp, s.micro_batches()));
   }
   if (cluster.gpu.peak_tflops(s.precision) <= 0) {
     return bad(fmt::format("precision {}: not supported by {}", to_string(s.precision), cluster.gpu.name));

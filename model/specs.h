@@ -30,14 +30,14 @@ double bytes_per_element(Precision precision);
 
 // One GPU (or, for `localhost`, one CPU socket acting as the compute device).
 struct GpuSpec {
-  std::string name;             // e.g. "A100-SXM4-80GB"
+  std::string name;  // e.g. "A100-SXM4-80GB"
   // Dense peak throughput per dtype, 10^12 FLOP/s (datasheet, no sparsity); 0 = dtype not supported.
   double bf16_tflops = 0, fp16_tflops = 0, fp8_tflops = 0, tf32_tflops = 0, fp32_tflops = 0;
-  double hbm_GBps = 0;          // memory bandwidth, 10^9 bytes/s (datasheet)
-  double memory_gib = 0;        // device memory, GiB (2^30 bytes)
-  int sms = 0;                  // streaming multiprocessors (compute units a kernel's waves fill)
-  double l2_mib = 0;            // L2 cache, MiB
-  int sm_arch = 0;              // compute capability × 10 (80 A100/A40 → 80/86, 90 H100); 0 = not a GPU
+  double hbm_GBps = 0;    // memory bandwidth, 10^9 bytes/s (datasheet)
+  double memory_gib = 0;  // device memory, GiB (2^30 bytes)
+  int sms = 0;            // streaming multiprocessors (compute units a kernel's waves fill)
+  double l2_mib = 0;      // L2 cache, MiB
+  int sm_arch = 0;        // compute capability × 10 (80 A100/A40 → 80/86, 90 H100); 0 = not a GPU
   // Copy rate of one NCCL channel (one CTA of 512 threads), 10^9 bytes/s: NCCL's per-channel bandwidth
   // caps (src/graph/tuning.cc perChMaxTreeBw: Ampere 24.0, Hopper 38.7).
   double channel_GBps = 24.0;
@@ -52,8 +52,8 @@ std::optional<FabricKind> parse_fabric_kind(std::string_view name);
 // The intra-node fabric joining a node's GPUs.
 struct FabricSpec {
   FabricKind kind = FabricKind::nvswitch;
-  double bw_GBps = 0;           // per GPU per direction, 10^9 bytes/s (NVLink: all links of a GPU together)
-  double latency_us = 0;        // one hop, microseconds (NCCL's hwLat for the link type unless measured)
+  double bw_GBps = 0;     // per GPU per direction, 10^9 bytes/s (NVLink: all links of a GPU together)
+  double latency_us = 0;  // one hop, microseconds (NCCL's hwLat for the link type unless measured)
   // Fraction of bw_GBps that a streaming copy achieves on this fabric (packet headers, flow control).
   // Physical quantity: nccl-tests' asymptotic ring busbw ÷ wire rate (see presets.cpp for each source).
   double efficiency = 0.8;
@@ -68,19 +68,19 @@ std::string_view to_string(NicKind kind);
 std::optional<NicKind> parse_nic_kind(std::string_view name);
 
 struct NicSpec {
-  int count = 0;                // NICs per node (0: single-node only)
-  double gbit = 0;              // line rate per NIC, 10^9 bit/s
+  int count = 0;    // NICs per node (0: single-node only)
+  double gbit = 0;  // line rate per NIC, 10^9 bit/s
   NicKind kind = NicKind::ib;
-  double latency_us = 0;        // one network hop incl. the NIC, microseconds
-  double efficiency = 0.86;     // achieved ÷ line rate for large transfers (nccl-tests#175: 86 of 100 GB/s)
-  bool collnet = false;         // in-network reduction (SHARP switches): enables collnet_direct/chain
+  double latency_us = 0;     // one network hop incl. the NIC, microseconds
+  double efficiency = 0.86;  // achieved ÷ line rate for large transfers (nccl-tests#175: 86 of 100 GB/s)
+  bool collnet = false;      // in-network reduction (SHARP switches): enables collnet_direct/chain
   bool operator==(const NicSpec&) const = default;
 };
 
 struct ClusterSpec {
   std::string name;
   int gpus_per_node = 8;
-  int nodes = 0;                // 0 = not fixed: derived from --gpus (⌈gpus / gpus_per_node⌉)
+  int nodes = 0;  // 0 = not fixed: derived from --gpus (⌈gpus / gpus_per_node⌉)
   GpuSpec gpu;
   FabricSpec intra;
   NicSpec nic;
@@ -91,7 +91,7 @@ struct ClusterSpec {
                                 // least this long (asynchronous launch: longer GPU work hides it)
   // Channels NCCL's topology search gives a communicator by default ("N coll channels" in NCCL's log).
   int nccl_channels = 8;
-  bool has_nccl = true;         // false for `localhost` on CPUs (MPI collectives, no NCCL knobs)
+  bool has_nccl = true;  // false for `localhost` on CPUs (MPI collectives, no NCCL knobs)
   std::string description;
   bool operator==(const ClusterSpec&) const = default;
 
@@ -109,23 +109,23 @@ enum class FfnType { gelu, swiglu };
 std::string_view to_string(FfnType type);
 
 struct MoeSpec {
-  int experts = 0;              // routed experts per MoE layer (> 1)
-  int top_k = 1;                // experts each token is routed to
-  long expert_ffn_hidden = 0;   // FFN width of one expert
-  int shared_experts = 0;       // experts every token goes through (DeepSeek-MoE), same width
-  int first_dense_layers = 0;   // leading layers with a dense FFN (of WorkloadSpec::ffn_hidden)
+  int experts = 0;             // routed experts per MoE layer (> 1)
+  int top_k = 1;               // experts each token is routed to
+  long expert_ffn_hidden = 0;  // FFN width of one expert
+  int shared_experts = 0;      // experts every token goes through (DeepSeek-MoE), same width
+  int first_dense_layers = 0;  // leading layers with a dense FFN (of WorkloadSpec::ffn_hidden)
   bool operator==(const MoeSpec&) const = default;
 };
 
 struct WorkloadSpec {
   std::string name;
-  int layers = 0;               // decoder layers (for T5: decoder_layers + encoder_layers is the total)
-  int encoder_layers = 0;       // T5-style: encoder layers (0 = decoder-only or encoder-only)
-  int decoder_layers = 0;       // T5-style: decoder layers (with cross-attention)
+  int layers = 0;          // decoder layers (for T5: decoder_layers + encoder_layers is the total)
+  int encoder_layers = 0;  // T5-style: encoder layers (0 = decoder-only or encoder-only)
+  int decoder_layers = 0;  // T5-style: decoder layers (with cross-attention)
   long hidden = 0;
   int heads = 0;
-  int kv_heads = 0;             // = heads unless GQA/MQA
-  long ffn_hidden = 0;          // dense FFN width
+  int kv_heads = 0;     // = heads unless GQA/MQA
+  long ffn_hidden = 0;  // dense FFN width
   FfnType ffn_type = FfnType::gelu;
   long vocab = 0;
   long seq = 0;
@@ -145,7 +145,8 @@ struct WorkloadSpec {
 };
 
 Result<WorkloadSpec> parse_workload(const nlohmann::json& document, const std::string& origin);
-// HuggingFace config.json (GPT-2: n_layer/n_embd/n_head/n_inner/n_positions; LLaMA/Mistral: num_hidden_layers/
+// HuggingFace config.json (GPT-2: n_layer/n_embd/n_head/n_inner/n_positions; LLaMA/Mistral:
+// num_hidden_layers/
 // hidden_size/num_attention_heads/num_key_value_heads/intermediate_size/max_position_embeddings;
 // Mixtral: num_local_experts/num_experts_per_tok; OLMoE: num_experts/num_experts_per_tok).
 Result<WorkloadSpec> parse_hf_config(const nlohmann::json& document, const std::string& origin);
@@ -169,25 +170,25 @@ std::optional<Attention> parse_attention(std::string_view name);
 // Tensor-parallel overlap method: none, slice:K (K chunks), flash (ring P2P decomposition).
 struct TpOverlap {
   enum class Kind { none, slice, flash } kind = Kind::none;
-  int slices = 0;               // K for slice:K (>= 2)
+  int slices = 0;  // K for slice:K (>= 2)
   bool operator==(const TpOverlap&) const = default;
 };
 std::string to_string(const TpOverlap& value);
 Result<TpOverlap> parse_tp_overlap(std::string_view text);
 
 struct Strategy {
-  int gpus = 1;                 // total GPUs
+  int gpus = 1;                                // total GPUs
   int tp = 1, pp = 1, dp = 0, cp = 1, ep = 1;  // dp 0 = derive gpus / (tp·pp·cp)
-  bool sp = false;              // sequence parallelism (with tp)
-  int vpp = 1;                  // virtual pipeline stages per rank (interleaved schedule when > 1)
-  int zero = 0;                 // 0–3 (1: optimizer states sharded = distributed optimizer; 3 = FSDP)
-  long global_batch = 0;        // sequences per iteration (0 = take the workload's)
+  bool sp = false;                             // sequence parallelism (with tp)
+  int vpp = 1;            // virtual pipeline stages per rank (interleaved schedule when > 1)
+  int zero = 0;           // 0–3 (1: optimizer states sharded = distributed optimizer; 3 = FSDP)
+  long global_batch = 0;  // sequences per iteration (0 = take the workload's)
   long micro_batch = 1;
   Recompute recompute = Recompute::none;
   Schedule schedule = Schedule::one_f_one_b;
   TpOverlap tp_overlap;
-  bool dp_overlap = true;       // DP gradient reduction overlapped with backward
-  double bucket_mb = 25;        // DP gradient bucket, MB (10^6 bytes, PyTorch DDP's bucket_cap_mb)
+  bool dp_overlap = true;  // DP gradient reduction overlapped with backward
+  double bucket_mb = 25;   // DP gradient bucket, MB (10^6 bytes, PyTorch DDP's bucket_cap_mb)
   Precision precision = Precision::bf16;
   Attention attention = Attention::flash;
   bool operator==(const Strategy&) const = default;
@@ -199,7 +200,8 @@ struct Strategy {
 // Fills derived fields (dp, global_batch from the workload, schedule interleaved when vpp > 1) and checks
 // every divisibility rule; messages read e.g. "tp=3 does not divide heads=32",
 // "gpus 1000 is not tp·pp·dp·cp (1·1·8·1 = 8)".
-Result<Strategy> resolve_strategy(Strategy strategy, const WorkloadSpec& workload, const ClusterSpec& cluster);
+Result<Strategy> resolve_strategy(Strategy strategy, const WorkloadSpec& workload,
+                                  const ClusterSpec& cluster);
 nlohmann::json to_json(const Strategy& strategy);
 
 }  // namespace lagom::model

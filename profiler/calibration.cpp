@@ -41,13 +41,14 @@ Result<model::Calibration> load_machine_calibration(const std::string& db_path, 
     if (!merged->memory_bw_GBps) merged->memory_bw_GBps = c.memory_bw_GBps;
     if (!merged->memory_gib) merged->memory_gib = c.memory_gib;
     auto& mi = merged->interference;
-    if (!mi.compute_slowdown_per_channel && !mi.memory_contention && !mi.comm_slowdown && !mi.compute_slowdown) {
+    if (!mi.compute_slowdown_per_channel && !mi.memory_contention && !mi.comm_slowdown &&
+        !mi.compute_slowdown) {
       mi = c.interference;
     }
   }
   if (!merged) {
-    return make_error(ErrorCode::not_found,
-                      "--db " + db_path + ": no complete profile run of host " + host + " (run lagom profile first)");
+    return make_error(ErrorCode::not_found, "--db " + db_path + ": no complete profile run of host " + host +
+                                                " (run lagom profile first)");
   }
   return *merged;
 }
@@ -59,13 +60,15 @@ Result<model::Calibration> load_calibration(const std::string& db_path, std::opt
     LAGOM_TRY(const auto latest, database.latest_complete_run(host));
     if (!latest) {
       return make_error(ErrorCode::not_found, "--db " + db_path + ": no complete profile run" +
-                                                  (host ? " of host " + *host : std::string()) + " (run lagom profile first)");
+                                                  (host ? " of host " + *host : std::string()) +
+                                                  " (run lagom profile first)");
     }
     run_id = latest;
   }
   LAGOM_TRY(const db::Run run, database.run(*run_id));
   if (run.status != db::k_status_complete) {
-    return make_error(ErrorCode::invalid_input, "run " + std::to_string(*run_id) + " is incomplete: its samples are not used");
+    return make_error(ErrorCode::invalid_input,
+                      "run " + std::to_string(*run_id) + " is incomplete: its samples are not used");
   }
   return run_calibration(database, run);
 }

@@ -14,7 +14,8 @@ namespace lagom::profiler {
 
 // `run_id` nullopt = the newest complete run (of `host` when given). Errors: not_found (no such file,
 // no such run, no complete run), invalid_input (not a Lagom database; the run is incomplete).
-Result<model::Calibration> load_calibration(const std::string& db_path, std::optional<std::int64_t> run_id = {},
+Result<model::Calibration> load_calibration(const std::string& db_path,
+                                            std::optional<std::int64_t> run_id = {},
                                             const std::optional<std::string>& host = {});
 
 // The `localhost` calibration: this host's complete profile runs (imports excluded), each kind of fit

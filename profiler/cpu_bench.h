@@ -23,9 +23,9 @@ std::vector<GemmShape> cpu_gemm_shapes(bool quick);
 std::vector<std::string> cpu_gemm_precisions();
 
 struct TimingPolicy {
-  int min_iters = 3;          // timed calls at least
-  int max_iters = 100;        // and at most
-  double target_us = 20000;   // time budget per measurement
+  int min_iters = 3;         // timed calls at least
+  int max_iters = 100;       // and at most
+  double target_us = 20000;  // time budget per measurement
 };
 
 // A reusable GEMM C = A·B of `shape` in `precision` ("fp32" | "fp64"), buffers allocated once.
@@ -33,13 +33,15 @@ struct TimingPolicy {
 Result<std::function<void()>> make_cpu_gemm(const std::string& precision, const GemmShape& shape);
 
 // Times the GEMM: mean time of one call; tflops = 2mnk / time.
-Result<db::ComputeSample> measure_cpu_gemm(const std::string& precision, const GemmShape& shape, const TimingPolicy& policy);
+Result<db::ComputeSample> measure_cpu_gemm(const std::string& precision, const GemmShape& shape,
+                                           const TimingPolicy& policy);
 
 // Streaming triad over three arrays of `array_bytes` each; the sample keeps the best call's time (as
 // STREAM does), bytes = 3 · array_bytes.
 Result<db::ComputeSample> measure_memory_bandwidth(std::int64_t array_bytes, const TimingPolicy& policy);
 
 // Mean time of `call` in µs under `policy` (one untimed warm-up call first).
-double time_calls_us(const std::function<void()>& call, const TimingPolicy& policy, double* best_us = nullptr);
+double time_calls_us(const std::function<void()>& call, const TimingPolicy& policy,
+                     double* best_us = nullptr);
 
 }  // namespace lagom::profiler

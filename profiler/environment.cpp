@@ -1,9 +1,8 @@
 #include "profiler/environment.h"
 
-#include <unistd.h>
-
 #include <array>
 #include <fstream>
+#include <unistd.h>
 
 namespace lagom::profiler {
 
@@ -31,7 +30,8 @@ std::string cpu_model() {
 std::string node_identity() {
   std::array<char, 256> ns{};
   const ssize_t length = readlink("/proc/self/ns/net", ns.data(), ns.size() - 1);
-  return host_name() + "/" + (length > 0 ? std::string(ns.data(), static_cast<std::size_t>(length)) : std::string());
+  return host_name() + "/" +
+         (length > 0 ? std::string(ns.data(), static_cast<std::size_t>(length)) : std::string());
 }
 
 }  // namespace lagom::profiler

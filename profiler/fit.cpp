@@ -53,10 +53,17 @@ Result<LineFit> fit_relative_line(const std::vector<double>& x, const std::vecto
   const double det = sw * swxx - swx * swx;
   fit.slope = (sw * swxy - swx * swy) / det;
   fit.intercept = (swy - fit.slope * swx) / sw;
-  if (fit.intercept < 0) {
-    fit.intercept = 0;
-    fit.slope = swxy / swxx;
+  // Standard error of the slope from the weighted residuals (n − 2 degrees of freedom).
+  if (x.size() > 2 && fit.slope != 0) {
+    double chi2 = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double r = fit.intercept + fit.slope * x[i] - y[i];
+      chi2 += r * r / (y[i] * y[i]);
+    }
+    const double sigma2 = chi2 / static_cast<double>(x.size() - 2);
+    fit.slope_rel_stderr = std::sqrt(sigma2 * sw / det) / std::fabs(fit.slope);
   }
+  fit.intercept = std::max(fit.intercept, 0.0);
   std::vector<double> errors;
   for (std::size_t i = 0; i < x.size(); ++i) {
     errors.push_back(std::fabs(fit.intercept + fit.slope * x[i] - y[i]) / y[i]);
@@ -80,7 +87,8 @@ Result<db::CollectiveFitRecord> fit_collective_series(const std::vector<db::Comm
   fit.max_bytes = first.bytes;
   // Out-of-place and in-place calls can cost different amounts (MPI copies differently); the fit uses
   // the out-of-place samples, nccl-tests' first columns, and in-place ones only when there are no others.
-  const bool any_out_of_place = std::any_of(series.begin(), series.end(), [](const auto& s) { return !s.in_place; });
+  const bool any_out_of_place =
+      std::any_of(series.begin(), series.end(), [](const auto& s) { return !s.in_place; });
   for (const auto& s : series) {
     if (s.wrong > 0 || !(s.time_us > 0)) continue;
     if (any_out_of_place && s.in_place) continue;
@@ -158,7 +166,8 @@ FitOutcome fit_run(const std::vector<db::CommSample>& comm, const std::vector<db
   FitOutcome outcome;
   using Key = std::tuple<std::string, std::string, std::string, int, int, int>;
   std::map<Key, std::vector<db::CommSample>> series;
-  for (const auto& s : comm) series[{s.collective, s.algo, s.proto, s.ranks, s.nodes, s.channels}].push_back(s);
+  for (const auto& s : comm)
+    series[{s.collective, s.algo, s.proto, s.ranks, s.nodes, s.channels}].push_back(s);
   for (const auto& [key, samples] : series) {
     auto fit = fit_collective_series(samples);
     if (fit.ok()) {
@@ -194,7 +203,8 @@ FitOutcome fit_run(const std::vector<db::CommSample>& comm, const std::vector<db
       if (o.gemm_alone_us > 0) compute_slowdown.push_back(o.gemm_overlap_us / o.gemm_alone_us - 1.0);
       if (o.comm_alone_us > 0) comm_slowdown.push_back(o.comm_overlap_us / o.comm_alone_us - 1.0);
     }
-    if (!compute_slowdown.empty()) outcome.fits.scalars.push_back({"compute_slowdown", median(compute_slowdown), 0});
+    if (!compute_slowdown.empty())
+      outcome.fits.scalars.push_back({"compute_slowdown", median(compute_slowdown), 0});
     if (!comm_slowdown.empty()) outcome.fits.scalars.push_back({"comm_slowdown", median(comm_slowdown), 0});
   }
   return outcome;

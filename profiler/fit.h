@@ -5,9 +5,10 @@
 // (collective, algo, proto, ranks, nodes, channels) by least squares on *relative* residuals, since sizes
 // span several decades and a plain fit would ignore every small size, with one pass of outlier rejection.
 // Samples whose data check failed (wrong > 0) are left out, and so are in-place samples when the series
-// has out-of-place ones (MPI prices the two differently; nccl-tests' first columns are out-of-place). GEMMs: achieved = peak · flops / (flops + half_flops) is the same line,
-// time_us = (flops + half_flops) / (peak_tflops · 1e6), fitted per precision. Memory bandwidth: the median
-// bandwidth of the largest streaming size. Overlap: the median fractional slowdowns of each side.
+// has out-of-place ones (MPI prices the two differently; nccl-tests' first columns are out-of-place). GEMMs:
+// achieved = peak · flops / (flops + half_flops) is the same line, time_us = (flops + half_flops) /
+// (peak_tflops · 1e6), fitted per precision. Memory bandwidth: the median bandwidth of the largest streaming
+// size. Overlap: the median fractional slowdowns of each side.
 #pragma once
 
 #include <cstdint>
@@ -26,8 +27,12 @@ namespace lagom::profiler {
 struct LineFit {
   double intercept = 0;
   double slope = 0;
-  double rel_error = 0;  // median |ŷ − y| / y over the points
+  double rel_error = 0;         // median |ŷ − y| / y over the points
+  double slope_rel_stderr = 0;  // the slope's standard error over the slope (0 with 2 points: unknown)
 };
+// Weighted least squares on relative residuals. A negative intercept (a shaped link's token-bucket burst
+// lets the smallest sizes through faster than the rate) is reported as 0 with the slope kept: the slope
+// is what the size dependence measures, and forcing the line through the origin would bend it.
 // invalid_input when fewer than 2 distinct x or a non-positive y.
 Result<LineFit> fit_relative_line(const std::vector<double>& x, const std::vector<double>& y);
 

@@ -10,12 +10,14 @@ Error mpi_error(int code, const char* call, const char* file, int line) {
   std::array<char, MPI_MAX_ERROR_STRING> text{};
   int length = 0;
   MPI_Error_string(code, text.data(), &length);
-  return make_error(ErrorCode::failure, std::string(call) + " failed: " + std::string(text.data(), static_cast<std::size_t>(length)) +
+  return make_error(ErrorCode::failure, std::string(call) + " failed: " +
+                                            std::string(text.data(), static_cast<std::size_t>(length)) +
                                             " (" + file + ":" + std::to_string(line) + ")");
 }
 
 bool under_mpi_launcher() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_SIZE"}) {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_SIZE"}) {
     if (std::getenv(name) != nullptr) return true;
   }
   return false;
@@ -111,7 +113,9 @@ class MpiGroup final : public Group {
 
 }  // namespace
 
-std::unique_ptr<Group> make_solo_group() { return std::make_unique<SoloGroup>(); }
+std::unique_ptr<Group> make_solo_group() {
+  return std::make_unique<SoloGroup>();
+}
 
 Result<std::unique_ptr<Group>> make_mpi_group() {
   int initialized = 0;

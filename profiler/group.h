@@ -6,10 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mpi.h>
 #include <string>
 #include <vector>
-
-#include <mpi.h>
 
 #include "core/error.h"
 
@@ -39,8 +38,8 @@ bool under_mpi_launcher();
 // A group of one process that never touches MPI.
 std::unique_ptr<Group> make_solo_group();
 // MPI_COMM_WORLD; initialises MPI (thread level MULTIPLE asked for: the FlashOverlap cases of the overlap
-// suite drive MPI from a communication thread, kernels/mpi_executor.h) unless already initialised, and finalises it
-// when destroyed if it initialised it. Errors: failure when MPI_Init fails.
+// suite drive MPI from a communication thread, kernels/mpi_executor.h) unless already initialised, and
+// finalises it when destroyed if it initialised it. Errors: failure when MPI_Init fails.
 Result<std::unique_ptr<Group>> make_mpi_group();
 
 // The MPI library's version string ("Open MPI v4.1.4, ..."), first line only.
@@ -48,10 +47,11 @@ std::string mpi_library_version();
 
 // An MPI call's failure as an Error with file:line, the call and MPI's message.
 Error mpi_error(int code, const char* call, const char* file, int line);
-#define LAGOM_MPI_CHECK(call)                                                              \
-  do {                                                                                     \
-    const int lagom_mpi_rc_ = (call);                                                      \
-    if (lagom_mpi_rc_ != MPI_SUCCESS) return ::lagom::profiler::mpi_error(lagom_mpi_rc_, #call, __FILE__, __LINE__); \
+#define LAGOM_MPI_CHECK(call)                                                        \
+  do {                                                                               \
+    const int lagom_mpi_rc_ = (call);                                                \
+    if (lagom_mpi_rc_ != MPI_SUCCESS)                                                \
+      return ::lagom::profiler::mpi_error(lagom_mpi_rc_, #call, __FILE__, __LINE__); \
   } while (0)
 
 }  // namespace lagom::profiler

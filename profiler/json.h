@@ -22,6 +22,7 @@ Result<nlohmann::json> export_run_document(const std::string& db_path, std::int6
 
 // CSV of a run's collective and compute samples: one header, one row per sample, `kind` first
 // ("comm", "gemm", "memory"); fields that do not apply to a kind are empty.
-std::string samples_csv(const std::vector<db::CommSample>& comm, const std::vector<db::ComputeSample>& compute);
+std::string samples_csv(const std::vector<db::CommSample>& comm,
+                        const std::vector<db::ComputeSample>& compute);
 
 }  // namespace lagom::profiler

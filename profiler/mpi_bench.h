@@ -2,15 +2,19 @@
 // is nccl-tests' size (per-rank buffer; the total across ranks for allgather's output and
 // reducescatter's input), rounded down to whole elements (whole per-rank chunks where a collective
 // splits its buffer). One call on freshly initialised buffers is checked element by element (#wrong,
-// summed over ranks); then warm-up calls, then the timed calls in `batches` batches, each started after a
-// barrier. time_us is the fastest batch's slowest-rank mean time per call. (nccl-tests reports the plain
-// mean over all timed calls averaged over ranks; on a shared machine a rank descheduled for a time slice
-// makes that mean arbitrary, while such delays never make a batch faster.) Every rank must call with
-// the same arguments.
+// summed over ranks); then warm-up calls. The timed calls run in `batches` rounds: each round times one
+// barrier-started batch of every size and placement of the series in turn, so a stretch of load on a
+// shared machine (another process, a rank descheduled for a time slice) falls on all sizes alike rather
+// than on the few measured while it lasted. time_us is a size's fastest batch's slowest-rank mean time
+// per call. (nccl-tests reports the plain mean over all timed calls averaged over ranks; such delays make
+// that mean arbitrary, while they never make a batch faster.) Every rank must call with the same
+// arguments.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "db/database.h"
@@ -26,10 +30,14 @@ struct CollectiveTiming {
   int batches = 7;           // timed calls are split into this many barrier-separated batches
 };
 
-// Measures one collective at one size and placement. `nodes` is stored in the sample.
-// invalid_input for an unknown collective or a size below one element per rank; failure when MPI fails.
-Result<db::CommSample> measure_mpi_collective(Group& group, const std::string& collective, std::int64_t bytes,
-                                              bool in_place, int nodes, const CollectiveTiming& timing);
+// Measures one collective at every size of `sizes_bytes`, out of place then in place: two samples per
+// size, in that order. `nodes` is stored in the samples; `on_size` (may be empty) is told each size once
+// it is checked and warmed up. invalid_input for an unknown collective or a size below one element per
+// rank; failure when MPI fails.
+Result<std::vector<db::CommSample>> measure_mpi_series(Group& group, const std::string& collective,
+                                                       const std::vector<std::int64_t>& sizes_bytes,
+                                                       int nodes, const CollectiveTiming& timing,
+                                                       const std::function<void(std::int64_t)>& on_size);
 
 // The element count nccl-tests prints for `bytes` of `collective` over `ranks` (float elements): the
 // count argument of the call (per-rank count for allgather and reducescatter, unverified).

@@ -1,12 +1,11 @@
 #include "profiler/nccl_backend.h"
 
-#include <dlfcn.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <optional>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -28,9 +27,11 @@ class NcclModule {
   int (*unique_id)(unsigned char*, char*, int) = nullptr;
   int (*comm_init)(const unsigned char*, int, int, int, lagom_nccl_comm**, char*, int) = nullptr;
   void (*comm_destroy)(lagom_nccl_comm*) = nullptr;
-  int (*collective)(lagom_nccl_comm*, const lagom_nccl_coll_request*, lagom_nccl_coll_result*, char*, int) = nullptr;
+  int (*collective)(lagom_nccl_comm*, const lagom_nccl_coll_request*, lagom_nccl_coll_result*, char*,
+                    int) = nullptr;
   int (*gemm)(int, const lagom_nccl_gemm_request*, lagom_nccl_gemm_result*, char*, int) = nullptr;
-  int (*overlap)(lagom_nccl_comm*, const lagom_nccl_overlap_request*, lagom_nccl_overlap_result*, char*, int) = nullptr;
+  int (*overlap)(lagom_nccl_comm*, const lagom_nccl_overlap_request*, lagom_nccl_overlap_result*, char*,
+                 int) = nullptr;
 };
 
 namespace {
@@ -52,7 +53,9 @@ bool resolve(void* handle, const char* name, F& out) {
   return out != nullptr;
 }
 
-Error unavailable(const std::string& why) { return make_error(ErrorCode::unavailable, "backend nccl: " + why); }
+Error unavailable(const std::string& why) {
+  return make_error(ErrorCode::unavailable, "backend nccl: " + why);
+}
 
 int collective_code(const std::string& name) {
   const auto parsed = model::parse_collective(name);
@@ -121,8 +124,9 @@ Result<lagom_nccl_comm*> init_comm(NcclModule& module, Group& group, int device,
 
 // Measures one collective with an iteration count every rank agrees on.
 Result<std::optional<db::CommSample>> measure(NcclModule& module, Group& group, lagom_nccl_comm* comm,
-                                              const std::string& collective, std::int64_t bytes, bool in_place,
-                                              const NcclConfig& config, int nodes, const Sweep& sweep, std::string* why) {
+                                              const std::string& collective, std::int64_t bytes,
+                                              bool in_place, const NcclConfig& config, int nodes,
+                                              const Sweep& sweep, std::string* why) {
   std::array<char, k_err_len> err{};
   lagom_nccl_coll_request request{collective_code(collective), bytes, in_place ? 1 : 0, 0, 1, 2};
   lagom_nccl_coll_result result{};
@@ -135,7 +139,8 @@ Result<std::optional<db::CommSample>> measure(NcclModule& module, Group& group, 
   }
   LAGOM_TRY(const double probe_us, group.max(result.time_us));
   request.warmup_iters = sweep.warmup_iters;
-  request.iters = std::clamp(static_cast<int>(sweep.target_us / std::max(probe_us, 0.5)), sweep.min_iters, sweep.max_iters);
+  request.iters = std::clamp(static_cast<int>(sweep.target_us / std::max(probe_us, 0.5)), sweep.min_iters,
+                             sweep.max_iters);
   ok = module.collective(comm, &request, &result, err.data(), k_err_len) == 0;
   LAGOM_TRY(const bool run_ok, all_ok(group, ok));
   if (!run_ok) {
@@ -153,7 +158,8 @@ Result<std::optional<db::CommSample>> measure(NcclModule& module, Group& group, 
   s.nodes = nodes;
   s.bytes = result.bytes;
   s.count = result.count;
-  s.redop = (collective == "allreduce" || collective == "reducescatter" || collective == "reduce") ? "sum" : "none";
+  s.redop =
+      (collective == "allreduce" || collective == "reducescatter" || collective == "reduce") ? "sum" : "none";
   s.root = (collective == "broadcast" || collective == "reduce") ? 0 : -1;
   s.in_place = in_place;
   s.time_us = sum_us / group.size();
@@ -174,7 +180,9 @@ int precision_code(const std::string& precision) {
 
 Result<std::shared_ptr<NcclModule>> load_nccl_module() {
   if (std::string_view(build::k_cuda_version).empty()) {
-    return unavailable("this lagom was built without CUDA (configure with -DLAGOM_ENABLE_CUDA=ON on a machine with /usr/local/cuda)");
+    return unavailable(
+        "this lagom was built without CUDA (configure with -DLAGOM_ENABLE_CUDA=ON on a machine with "
+        "/usr/local/cuda)");
   }
   const std::string path = module_path();
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -194,7 +202,8 @@ Result<std::shared_ptr<NcclModule>> load_nccl_module() {
                    resolve(handle, "lagom_nccl_overlap", module->overlap);
   if (!all) return unavailable(path + " lacks a lagom_nccl_* entry point");
   if (module->abi_version() != LAGOM_NCCL_ABI_VERSION) {
-    return unavailable(fmt::format("{} has ABI version {}, this lagom needs {}", path, module->abi_version(), LAGOM_NCCL_ABI_VERSION));
+    return unavailable(fmt::format("{} has ABI version {}, this lagom needs {}", path, module->abi_version(),
+                                   LAGOM_NCCL_ABI_VERSION));
   }
   return module;
 }
@@ -228,8 +237,8 @@ std::vector<NcclConfig> nccl_configs(const Sweep& sweep, bool quick) {
   for (const auto& c : sweep.collectives) {
     if (c != "alltoall" && c != "sendrecv") ring_collectives.push_back(c);  // point-to-point: no NCCL_ALGO
   }
-  const std::vector<std::string> protos = quick ? std::vector<std::string>{"simple", "ll"}
-                                                : std::vector<std::string>{"simple", "ll", "ll128"};
+  const std::vector<std::string> protos =
+      quick ? std::vector<std::string>{"simple", "ll"} : std::vector<std::string>{"simple", "ll", "ll128"};
   for (const auto& proto : protos) {
     configs.push_back({"ring", proto, 0, quick ? std::vector<std::string>{"allreduce"} : ring_collectives});
     if (wanted("allreduce")) configs.push_back({"tree", proto, 0, {"allreduce"}});
@@ -243,13 +252,17 @@ std::vector<NcclConfig> nccl_configs(const Sweep& sweep, bool quick) {
   return configs;
 }
 
-Status run_nccl_suites(NcclModule& module, Group& group, int device, int nodes, const Sweep& sweep, bool quick,
-                       const std::vector<std::string>& suites, SampleSink& sink, Progress& progress) {
-  auto has = [&](const char* suite) { return std::find(suites.begin(), suites.end(), suite) != suites.end(); };
+Status run_nccl_suites(NcclModule& module, Group& group, int device, int nodes, const Sweep& sweep,
+                       bool quick, const std::vector<std::string>& suites, SampleSink& sink,
+                       Progress& progress) {
+  auto has = [&](const char* suite) {
+    return std::find(suites.begin(), suites.end(), suite) != suites.end();
+  };
   std::array<char, k_err_len> err{};
   if (has("compute")) {
-    const std::vector<std::int64_t> sizes = quick ? std::vector<std::int64_t>{512, 1024, 2048, 4096}
-                                                  : std::vector<std::int64_t>{256, 512, 1024, 2048, 4096, 6144, 8192, 12288, 16384};
+    const std::vector<std::int64_t> sizes =
+        quick ? std::vector<std::int64_t>{512, 1024, 2048, 4096}
+              : std::vector<std::int64_t>{256, 512, 1024, 2048, 4096, 6144, 8192, 12288, 16384};
     const std::vector<std::string> precisions{"bf16", "fp16", "tf32", "fp32"};
     progress.begin("compute: cuBLAS GEMM sweep", static_cast<long>(sizes.size() * precisions.size()));
     long done = 0;
@@ -261,8 +274,10 @@ Status run_nccl_suites(NcclModule& module, Group& group, int device, int nodes, 
         if (module.gemm(device, &request, &result, err.data(), k_err_len) != 0) {
           return make_error(ErrorCode::failure, "backend nccl: gemm: " + std::string(err.data()));
         }
-        const double flops = 2.0 * static_cast<double>(size) * static_cast<double>(size) * static_cast<double>(size);
-        request.iters = std::clamp(static_cast<int>(sweep.target_us / std::max(result.time_us, 0.5)), sweep.min_iters, sweep.max_iters);
+        const double flops =
+            2.0 * static_cast<double>(size) * static_cast<double>(size) * static_cast<double>(size);
+        request.iters = std::clamp(static_cast<int>(sweep.target_us / std::max(result.time_us, 0.5)),
+                                   sweep.min_iters, sweep.max_iters);
         if (module.gemm(device, &request, &result, err.data(), k_err_len) != 0) {
           return make_error(ErrorCode::failure, "backend nccl: gemm: " + std::string(err.data()));
         }
@@ -281,21 +296,23 @@ Status run_nccl_suites(NcclModule& module, Group& group, int device, int nodes, 
   }
   if (has("comm")) {
     for (const NcclConfig& config : nccl_configs(sweep, quick)) {
-      const std::string label = fmt::format("algo={} proto={} channels={}", config.algo.empty() ? "default" : config.algo,
-                                            config.proto.empty() ? "default" : config.proto,
-                                            config.channels > 0 ? std::to_string(config.channels) : "default");
+      const std::string label =
+          fmt::format("algo={} proto={} channels={}", config.algo.empty() ? "default" : config.algo,
+                      config.proto.empty() ? "default" : config.proto,
+                      config.channels > 0 ? std::to_string(config.channels) : "default");
       const std::string channels = config.channels > 0 ? std::to_string(config.channels) : "";
       ScopedEnv algo("NCCL_ALGO", config.algo), proto("NCCL_PROTO", config.proto);
       ScopedEnv min_channels("NCCL_MIN_NCHANNELS", channels), max_channels("NCCL_MAX_NCHANNELS", channels);
       std::string why;
-      LAGOM_TRY(lagom_nccl_comm* comm, init_comm(module, group, device, &why));
+      LAGOM_TRY(lagom_nccl_comm * comm, init_comm(module, group, device, &why));
       if (comm == nullptr) {
         sink.warn("backend nccl: " + label + ": communicator init failed: " + why);
         continue;
       }
       CommGuard guard{module, comm};
       for (const auto& collective : config.collectives) {
-        progress.begin(fmt::format("comm: {} {}", collective, label), static_cast<long>(sweep.sizes_bytes.size()));
+        progress.begin(fmt::format("comm: {} {}", collective, label),
+                       static_cast<long>(sweep.sizes_bytes.size()));
         std::vector<db::CommSample> series;
         bool rejected = false;
         long done = 0;
@@ -303,7 +320,8 @@ Status run_nccl_suites(NcclModule& module, Group& group, int device, int nodes, 
           if (round_collective_bytes(collective, bytes, group.size()) <= 0) continue;
           for (const bool in_place : {false, true}) {
             if (in_place && (collective == "alltoall" || collective == "sendrecv")) continue;
-            LAGOM_TRY(auto sample, measure(module, group, comm, collective, bytes, in_place, config, nodes, sweep, &why));
+            LAGOM_TRY(auto sample,
+                      measure(module, group, comm, collective, bytes, in_place, config, nodes, sweep, &why));
             if (!sample) {
               rejected = true;
               break;
@@ -322,12 +340,13 @@ Status run_nccl_suites(NcclModule& module, Group& group, int device, int nodes, 
   }
   if (has("overlap")) {
     std::string why;
-    LAGOM_TRY(lagom_nccl_comm* comm, init_comm(module, group, device, &why));
+    LAGOM_TRY(lagom_nccl_comm * comm, init_comm(module, group, device, &why));
     if (comm == nullptr) return make_error(ErrorCode::failure, "backend nccl: overlap: " + why);
     CommGuard guard{module, comm};
     const std::int64_t gemm_size = quick ? 4096 : 8192;
-    const std::vector<std::int64_t> bytes_list = quick ? std::vector<std::int64_t>{64LL << 20}
-                                                       : std::vector<std::int64_t>{16LL << 20, 64LL << 20, 256LL << 20};
+    const std::vector<std::int64_t> bytes_list =
+        quick ? std::vector<std::int64_t>{64LL << 20}
+              : std::vector<std::int64_t>{16LL << 20, 64LL << 20, 256LL << 20};
     std::vector<db::OverlapSample> samples;
     progress.begin("overlap: GEMM beside a collective", static_cast<long>(bytes_list.size() * 2));
     long done = 0;
@@ -339,7 +358,9 @@ Status run_nccl_suites(NcclModule& module, Group& group, int device, int nodes, 
         lagom_nccl_overlap_result result{};
         const bool ok = module.overlap(comm, &request, &result, err.data(), k_err_len) == 0;
         LAGOM_TRY(const bool all, all_ok(group, ok));
-        if (!all) return make_error(ErrorCode::failure, std::string("backend nccl: overlap: ") + (ok ? "another rank failed" : err.data()));
+        if (!all)
+          return make_error(ErrorCode::failure, std::string("backend nccl: overlap: ") +
+                                                    (ok ? "another rank failed" : err.data()));
         db::OverlapSample s;
         s.name = std::string("gemm+") + collective;
         s.collective = collective;

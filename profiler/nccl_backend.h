@@ -31,16 +31,17 @@ Status describe_nccl_device(NcclModule& module, int device, db::Run& run);
 
 // One NCCL configuration forced through the environment ("" = NCCL's own choice).
 struct NcclConfig {
-  std::string algo;   // NCCL_ALGO value: "ring", "tree", ...
-  std::string proto;  // NCCL_PROTO value: "simple", "ll", "ll128"
-  int channels = 0;   // NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS; 0 = unset
+  std::string algo;                      // NCCL_ALGO value: "ring", "tree", ...
+  std::string proto;                     // NCCL_PROTO value: "simple", "ll", "ll128"
+  int channels = 0;                      // NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS; 0 = unset
   std::vector<std::string> collectives;  // measured under this configuration
 };
 // The configurations a sweep visits (quick: NCCL's default plus a few forced ones).
 std::vector<NcclConfig> nccl_configs(const Sweep& sweep, bool quick);
 
 // Runs the requested suites ("compute", "comm", "overlap") on `device`.
-Status run_nccl_suites(NcclModule& module, Group& group, int device, int nodes, const Sweep& sweep, bool quick,
-                       const std::vector<std::string>& suites, SampleSink& sink, Progress& progress);
+Status run_nccl_suites(NcclModule& module, Group& group, int device, int nodes, const Sweep& sweep,
+                       bool quick, const std::vector<std::string>& suites, SampleSink& sink,
+                       Progress& progress);
 
 }  // namespace lagom::profiler

@@ -58,16 +58,18 @@ std::optional<double> to_number(const std::string& text) {
   }
 }
 
-std::string time_cell(double time_us) { return fmt::format("{:.2f}", time_us); }
+std::string time_cell(double time_us) {
+  return fmt::format("{:.2f}", time_us);
+}
 
 double factor_of(const std::string& collective, int ranks) {
   const auto parsed = model::parse_collective(collective);
   return parsed ? model::busbw_factor(*parsed, std::max(ranks, 1)) : 1.0;
 }
 
-db::CommSample make_sample(const std::string& collective, int ranks, int nodes, std::int64_t bytes, std::int64_t count,
-                           const std::string& dtype, const std::string& redop, int root, bool in_place, double time_us,
-                           std::int64_t wrong) {
+db::CommSample make_sample(const std::string& collective, int ranks, int nodes, std::int64_t bytes,
+                           std::int64_t count, const std::string& dtype, const std::string& redop, int root,
+                           bool in_place, double time_us, std::int64_t wrong) {
   db::CommSample s;
   s.collective = collective;
   s.ranks = ranks;
@@ -95,7 +97,8 @@ Result<ImportedLog> parse_vtrain(const std::vector<std::string>& lines, const st
   } else if (auto c = collective_from_file_name(file_name)) {
     log.collective = *c;
   } else {
-    return make_error(ErrorCode::invalid_input, "cannot tell the collective from the file name; pass --collective");
+    return make_error(ErrorCode::invalid_input,
+                      "cannot tell the collective from the file name; pass --collective");
   }
   if (options.ranks) {
     log.ranks = *options.ranks;
@@ -103,7 +106,8 @@ Result<ImportedLog> parse_vtrain(const std::vector<std::string>& lines, const st
     std::smatch match;
     static const std::regex gpus("GPU([0-9]+)", std::regex::icase);
     if (!std::regex_search(file_name, match, gpus)) {
-      return make_error(ErrorCode::invalid_input, "cannot tell the rank count from the file name; pass --ranks");
+      return make_error(ErrorCode::invalid_input,
+                        "cannot tell the rank count from the file name; pass --ranks");
     }
     log.ranks = std::stoi(match[1].str());
   }
@@ -112,17 +116,21 @@ Result<ImportedLog> parse_vtrain(const std::vector<std::string>& lines, const st
     if (lines[i].empty()) continue;
     const auto fields = split(lines[i], ',');
     if (fields.size() < 5 || (fields.size() - 3) % 2 != 0) {
-      return make_error(ErrorCode::invalid_input, fmt::format("line {}: expected size,count,type then time(ns),busbw pairs", i + 1));
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("line {}: expected size,count,type then time(ns),busbw pairs", i + 1));
     }
     const auto bytes = to_number(fields[0]);
     const auto count = to_number(fields[1]);
-    if (!bytes || !count || *bytes <= 0) return make_error(ErrorCode::invalid_input, fmt::format("line {}: bad size or count", i + 1));
+    if (!bytes || !count || *bytes <= 0)
+      return make_error(ErrorCode::invalid_input, fmt::format("line {}: bad size or count", i + 1));
     for (std::size_t f = 3; f + 1 < fields.size(); f += 2) {
       const auto time_ns = to_number(fields[f]);
-      if (!time_ns || *time_ns <= 0) return make_error(ErrorCode::invalid_input, fmt::format("line {}: bad time", i + 1));
+      if (!time_ns || *time_ns <= 0)
+        return make_error(ErrorCode::invalid_input, fmt::format("line {}: bad time", i + 1));
       // vTrain times are ns; the row's busbw column is recomputed from the time (same definition).
-      log.samples.push_back(make_sample(log.collective, log.ranks, log.nodes, static_cast<std::int64_t>(*bytes),
-                                        static_cast<std::int64_t>(*count), fields[2], "sum", -1, false, *time_ns / 1e3, -1));
+      log.samples.push_back(make_sample(log.collective, log.ranks, log.nodes,
+                                        static_cast<std::int64_t>(*bytes), static_cast<std::int64_t>(*count),
+                                        fields[2], "sum", -1, false, *time_ns / 1e3, -1));
     }
   }
   return log;
@@ -168,7 +176,8 @@ Result<ImportedLog> parse_nccl_tests(const std::vector<std::string>& lines, cons
   } else if (auto c = collective_from_file_name(file_name)) {
     log.collective = *c;
   } else {
-    return make_error(ErrorCode::invalid_input, "nccl-tests output does not name its collective; pass --collective");
+    return make_error(ErrorCode::invalid_input,
+                      "nccl-tests output does not name its collective; pass --collective");
   }
   if (options.ranks) {
     log.ranks = *options.ranks;
@@ -191,8 +200,8 @@ Result<ImportedLog> parse_nccl_tests(const std::vector<std::string>& lines, cons
       const auto time_us = to_number(fields[at]);
       if (!time_us || *time_us <= 0) continue;
       const auto wrong = to_number(fields[at + 3]);
-      auto sample = make_sample(log.collective, log.ranks, log.nodes, bytes, count, fields[2], fields[3], root,
-                                place == 1, *time_us, wrong ? static_cast<std::int64_t>(*wrong) : -1);
+      auto sample = make_sample(log.collective, log.ranks, log.nodes, bytes, count, fields[2], fields[3],
+                                root, place == 1, *time_us, wrong ? static_cast<std::int64_t>(*wrong) : -1);
       // Keep the log's own bandwidth columns: they are what the user saw.
       if (auto algbw = to_number(fields[at + 1])) sample.algbw_GBps = *algbw;
       if (auto busbw = to_number(fields[at + 2])) sample.busbw_GBps = *busbw;
@@ -215,29 +224,39 @@ std::optional<std::string> collective_from_file_name(const std::string& file_nam
     if (base.rfind(prefix, 0) == 0) return name;
   }
   const std::string l = lower(base);
-  static const std::vector<std::pair<std::string, std::string>> names{
-      {"all_reduce", "allreduce"},         {"allreduce", "allreduce"},   {"all_gather", "allgather"},
-      {"allgather", "allgather"},          {"reduce_scatter", "reducescatter"}, {"reducescatter", "reducescatter"},
-      {"alltoall", "alltoall"},            {"all_to_all", "alltoall"},   {"broadcast", "broadcast"},
-      {"sendrecv", "sendrecv"},            {"reduce", "reduce"}};
+  static const std::vector<std::pair<std::string, std::string>> names{{"all_reduce", "allreduce"},
+                                                                      {"allreduce", "allreduce"},
+                                                                      {"all_gather", "allgather"},
+                                                                      {"allgather", "allgather"},
+                                                                      {"reduce_scatter", "reducescatter"},
+                                                                      {"reducescatter", "reducescatter"},
+                                                                      {"alltoall", "alltoall"},
+                                                                      {"all_to_all", "alltoall"},
+                                                                      {"broadcast", "broadcast"},
+                                                                      {"sendrecv", "sendrecv"},
+                                                                      {"reduce", "reduce"}};
   for (const auto& [needle, name] : names) {
     if (l.find(needle) != std::string::npos) return name;
   }
   return std::nullopt;
 }
 
-Result<ImportedLog> parse_log(const std::string& file_name, const std::string& text, const ImportOptions& options) {
+Result<ImportedLog> parse_log(const std::string& file_name, const std::string& text,
+                              const ImportOptions& options) {
   if (options.collective && !model::parse_collective(*options.collective)) {
-    return make_error(ErrorCode::invalid_input, "--collective " + *options.collective +
-                                                    ": unknown collective (allreduce, allgather, reducescatter, "
-                                                    "alltoall, broadcast, reduce, sendrecv)");
+    return make_error(ErrorCode::invalid_input,
+                      "--collective " + *options.collective +
+                          ": unknown collective (allreduce, allgather, reducescatter, "
+                          "alltoall, broadcast, reduce, sendrecv)");
   }
-  if (options.ranks && *options.ranks < 1) return make_error(ErrorCode::invalid_input, "--ranks must be at least 1");
+  if (options.ranks && *options.ranks < 1)
+    return make_error(ErrorCode::invalid_input, "--ranks must be at least 1");
   const auto lines = split_lines(text);
   std::size_t first = 0;
   while (first < lines.size() && lines[first].empty()) ++first;
   if (first < lines.size() && lines[first].rfind("size(B),", 0) == 0) {
-    return parse_vtrain(std::vector<std::string>(lines.begin() + static_cast<long>(first), lines.end()), file_name, options);
+    return parse_vtrain(std::vector<std::string>(lines.begin() + static_cast<long>(first), lines.end()),
+                        file_name, options);
   }
   return parse_nccl_tests(lines, file_name, options);
 }
@@ -254,15 +273,18 @@ std::string render_nccl_tests(const std::vector<db::CommSample>& samples) {
   std::string out;
   for (const auto& key : order) {
     const auto& [collective, algo, proto, channels, ranks, nodes] = key;
-    out += fmt::format("# Collective test: {}  ranks {}  nodes {}  algo {}  proto {}  channels {}\n", collective, ranks,
-                       nodes, algo.empty() ? "default" : algo, proto.empty() ? "default" : proto,
-                       channels > 0 ? std::to_string(channels) : "default");
+    out +=
+        fmt::format("# Collective test: {}  ranks {}  nodes {}  algo {}  proto {}  channels {}\n", collective,
+                    ranks, nodes, algo.empty() ? "default" : algo, proto.empty() ? "default" : proto,
+                    channels > 0 ? std::to_string(channels) : "default");
     out += fmt::format("#{:>75}{:>36}\n", "out-of-place", "in-place");
-    out += fmt::format("#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}\n",
-                       "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
-                       "busbw", "#wrong");
-    out += fmt::format("#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}\n",
-                       "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+    out += fmt::format(
+        "#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}\n",
+        "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
+        "busbw", "#wrong");
+    out += fmt::format(
+        "#{:>11}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}\n",
+        "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
     // Pair out-of-place and in-place samples of one size (first of each, in order of appearance).
     std::vector<std::int64_t> sizes;
     std::map<std::int64_t, std::pair<const db::CommSample*, const db::CommSample*>> rows;
@@ -276,14 +298,15 @@ std::string render_nccl_tests(const std::vector<db::CommSample>& samples) {
     for (const std::int64_t bytes : sizes) {
       const auto [oop, ip] = rows[bytes];
       const db::CommSample* any = oop != nullptr ? oop : ip;
-      std::string line = fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", bytes, any->count, any->dtype, any->redop, any->root);
+      std::string line = fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", bytes, any->count, any->dtype,
+                                     any->redop, any->root);
       for (const db::CommSample* s : {oop, ip}) {
         if (s == nullptr) {
           line += fmt::format("  {:>7}  {:>6}  {:>6}  {:>6}", "N/A", "N/A", "N/A", "N/A");
           continue;
         }
-        line += fmt::format("  {:>7}  {:>6.2f}  {:>6.2f}  {:>6}", time_cell(s->time_us), s->algbw_GBps, s->busbw_GBps,
-                            s->wrong < 0 ? std::string("N/A") : std::to_string(s->wrong));
+        line += fmt::format("  {:>7}  {:>6.2f}  {:>6.2f}  {:>6}", time_cell(s->time_us), s->algbw_GBps,
+                            s->busbw_GBps, s->wrong < 0 ? std::string("N/A") : std::to_string(s->wrong));
         busbw_sum += s->busbw_GBps;
         ++busbw_n;
       }

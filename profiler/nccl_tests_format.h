@@ -3,8 +3,10 @@
 // (e.g. AR_GPU8_1M_1024M_LUT). Pure functions on text; no I/O.
 //
 // nccl-tests table (src/common.cu; column layout from memory, unverified against every version):
-//   #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
-//           1024           256     float     sum      -1    10.21    0.10    0.19      0    10.05    0.10    0.20      0
+//   #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw
+//   busbw #wrong
+//           1024           256     float     sum      -1    10.21    0.10    0.19      0    10.05    0.10
+//           0.20      0
 // out-of-place columns first, then in-place; sizes in bytes, time in µs, bandwidths in GB/s.
 // Older versions print no root column (12 fields); #wrong may read N/A when checking was off.
 #pragma once
@@ -30,17 +32,18 @@ struct ImportOptions {
 };
 
 struct ImportedLog {
-  std::string format;      // "nccl-tests" | "vtrain-lut"
+  std::string format;  // "nccl-tests" | "vtrain-lut"
   std::string collective;
   int ranks = 0;
   int nodes = 1;
-  std::string host;        // first host named in the log, "" when none
+  std::string host;  // first host named in the log, "" when none
   std::vector<db::CommSample> samples;
 };
 
 // Parses `text` read from a file named `file_name` (base name used for the collective and rank count
 // when the log does not say). Errors (invalid_input): no data rows, unknown collective, no rank count.
-Result<ImportedLog> parse_log(const std::string& file_name, const std::string& text, const ImportOptions& options);
+Result<ImportedLog> parse_log(const std::string& file_name, const std::string& text,
+                              const ImportOptions& options);
 
 // The collective a file name suggests: vTrain prefixes (AR_, AG_, RS_, A2A_) or nccl-tests binary names
 // (all_reduce, all_gather, reduce_scatter, alltoall, broadcast, reduce, sendrecv). nullopt when none.

@@ -45,34 +45,42 @@ std::vector<OverlapEntry> kernel_overlap_entries(bool quick) {
     for (const char* method_text : {"vanilla", "slice:4", "flash"}) {
       const std::string kernel_name = kernel == model::OverlapKernel::ag_gemm ? "ag-gemm" : "gemm-rs";
       OverlapCase c{kernel_name + "/" + method_text, collective, 0, "fp32", shape, reps};
-      entries.push_back({c, [kernel, method_name = std::string(method_text)](Group& group, const OverlapCase& oc)
-                                -> Result<db::OverlapSample> {
-        if (group.comm() == MPI_COMM_NULL) return make_error(ErrorCode::invalid_input, "the overlap suite needs MPI ranks");
-        LAGOM_TRY(const model::OverlapMethod method, model::parse_overlap_method(method_name));
-        const model::OverlapRequest request{kernel, method, group.size(), oc.shape.m, oc.shape.n, oc.shape.k, 4};
-        LAGOM_TRY(const model::OverlapPlan plan, model::make_overlap_plan(request));
-        kernels::BenchOptions options;
-        options.reps = oc.reps;
-        LAGOM_TRY(const kernels::BenchResult r, kernels::run_mpi(plan, options));
-        if (!r.correct) {
-          return make_error(ErrorCode::failure, fmt::format("{}: result differs from the fp64 reference (relative error {:.3g})",
-                                                            oc.name, r.rel_error));
-        }
-        db::OverlapSample sample;
-        sample.name = oc.name;
-        sample.collective = oc.collective;
-        // nccl-tests bytes of the whole collective: the m×k input (ag) or m×n output (rs) in fp32.
-        sample.bytes = (kernel == model::OverlapKernel::ag_gemm ? oc.shape.m * oc.shape.k : oc.shape.m * oc.shape.n) * 4;
-        sample.precision = oc.precision;
-        sample.m = oc.shape.m;
-        sample.n = oc.shape.n;
-        sample.k = oc.shape.k;
-        sample.gemm_alone_us = r.compute_us;
-        sample.comm_alone_us = r.comm_us;
-        sample.comm_overlap_us = r.overlapped_us;
-        sample.gemm_overlap_us = r.overlapped_us - r.exposed_comm_us;
-        return sample;
-      }});
+      entries.push_back(
+          {c,
+           [kernel, method_name = std::string(method_text)](
+               Group& group, const OverlapCase& oc) -> Result<db::OverlapSample> {
+             if (group.comm() == MPI_COMM_NULL)
+               return make_error(ErrorCode::invalid_input, "the overlap suite needs MPI ranks");
+             LAGOM_TRY(const model::OverlapMethod method, model::parse_overlap_method(method_name));
+             const model::OverlapRequest request{kernel,     method, group.size(), oc.shape.m, oc.shape.n,
+                                                 oc.shape.k, 4};
+             LAGOM_TRY(const model::OverlapPlan plan, model::make_overlap_plan(request));
+             kernels::BenchOptions options;
+             options.reps = oc.reps;
+             LAGOM_TRY(const kernels::BenchResult r, kernels::run_mpi(plan, options));
+             if (!r.correct) {
+               return make_error(
+                   ErrorCode::failure,
+                   fmt::format("{}: result differs from the fp64 reference (relative error {:.3g})", oc.name,
+                               r.rel_error));
+             }
+             db::OverlapSample sample;
+             sample.name = oc.name;
+             sample.collective = oc.collective;
+             // nccl-tests bytes of the whole collective: the m×k input (ag) or m×n output (rs) in fp32.
+             sample.bytes = (kernel == model::OverlapKernel::ag_gemm ? oc.shape.m * oc.shape.k
+                                                                     : oc.shape.m * oc.shape.n) *
+                            4;
+             sample.precision = oc.precision;
+             sample.m = oc.shape.m;
+             sample.n = oc.shape.n;
+             sample.k = oc.shape.k;
+             sample.gemm_alone_us = r.compute_us;
+             sample.comm_alone_us = r.comm_us;
+             sample.comm_overlap_us = r.overlapped_us;
+             sample.gemm_overlap_us = r.overlapped_us - r.exposed_comm_us;
+             return sample;
+           }});
     }
   }
   return entries;
@@ -86,9 +94,11 @@ Result<db::OverlapSample> run_mpi_overlap(Group& group, const OverlapCase& oc) {
   const std::int64_t elements = bytes / static_cast<std::int64_t>(sizeof(float));
   if (elements < n) return make_error(ErrorCode::invalid_input, oc.name + ": collective too small");
   const int count = static_cast<int>(oc.collective == "allgather" ? elements / n : elements);
-  std::vector<float> send(static_cast<std::size_t>(elements), 1.0f), recv(static_cast<std::size_t>(elements), 0.0f);
+  std::vector<float> send(static_cast<std::size_t>(elements), 1.0f),
+      recv(static_cast<std::size_t>(elements), 0.0f);
   auto start_collective = [&](MPI_Request* request) {
-    if (oc.collective == "allreduce") return MPI_Iallreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, comm, request);
+    if (oc.collective == "allreduce")
+      return MPI_Iallreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, comm, request);
     if (oc.collective == "allgather") {
       return MPI_Iallgather(send.data(), count, MPI_FLOAT, recv.data(), count, MPI_FLOAT, comm, request);
     }

@@ -96,12 +96,14 @@ Status run_cpu_compute(bool quick, const Sweep& sweep, SampleSink& sink, Progres
     }
   }
   progress.end();
-  const std::vector<std::int64_t> arrays = quick ? std::vector<std::int64_t>{16LL << 20}
-                                                 : std::vector<std::int64_t>{16LL << 20, 64LL << 20, 256LL << 20};
+  const std::vector<std::int64_t> arrays =
+      quick ? std::vector<std::int64_t>{16LL << 20}
+            : std::vector<std::int64_t>{16LL << 20, 64LL << 20, 256LL << 20};
   progress.begin("compute: memory bandwidth (triad)", static_cast<long>(arrays.size()));
   done = 0;
   for (const std::int64_t bytes : arrays) {
-    LAGOM_TRY(const auto sample, measure_memory_bandwidth(bytes, TimingPolicy{quick ? 3 : 5, quick ? 5 : 20, 0}));
+    LAGOM_TRY(const auto sample,
+              measure_memory_bandwidth(bytes, TimingPolicy{quick ? 3 : 5, quick ? 5 : 20, 0}));
     LAGOM_TRY_STATUS(sink.compute({sample}));
     progress.step(++done, units::format_size(bytes));
   }
@@ -113,16 +115,15 @@ Status run_mpi_comm(Group& group, int nodes, const Sweep& sweep, SampleSink& sin
   const CollectiveTiming timing{sweep.warmup_iters, sweep.min_iters, sweep.max_iters, sweep.target_us};
   for (const auto& collective : sweep.collectives) {
     progress.begin("comm: " + collective, static_cast<long>(sweep.sizes_bytes.size()));
-    std::vector<db::CommSample> series;
-    long done = 0;
+    std::vector<std::int64_t> sizes;
     for (const std::int64_t bytes : sweep.sizes_bytes) {
-      if (round_collective_bytes(collective, bytes, group.size()) <= 0) continue;
-      for (const bool in_place : {false, true}) {
-        LAGOM_TRY(const auto sample, measure_mpi_collective(group, collective, bytes, in_place, nodes, timing));
-        series.push_back(sample);
-      }
-      progress.step(++done, units::format_size(bytes));
+      if (round_collective_bytes(collective, bytes, group.size()) > 0) sizes.push_back(bytes);
     }
+    long done = 0;
+    LAGOM_TRY(const auto series,
+              measure_mpi_series(group, collective, sizes, nodes, timing, [&](std::int64_t bytes) {
+                progress.step(++done, units::format_size(bytes));
+              }));
     progress.end();
     LAGOM_TRY_STATUS(sink.comm(series));
   }
@@ -145,14 +146,10 @@ Status run_mpi_overlap(Group& group, bool quick, SampleSink& sink, Progress& pro
 }
 
 nlohmann::json options_json(const ProfileOptions& options, const Sweep& sweep) {
-  return {{"backend", options.backend},
-          {"suite", options.suite},
-          {"quick", options.quick},
-          {"sizes_bytes", sweep.sizes_bytes},
-          {"collectives", sweep.collectives},
-          {"warmup_iters", sweep.warmup_iters},
-          {"min_iters", sweep.min_iters},
-          {"max_iters", sweep.max_iters},
+  return {{"backend", options.backend},       {"suite", options.suite},
+          {"quick", options.quick},           {"sizes_bytes", sweep.sizes_bytes},
+          {"collectives", sweep.collectives}, {"warmup_iters", sweep.warmup_iters},
+          {"min_iters", sweep.min_iters},     {"max_iters", sweep.max_iters},
           {"target_us", sweep.target_us}};
 }
 
@@ -166,28 +163,35 @@ Result<Sweep> resolve_sweep(const ProfileOptions& options, const std::string& ba
                            : gpu                 ? (options.quick ? (256LL << 20) : (1LL << 30))
                                                  : (options.quick ? (1LL << 20) : (64LL << 20));
   const double factor = options.step_factor > 0 ? options.step_factor : (gpu && options.quick ? 4.0 : 2.0);
-  if (options.min_bytes < 0 || options.max_bytes < 0) return make_error(ErrorCode::invalid_input, "--min-bytes and --max-bytes must be positive");
+  if (options.min_bytes < 0 || options.max_bytes < 0)
+    return make_error(ErrorCode::invalid_input, "--min-bytes and --max-bytes must be positive");
   if (options.step_factor != 0 && !(options.step_factor > 1.0)) {
     return make_error(ErrorCode::invalid_input, "--step-factor must be greater than 1");
   }
   if (options.min_bytes > 0 && options.max_bytes == 0 && min_bytes > max_bytes) max_bytes = min_bytes;
   if (min_bytes > max_bytes) {
-    return make_error(ErrorCode::invalid_input, fmt::format("--min-bytes {} is larger than --max-bytes {}", min_bytes, max_bytes));
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("--min-bytes {} is larger than --max-bytes {}", min_bytes, max_bytes));
   }
-  for (double size = static_cast<double>(min_bytes); size <= static_cast<double>(max_bytes) * (1 + 1e-12); size *= factor) {
+  for (double size = static_cast<double>(min_bytes); size <= static_cast<double>(max_bytes) * (1 + 1e-12);
+       size *= factor) {
     const auto bytes = static_cast<std::int64_t>(std::llround(size));
     if (sweep.sizes_bytes.empty() || bytes != sweep.sizes_bytes.back()) sweep.sizes_bytes.push_back(bytes);
-    if (sweep.sizes_bytes.size() > 4096) return make_error(ErrorCode::invalid_input, "the sweep has more than 4096 sizes");
+    if (sweep.sizes_bytes.size() > 4096)
+      return make_error(ErrorCode::invalid_input, "the sweep has more than 4096 sizes");
   }
   if (options.collectives.empty()) {
     sweep.collectives = k_all_collectives;
   } else {
     for (const auto& c : options.collectives) {
       if (!model::parse_collective(c)) {
-        return make_error(ErrorCode::invalid_input, "--collectives: unknown collective '" + c +
-                                                        "' (allreduce, allgather, reducescatter, alltoall, broadcast, reduce, sendrecv)");
+        return make_error(
+            ErrorCode::invalid_input,
+            "--collectives: unknown collective '" + c +
+                "' (allreduce, allgather, reducescatter, alltoall, broadcast, reduce, sendrecv)");
       }
-      if (std::find(sweep.collectives.begin(), sweep.collectives.end(), c) == sweep.collectives.end()) sweep.collectives.push_back(c);
+      if (std::find(sweep.collectives.begin(), sweep.collectives.end(), c) == sweep.collectives.end())
+        sweep.collectives.push_back(c);
     }
   }
   // nccl-tests defaults are 5 warm-up and 20 timed iterations (-w 5 -n 20; unverified for every
@@ -209,12 +213,17 @@ std::string resolve_backend(const std::string& requested) {
   return under_mpi_launcher() ? "mpi" : "cpu";
 }
 
-Result<ProfileReport> run_profile(const ProfileOptions& options, Progress& progress, const SeriesCallback& on_series) {
-  if (options.backend != "auto" && options.backend != "cpu" && options.backend != "mpi" && options.backend != "nccl") {
-    return make_error(ErrorCode::invalid_input, "--backend " + options.backend + ": unknown backend (auto, cpu, mpi, nccl)");
+Result<ProfileReport> run_profile(const ProfileOptions& options, Progress& progress,
+                                  const SeriesCallback& on_series) {
+  if (options.backend != "auto" && options.backend != "cpu" && options.backend != "mpi" &&
+      options.backend != "nccl") {
+    return make_error(ErrorCode::invalid_input,
+                      "--backend " + options.backend + ": unknown backend (auto, cpu, mpi, nccl)");
   }
-  if (options.suite != "all" && options.suite != "compute" && options.suite != "comm" && options.suite != "overlap") {
-    return make_error(ErrorCode::invalid_input, "--suite " + options.suite + ": unknown suite (all, compute, comm, overlap)");
+  if (options.suite != "all" && options.suite != "compute" && options.suite != "comm" &&
+      options.suite != "overlap") {
+    return make_error(ErrorCode::invalid_input,
+                      "--suite " + options.suite + ": unknown suite (all, compute, comm, overlap)");
   }
   const std::string backend = resolve_backend(options.backend);
   LAGOM_TRY(const Sweep sweep, resolve_sweep(options, backend));
@@ -224,7 +233,8 @@ Result<ProfileReport> run_profile(const ProfileOptions& options, Progress& progr
     suites = available;
   } else if (std::find(available.begin(), available.end(), options.suite) == available.end()) {
     return make_error(ErrorCode::invalid_input, "--suite " + options.suite + ": backend " + backend +
-                                                    " has no " + options.suite + " suite (use --backend mpi under mpirun, or nccl)");
+                                                    " has no " + options.suite +
+                                                    " suite (use --backend mpi under mpirun, or nccl)");
   } else {
     suites = {options.suite};
   }
@@ -246,9 +256,10 @@ Result<ProfileReport> run_profile(const ProfileOptions& options, Progress& progr
   const bool needs_peers = std::find(suites.begin(), suites.end(), "comm") != suites.end() ||
                            std::find(suites.begin(), suites.end(), "overlap") != suites.end();
   if (backend == "mpi" && needs_peers && group->size() < 2) {
-    return make_error(ErrorCode::invalid_input,
-                      "backend mpi: the comm and overlap suites need at least 2 ranks (mpirun -np 2 lagom profile "
-                      "--backend mpi ...; add --allow-run-as-root as root)");
+    return make_error(
+        ErrorCode::invalid_input,
+        "backend mpi: the comm and overlap suites need at least 2 ranks (mpirun -np 2 lagom profile "
+        "--backend mpi ...; add --allow-run-as-root as root)");
   }
   const bool is_root = group->rank() == 0 && (group->size() > 1 || launcher_rank() == 0);
   Progress& shown = is_root ? progress : null_progress();
@@ -306,9 +317,12 @@ Result<ProfileReport> run_profile(const ProfileOptions& options, Progress& progr
   }
   DbSink sink(database ? &*database : nullptr, report.run_id, report, on_series, shown);
 
-  auto has = [&](const char* suite) { return std::find(suites.begin(), suites.end(), suite) != suites.end(); };
+  auto has = [&](const char* suite) {
+    return std::find(suites.begin(), suites.end(), suite) != suites.end();
+  };
   if (backend == "nccl") {
-    LAGOM_TRY_STATUS(run_nccl_suites(*module, *group, device, report.nodes, sweep, options.quick, suites, sink, shown));
+    LAGOM_TRY_STATUS(
+        run_nccl_suites(*module, *group, device, report.nodes, sweep, options.quick, suites, sink, shown));
   } else {
     if (has("compute")) {
       // Rank 0 measures compute; the others wait, so the GEMMs do not share cores with other ranks.

@@ -20,24 +20,24 @@
 namespace lagom::profiler {
 
 struct ProfileOptions {
-  std::string backend = "auto";           // "auto" | "cpu" | "mpi" | "nccl"
-  std::string suite = "all";              // "all" | "compute" | "comm" | "overlap"
-  bool quick = false;                     // a small sweep (seconds, for CI and smoke tests)
-  std::int64_t min_bytes = 0;             // smallest collective size, bytes; 0 = the backend's default
-  std::int64_t max_bytes = 0;             // largest collective size, bytes; 0 = the backend's default
-  double step_factor = 0;                 // size multiplier between steps (> 1); 0 = default (2)
-  std::vector<std::string> collectives;   // empty = all seven
-  std::string db_path = "lagom.db";       // written by rank 0 only
+  std::string backend = "auto";          // "auto" | "cpu" | "mpi" | "nccl"
+  std::string suite = "all";             // "all" | "compute" | "comm" | "overlap"
+  bool quick = false;                    // a small sweep (seconds, for CI and smoke tests)
+  std::int64_t min_bytes = 0;            // smallest collective size, bytes; 0 = the backend's default
+  std::int64_t max_bytes = 0;            // largest collective size, bytes; 0 = the backend's default
+  double step_factor = 0;                // size multiplier between steps (> 1); 0 = default (2)
+  std::vector<std::string> collectives;  // empty = all seven
+  std::string db_path = "lagom.db";      // written by rank 0 only
 };
 
 // Sizes and iteration policy after defaults are applied.
 struct Sweep {
   std::vector<std::int64_t> sizes_bytes;
   std::vector<std::string> collectives;
-  int warmup_iters = 0;       // untimed calls before timing (nccl-tests -w)
-  int min_iters = 0;          // timed calls per size at least ...
-  int max_iters = 0;          // ... and at most; between them, as many as fit target_us
-  double target_us = 0;       // time budget per size and placement
+  int warmup_iters = 0;  // untimed calls before timing (nccl-tests -w)
+  int min_iters = 0;     // timed calls per size at least ...
+  int max_iters = 0;     // ... and at most; between them, as many as fit target_us
+  double target_us = 0;  // time budget per size and placement
 };
 
 // Validates options and resolves the sweep (invalid_input on bad sizes, factor or collective names).
@@ -66,6 +66,7 @@ using SeriesCallback = std::function<void(const std::vector<db::CommSample>&)>;
 
 // Runs the profile. Errors: invalid_input (options, --db not a Lagom database), unavailable (backend
 // missing: no GPU, module not built), failure (a collective failed).
-Result<ProfileReport> run_profile(const ProfileOptions& options, Progress& progress, const SeriesCallback& on_series = {});
+Result<ProfileReport> run_profile(const ProfileOptions& options, Progress& progress,
+                                  const SeriesCallback& on_series = {});
 
 }  // namespace lagom::profiler

@@ -14,11 +14,11 @@ db=${DB:-$PWD/lagom.db}
 out=${OUT:-$PWD/lagom-out}
 
 if [ ! -x "$build/bin/lagom" ]; then
+  # The test command's configuration (scripts/configure.sh), building only the tool: running
+  # scripts/test.sh afterwards reuses this cache and builds the rest.
   bash "$root/scripts/setup.sh"
-  cuda=OFF
-  [ -x /usr/local/cuda/bin/nvcc ] && cuda=ON
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLAGOM_ENABLE_CUDA=$cuda -DLAGOM_BUILD_TESTS=OFF
-  cmake --build "$build" -j "$(nproc)"
+  bash "$root/scripts/configure.sh" "$build"
+  cmake --build "$build" -j "$(nproc)" --target lagom
 fi
 lagom=$build/bin/lagom
 mpi_flags=(--oversubscribe)

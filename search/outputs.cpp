@@ -1,13 +1,13 @@
 #include "search/outputs.h"
-#include "simulator/comm_config.h"
-
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <unistd.h>
 
 #include <fmt/format.h>
+
+#include "simulator/comm_config.h"
 
 namespace lagom::search {
 
@@ -20,13 +20,15 @@ bool is_p2p(model::Collective collective) {
 // docs/shim.md: a bare word of [A-Za-z0-9_@%+=:,./~^-], else single quotes (no ' inside).
 Result<std::string> env_value(const std::string& name, const std::string& value) {
   const bool bare = std::all_of(value.begin(), value.end(), [](char ch) {
-    return std::isalnum(static_cast<unsigned char>(ch)) != 0 || std::string_view("_@%+=:,./~^-").find(ch) != std::string_view::npos;
+    return std::isalnum(static_cast<unsigned char>(ch)) != 0 ||
+           std::string_view("_@%+=:,./~^-").find(ch) != std::string_view::npos;
   });
   if (bare) return value;
   if (value.find('\'') != std::string::npos || value.find('\n') != std::string::npos) {
-    return make_error(ErrorCode::invalid_input,
-                      fmt::format("lagom.env: {}: the value '{}' cannot be written (it contains a quote or a newline)",
-                                  name, value));
+    return make_error(
+        ErrorCode::invalid_input,
+        fmt::format("lagom.env: {}: the value '{}' cannot be written (it contains a quote or a newline)",
+                    name, value));
   }
   return "'" + value + "'";
 }
@@ -49,7 +51,8 @@ std::vector<OpReport> op_reports(const Problem& problem, const TuneResult& resul
         if (g == op.key.group && n > 0) config.channels = n;
       }
     }
-    r.config = ctx.model->resolve_defaults(op.key.collective, static_cast<double>(op.key.bytes), op.shape, config);
+    r.config =
+        ctx.model->resolve_defaults(op.key.collective, static_cast<double>(op.key.bytes), op.shape, config);
     if (!result.comm_knobs_searched) {
       r.scope = "not settable (no NCCL)";
     } else if (extended) {
@@ -65,7 +68,8 @@ std::vector<OpReport> op_reports(const Problem& problem, const TuneResult& resul
 }
 
 std::string tuner_conf_text(const Problem& problem, const TuneResult& result) {
-  std::string text = "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n";
+  std::string text =
+      "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n";
   text += fmt::format("# written by lagom tune (search {}, runtime {}): one line per op class, exact sizes\n",
                       to_string(result.search), model::to_string(result.runtime));
   if (!result.comm_knobs_searched) {
@@ -76,18 +80,19 @@ std::string tuner_conf_text(const Problem& problem, const TuneResult& result) {
   std::set<std::string> seen;
   for (const auto& r : op_reports(problem, result)) {
     if (!model::tuner_collective(r.op.key.collective)) continue;
-    std::string line = fmt::format("{},{},{},{},{},{},{},{},-1,-1\n", model::to_string(r.op.key.collective),
-                                   r.op.key.bytes, r.op.key.bytes, model::to_string(r.config.algo),
-                                   model::to_string(r.config.proto), r.config.channels, r.op.shape.nodes,
-                                   r.op.shape.ranks);
+    std::string line =
+        fmt::format("{},{},{},{},{},{},{},{},-1,-1\n", model::to_string(r.op.key.collective), r.op.key.bytes,
+                    r.op.key.bytes, model::to_string(r.config.algo), model::to_string(r.config.proto),
+                    r.config.channels, r.op.shape.nodes, r.op.shape.ranks);
     if (seen.insert(line).second) text += line;
   }
   return text;
 }
 
 Result<std::string> env_text(const Problem& problem, const TuneResult& result, const OutputContext& context) {
-  std::string text = fmt::format("# lagom.env: per-process NCCL settings chosen by `lagom tune` (search {}, runtime {}).\n",
-                                 to_string(result.search), model::to_string(result.runtime));
+  std::string text =
+      fmt::format("# lagom.env: per-process NCCL settings chosen by `lagom tune` (search {}, runtime {}).\n",
+                  to_string(result.search), model::to_string(result.runtime));
   text += "# Source it in a shell (`source lagom.env`) or call lagom.init(\"<this directory>\") in Python.\n";
   auto add = [&](const std::string& name, const std::string& value) -> Status {
     LAGOM_TRY(const std::string v, env_value(name, value));
@@ -95,16 +100,21 @@ Result<std::string> env_text(const Problem& problem, const TuneResult& result, c
     return {};
   };
   LAGOM_TRY_STATUS(add("NCCL_TUNER_PLUGIN", context.plugin_path));
-  LAGOM_TRY_STATUS(add("LAGOM_TUNER_CONFIG", (std::filesystem::path(context.out_dir) / "nccl_tuner.conf").string()));
+  LAGOM_TRY_STATUS(
+      add("LAGOM_TUNER_CONFIG", (std::filesystem::path(context.out_dir) / "nccl_tuner.conf").string()));
   if (!result.comm_knobs_searched) {
-    text += fmt::format("# cluster {} has no NCCL: only the overlap knobs were searched\n", problem.cluster->name);
+    text += fmt::format("# cluster {} has no NCCL: only the overlap knobs were searched\n",
+                        problem.cluster->name);
   } else if (result.runtime == model::Runtime::nccl) {
-    if (result.choice.threads > 0) LAGOM_TRY_STATUS(add("NCCL_NTHREADS", std::to_string(result.choice.threads)));
+    if (result.choice.threads > 0)
+      LAGOM_TRY_STATUS(add("NCCL_NTHREADS", std::to_string(result.choice.threads)));
     // Simple-protocol ring chunk = NCCL_BUFFSIZE / 2 (docs/model.md).
-    if (result.choice.chunk_bytes > 0) LAGOM_TRY_STATUS(add("NCCL_BUFFSIZE", std::to_string(2 * result.choice.chunk_bytes)));
+    if (result.choice.chunk_bytes > 0)
+      LAGOM_TRY_STATUS(add("NCCL_BUFFSIZE", std::to_string(2 * result.choice.chunk_bytes)));
   } else {
-    text += "# runtime nccl-extended: threads and chunk sizes are per call (lagom-config.json ops[]) and need a\n"
-            "# patched NCCL; plain NCCL applies only the tuner file\n";
+    text +=
+        "# runtime nccl-extended: threads and chunk sizes are per call (lagom-config.json ops[]) and need a\n"
+        "# patched NCCL; plain NCCL applies only the tuner file\n";
   }
   return text;
 }
@@ -195,7 +205,8 @@ Status write_outputs(const Problem& problem, const TuneResult& result, const Out
     fs::rename(temps[i], dir / files[i].first, ec);
     if (ec) {
       cleanup();
-      return make_error(ErrorCode::io, fmt::format("out {}: cannot write {} ({})", dir.string(), files[i].first, ec.message()));
+      return make_error(ErrorCode::io, fmt::format("out {}: cannot write {} ({})", dir.string(),
+                                                   files[i].first, ec.message()));
     }
   }
   return {};

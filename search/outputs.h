@@ -20,18 +20,18 @@ namespace lagom::search {
 
 // Everything the files say about where they came from.
 struct OutputContext {
-  std::string model;             // workload name
-  std::string cluster;           // cluster name
-  nlohmann::json strategy;       // model::to_json(strategy)
-  std::string plugin_path;       // NCCL_TUNER_PLUGIN: the plugin's absolute path, or "lagom"
-  std::string out_dir;           // absolute directory the files go to
+  std::string model;        // workload name
+  std::string cluster;      // cluster name
+  nlohmann::json strategy;  // model::to_json(strategy)
+  std::string plugin_path;  // NCCL_TUNER_PLUGIN: the plugin's absolute path, or "lagom"
+  std::string out_dir;      // absolute directory the files go to
 };
 
 // One op class as the outputs show it: effective knobs (defaults resolved) and its predicted time.
 struct OpReport {
   simulator::OpClass op;
-  model::CollConfig config;      // resolved: what the calls run with
-  std::string scope;             // "per call (tuner)", "per communicator (ctas)", ...
+  model::CollConfig config;  // resolved: what the calls run with
+  std::string scope;         // "per call (tuner)", "per communicator (ctas)", ...
 };
 std::vector<OpReport> op_reports(const Problem& problem, const TuneResult& result);
 // The `ops[]` array of `tune --json` and lagom-config.json: one object per op class (DESIGN.md fields

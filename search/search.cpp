@@ -84,7 +84,8 @@ class Evaluator {
   std::map<std::string, Evaluation> m_cache;
 };
 
-Trial trial_of(const std::string& decision, const std::string& option, const Evaluation& e, std::string note = {}) {
+Trial trial_of(const std::string& decision, const std::string& option, const Evaluation& e,
+               std::string note = {}) {
   return Trial{decision, option, e.iteration_us, e.compute_us, e.comm_us, 0, std::move(note)};
 }
 
@@ -118,7 +119,8 @@ Status for_each_combination(const std::vector<Decision>& decisions, const Choice
   std::vector<std::size_t> index(decisions.size(), 0);
   while (true) {
     Choice choice = base;
-    for (std::size_t i = 0; i < decisions.size(); ++i) apply(decisions[i], decisions[i].options[index[i]], choice);
+    for (std::size_t i = 0; i < decisions.size(); ++i)
+      apply(decisions[i], decisions[i].options[index[i]], choice);
     LAGOM_TRY_STATUS(visit(choice));
     std::size_t i = 0;
     for (; i < decisions.size(); ++i) {
@@ -131,7 +133,8 @@ Status for_each_combination(const std::vector<Decision>& decisions, const Choice
 
 // Classes sharing one line of the tuner file (collective, bytes, nNodes, nRanks) must share the decision:
 // the plugin cannot tell their communicators apart. The class with the most communication time wins.
-bool unify_tuner_lines(const Problem& problem, const Evaluation& e, Choice& choice, std::vector<std::string>& notes) {
+bool unify_tuner_lines(const Problem& problem, const Evaluation& e, Choice& choice,
+                       std::vector<std::string>& notes) {
   if (!comm_knobs_searchable(problem.space) || problem.space.runtime != model::Runtime::nccl) return false;
   bool changed = false;
   const auto& classes = e.result->op_classes;
@@ -140,20 +143,22 @@ bool unify_tuner_lines(const Problem& problem, const Evaluation& e, Choice& choi
     for (std::size_t j = 0; j < classes.size(); ++j) {
       const OpClass& a = classes[i];
       const OpClass& b = classes[j];
-      if (i == j || a.key.group == b.key.group || a.key.collective != b.key.collective || a.key.bytes != b.key.bytes ||
-          !(a.shape == b.shape)) {
+      if (i == j || a.key.group == b.key.group || a.key.collective != b.key.collective ||
+          a.key.bytes != b.key.bytes || !(a.shape == b.shape)) {
         continue;
       }
-      const bool a_wins = a.count * a.time_us > b.count * b.time_us || (a.count * a.time_us == b.count * b.time_us && i < j);
+      const bool a_wins =
+          a.count * a.time_us > b.count * b.time_us || (a.count * a.time_us == b.count * b.time_us && i < j);
       if (!a_wins) continue;
       auto ca = choice.classes.find(a.key);
       auto cb = choice.classes.find(b.key);
       if (ca == choice.classes.end() || cb == choice.classes.end() || ca->second == cb->second) continue;
       cb->second = ca->second;
       changed = true;
-      notes.push_back(fmt::format("{} takes the decision of {}: the tuner file cannot tell their communicators "
-                                  "apart (same collective, size, nodes and ranks)",
-                                  simulator::op_class_name(b.key), simulator::op_class_name(a.key)));
+      notes.push_back(
+          fmt::format("{} takes the decision of {}: the tuner file cannot tell their communicators "
+                      "apart (same collective, size, nodes and ranks)",
+                      simulator::op_class_name(b.key), simulator::op_class_name(a.key)));
     }
   }
   return changed;
@@ -169,8 +174,8 @@ struct CdUnit {
   std::string name;
   std::vector<std::pair<model::Algo, model::Proto>> groups;
   std::vector<int> channels;
-  std::vector<int> threads;                 // {0} when not tuned per call
-  std::vector<std::int64_t> chunks;         // {0} when not tuned per call
+  std::vector<int> threads;          // {0} when not tuned per call
+  std::vector<std::int64_t> chunks;  // {0} when not tuned per call
   std::array<int, 3> start{0, 0, 0};
   // State.
   std::size_t group_index = 0;
@@ -271,13 +276,14 @@ Status run_autoccl(const Problem& problem, Evaluator& evaluator, TuneResult& out
   for (int ch : k_grid_channels) {
     if (ch <= cm.max_channels()) channels.push_back(ch);
   }
-  const std::vector<int> threads = extended ? std::vector<int>(k_grid_threads.begin(), k_grid_threads.end())
-                                            : std::vector<int>{0};
+  const std::vector<int> threads =
+      extended ? std::vector<int>(k_grid_threads.begin(), k_grid_threads.end()) : std::vector<int>{0};
   const std::vector<std::int64_t> chunks =
       extended ? std::vector<std::int64_t>(k_grid_chunk_bytes.begin(), k_grid_chunk_bytes.end())
                : std::vector<std::int64_t>{0};
   for (const auto& c : current.result->op_classes) {
-    const model::CommGroup shape = simulator::communicator_shape(c.key.group, ctx.strategy, cm.cluster().gpus_per_node);
+    const model::CommGroup shape =
+        simulator::communicator_shape(c.key.group, ctx.strategy, cm.cluster().gpus_per_node);
     const bool p2p = is_p2p(c.key.collective);
     CdUnit unit;
     unit.key = c.key;
@@ -287,15 +293,17 @@ Status run_autoccl(const Problem& problem, Evaluator& evaluator, TuneResult& out
     unit.threads = threads;
     unit.chunks = chunks;
     if (p2p && !extended) {
-      if (std::any_of(units.begin(), units.end(), [&](const CdUnit& u) { return u.communicator && u.group == c.key.group; })) {
+      if (std::any_of(units.begin(), units.end(),
+                      [&](const CdUnit& u) { return u.communicator && u.group == c.key.group; })) {
         continue;
       }
       unit.communicator = true;
       unit.name = fmt::format("communicator {}", simulator::to_string(c.key.group));
       unit.groups.emplace_back(model::Algo::p2p, model::Proto::simple);
     } else {
-      for (model::Algo a : {model::Algo::tree, model::Algo::ring, model::Algo::collnet_direct, model::Algo::collnet_chain,
-                            model::Algo::nvls, model::Algo::nvls_tree, model::Algo::pat, model::Algo::p2p}) {
+      for (model::Algo a :
+           {model::Algo::tree, model::Algo::ring, model::Algo::collnet_direct, model::Algo::collnet_chain,
+            model::Algo::nvls, model::Algo::nvls_tree, model::Algo::pat, model::Algo::p2p}) {
         for (model::Proto p : model::k_all_protos) {
           if (cm.nccl_allows(c.key.collective, a, p, shape).ok()) unit.groups.emplace_back(a, p);
         }
@@ -310,7 +318,8 @@ Status run_autoccl(const Problem& problem, Evaluator& evaluator, TuneResult& out
     units.push_back(std::move(unit));
   }
   const long cap = 20000;  // iterations of online tuning; far above what the grid needs
-  while (std::any_of(units.begin(), units.end(), [](const CdUnit& u) { return !u.done; }) && evaluator.count() < cap) {
+  while (std::any_of(units.begin(), units.end(), [](const CdUnit& u) { return !u.done; }) &&
+         evaluator.count() < cap) {
     Choice trial_choice = choice;
     for (auto& u : units) {
       const std::array<int, 3> p = u.next();
@@ -323,11 +332,12 @@ Status run_autoccl(const Problem& problem, Evaluator& evaluator, TuneResult& out
       const double us = u.communicator ? e.group_p2p_us(u.group) : e.class_us(u.key);
       Trial t = trial_of(u.name, "", e);
       const model::CollConfig c = u.config_at(u.have_point ? u.candidate : u.point);
-      t.option = u.communicator ? fmt::format("ctas {}", c.channels)
-                                : fmt::format("{}/{} ch {}{}", model::to_string(c.algo), model::to_string(c.proto),
-                                              c.channels,
-                                              extended ? fmt::format(" thr {} chunk {}", c.threads, format_bytes(c.chunk_bytes))
-                                                       : std::string());
+      t.option =
+          u.communicator
+              ? fmt::format("ctas {}", c.channels)
+              : fmt::format("{}/{} ch {}{}", model::to_string(c.algo), model::to_string(c.proto), c.channels,
+                            extended ? fmt::format(" thr {} chunk {}", c.threads, format_bytes(c.chunk_bytes))
+                                     : std::string());
       t.class_comm_us = us;
       u.report(us);
       t.note = "autoccl: communication time of the class";
@@ -424,7 +434,8 @@ Status run_lagom(const Problem& problem, const SearchOptions& options, Evaluator
       Result<Evaluation> tried = settle(evaluator, problem, c);
       if (!tried.ok()) {
         // An option the simulator cannot run for this strategy (e.g. an overlap method it lacks).
-        out.trials.push_back(Trial{d.name, d.options[i].label, 0, 0, 0, 0, "not available: " + tried.error().message});
+        out.trials.push_back(
+            Trial{d.name, d.options[i].label, 0, 0, 0, 0, "not available: " + tried.error().message});
         continue;
       }
       const Evaluation e = std::move(tried).value();
@@ -435,8 +446,9 @@ Status run_lagom(const Problem& problem, const SearchOptions& options, Evaluator
         best_choice = c;
       }
     }
-    out.trials.push_back(trial_of(d.name, d.options[static_cast<std::size_t>(std::max(0, current_option(d, best_choice)))].label,
-                                  best, "chosen: the fastest simulated iteration"));
+    out.trials.push_back(trial_of(
+        d.name, d.options[static_cast<std::size_t>(std::max(0, current_option(d, best_choice)))].label, best,
+        "chosen: the fastest simulated iteration"));
     choice = best_choice;
     current = best;
   }
@@ -480,8 +492,9 @@ Status run_lagom(const Problem& problem, const SearchOptions& options, Evaluator
       }
       if (best_move.option != nullptr) moves.push_back(std::move(best_move));
     }
-    std::stable_sort(moves.begin(), moves.end(),
-                     [](const Move& a, const Move& b) { return a.tier != b.tier ? a.tier < b.tier : a.key < b.key; });
+    std::stable_sort(moves.begin(), moves.end(), [](const Move& a, const Move& b) {
+      return a.tier != b.tier ? a.tier < b.tier : a.key < b.key;
+    });
     // Apply in priority order, re-evaluating each; keep a move only when the iteration gets faster.
     for (const Move& m : moves) {
       if (static_cast<double>(evaluator.count()) >= budget) break;
@@ -489,9 +502,10 @@ Status run_lagom(const Problem& problem, const SearchOptions& options, Evaluator
       apply(*m.decision, *m.option, c);
       LAGOM_TRY(Evaluation e, evaluator.evaluate(c));
       const bool kept = e.iteration_us < current.iteration_us * (1 - k_improvement);
-      out.trials.push_back(trial_of(m.decision->name, m.option->label, e,
-                                    fmt::format("round {}: applied in priority order (tier {}, key {:.4g}): {}", round,
-                                                m.tier, m.key, kept ? "kept" : "reverted, no longer faster")));
+      out.trials.push_back(
+          trial_of(m.decision->name, m.option->label, e,
+                   fmt::format("round {}: applied in priority order (tier {}, key {:.4g}): {}", round, m.tier,
+                               m.key, kept ? "kept" : "reverted, no longer faster")));
       if (kept) {
         choice = std::move(c);
         current = e;
@@ -507,16 +521,21 @@ Status run_lagom(const Problem& problem, const SearchOptions& options, Evaluator
 
 std::string_view to_string(SearchKind kind) {
   switch (kind) {
-    case SearchKind::default_: return "default";
-    case SearchKind::exhaustive: return "exhaustive";
-    case SearchKind::autoccl: return "autoccl";
-    case SearchKind::lagom: return "lagom";
+    case SearchKind::default_:
+      return "default";
+    case SearchKind::exhaustive:
+      return "exhaustive";
+    case SearchKind::autoccl:
+      return "autoccl";
+    case SearchKind::lagom:
+      return "lagom";
   }
   return "?";
 }
 
 std::optional<SearchKind> parse_search(std::string_view name) {
-  for (SearchKind k : {SearchKind::default_, SearchKind::exhaustive, SearchKind::autoccl, SearchKind::lagom}) {
+  for (SearchKind k :
+       {SearchKind::default_, SearchKind::exhaustive, SearchKind::autoccl, SearchKind::lagom}) {
     if (to_string(k) == name) return k;
   }
   return std::nullopt;
@@ -573,10 +592,11 @@ Result<TuneResult> run_search(SearchKind kind, const Problem& problem, const Sea
         return {};
       }));
       if (total > k_exhaustive_limit) {
-        return make_error(ErrorCode::invalid_input,
-                          fmt::format("search exhaustive: the cross product needs {:.3g} evaluations, above the "
-                                      "limit of {:.0f}; use --search lagom, or pin knobs on the command line",
-                                      total, k_exhaustive_limit));
+        return make_error(
+            ErrorCode::invalid_input,
+            fmt::format("search exhaustive: the cross product needs {:.3g} evaluations, above the "
+                        "limit of {:.0f}; use --search lagom, or pin knobs on the command line",
+                        total, k_exhaustive_limit));
       }
       Evaluation best = baseline;
       Choice best_choice = start;
@@ -607,7 +627,8 @@ Result<TuneResult> run_search(SearchKind kind, const Problem& problem, const Sea
   out.predicted_iteration_us = final_eval.iteration_us;
   out.decisions = comm_decisions(problem.space, final_eval.result->op_classes);
   out.grid_options = options_sum(out.decisions) + options_sum(structural_decisions(problem.space));
-  out.oracle_evaluations = options_product(out.decisions) * options_product(structural_decisions(problem.space));
+  out.oracle_evaluations =
+      options_product(out.decisions) * options_product(structural_decisions(problem.space));
   out.evaluations = evaluator.count();
   out.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return out;

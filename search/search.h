@@ -45,40 +45,40 @@ struct Problem {
   const model::WorkloadSpec* workload = nullptr;
   const model::ClusterSpec* cluster = nullptr;
   const simulator::IterationCosts* costs = nullptr;
-  SpaceContext space;            // model, resolved strategy, runtime, pins
+  SpaceContext space;  // model, resolved strategy, runtime, pins
 };
 
 struct SearchOptions {
-  double threshold = 1e-3;       // lagom: stop when a round improves the iteration by less than this fraction
-  long max_evaluations = 0;      // 0 = the search's own bound
+  double threshold = 1e-3;   // lagom: stop when a round improves the iteration by less than this fraction
+  long max_evaluations = 0;  // 0 = the search's own bound
 };
 
 // One thing a search tried, for --explain.
 struct Trial {
-  std::string decision;          // Decision::name
-  std::string option;            // Option::label
-  double iteration_us = 0;       // simulated iteration
-  double compute_us = 0;         // Y: compute (incl. slowdowns) + optimizer, mean over stages
-  double comm_us = 0;            // x: Σ count × alone time over op classes
-  double class_comm_us = 0;      // the decision's own classes' communication time (autoccl's objective)
-  std::string note;              // "kept", "reverted", "pruned: dominated by ...", "H = ...", ...
+  std::string decision;      // Decision::name
+  std::string option;        // Option::label
+  double iteration_us = 0;   // simulated iteration
+  double compute_us = 0;     // Y: compute (incl. slowdowns) + optimizer, mean over stages
+  double comm_us = 0;        // x: Σ count × alone time over op classes
+  double class_comm_us = 0;  // the decision's own classes' communication time (autoccl's objective)
+  std::string note;          // "kept", "reverted", "pruned: dominated by ...", "H = ...", ...
 };
 
 struct TuneResult {
   SearchKind search = SearchKind::lagom;
   model::Runtime runtime = model::Runtime::nccl;
-  bool comm_knobs_searched = true;     // false on clusters without NCCL: only the overlap knobs
+  bool comm_knobs_searched = true;  // false on clusters without NCCL: only the overlap knobs
   long evaluations = 0;
   double search_time_s = 0;
-  double baseline_iteration_us = 0;    // NCCL defaults, the strategy's structural knobs
-  double predicted_iteration_us = 0;   // result.iteration_time_s · 1e6 (what the searches compare)
+  double baseline_iteration_us = 0;   // NCCL defaults, the strategy's structural knobs
+  double predicted_iteration_us = 0;  // result.iteration_time_s · 1e6 (what the searches compare)
   Choice choice;
   simulator::CommAssignment assignment;  // what the files hold; simulate(assignment) = predicted
   simulator::SimulationResult result;    // the final simulation
   std::vector<Decision> structural;      // the decisions of the final space (for --explain's grid)
   std::vector<Decision> decisions;
-  double grid_options = 0;               // Σ options over the decisions (structural included)
-  double oracle_evaluations = 0;         // the exhaustive cross product's size (may exceed the limit)
+  double grid_options = 0;        // Σ options over the decisions (structural included)
+  double oracle_evaluations = 0;  // the exhaustive cross product's size (may exceed the limit)
   std::vector<Trial> trials;
 
   // Seconds as reported: the prediction is the final simulation's own value, not predicted_iteration_us
@@ -88,7 +88,7 @@ struct TuneResult {
   [[nodiscard]] double speedup() const {
     return predicted_iteration_s() > 0 ? baseline_iteration_s() / predicted_iteration_s() : 0.0;
   }
-  std::vector<std::string> notes;        // e.g. conflicts resolved for the tuner file
+  std::vector<std::string> notes;  // e.g. conflicts resolved for the tuner file
 };
 
 // Runs one search. invalid_input when the strategy cannot be simulated or the oracle is too large.

@@ -11,9 +11,10 @@ namespace {
 using simulator::Group;
 using simulator::OpClassKey;
 
-constexpr std::array<model::Algo, 8> k_algos{model::Algo::tree,  model::Algo::ring,      model::Algo::collnet_direct,
-                                             model::Algo::collnet_chain, model::Algo::nvls, model::Algo::nvls_tree,
-                                             model::Algo::pat,   model::Algo::p2p};
+constexpr std::array<model::Algo, 8> k_algos{
+    model::Algo::tree,          model::Algo::ring, model::Algo::collnet_direct,
+    model::Algo::collnet_chain, model::Algo::nvls, model::Algo::nvls_tree,
+    model::Algo::pat,           model::Algo::p2p};
 
 bool is_p2p(model::Collective collective) {
   return collective == model::Collective::alltoall || collective == model::Collective::sendrecv;
@@ -32,9 +33,10 @@ std::vector<int> grid_channels(const SpaceContext& context) {
 }
 
 std::string config_label(const model::CollConfig& config, bool with_resources) {
-  std::string label = fmt::format("{}/{} ch {}", model::to_string(config.algo), model::to_string(config.proto),
-                                  config.channels);
-  if (with_resources) label += fmt::format(" thr {} chunk {}", config.threads, format_bytes(config.chunk_bytes));
+  std::string label = fmt::format("{}/{} ch {}", model::to_string(config.algo),
+                                  model::to_string(config.proto), config.channels);
+  if (with_resources)
+    label += fmt::format(" thr {} chunk {}", config.threads, format_bytes(config.chunk_bytes));
   return label;
 }
 
@@ -54,18 +56,27 @@ std::string format_bytes(std::int64_t bytes) {
 
 std::string_view to_string(DecisionKind kind) {
   switch (kind) {
-    case DecisionKind::tp_overlap: return "tp-overlap";
-    case DecisionKind::bucket_mb: return "bucket-mb";
-    case DecisionKind::prefetch: return "fsdp-prefetch";
-    case DecisionKind::priority: return "issue-priority";
-    case DecisionKind::process: return "process";
-    case DecisionKind::communicator: return "communicator";
-    case DecisionKind::op_class: return "op class";
+    case DecisionKind::tp_overlap:
+      return "tp-overlap";
+    case DecisionKind::bucket_mb:
+      return "bucket-mb";
+    case DecisionKind::prefetch:
+      return "fsdp-prefetch";
+    case DecisionKind::priority:
+      return "issue-priority";
+    case DecisionKind::process:
+      return "process";
+    case DecisionKind::communicator:
+      return "communicator";
+    case DecisionKind::op_class:
+      return "op class";
   }
   return "?";
 }
 
-bool comm_knobs_searchable(const SpaceContext& context) { return context.model->cluster().has_nccl; }
+bool comm_knobs_searchable(const SpaceContext& context) {
+  return context.model->cluster().has_nccl;
+}
 
 std::vector<Decision> structural_decisions(const SpaceContext& context) {
   const model::Strategy& s = context.strategy;
@@ -110,14 +121,15 @@ std::vector<Decision> structural_decisions(const SpaceContext& context) {
     out.push_back(std::move(d));
   }
   const bool grads = s.dp * s.cp > 1;
-  const int streams = static_cast<int>(s.tp > 1 && s.sp) + static_cast<int>(s.pp > 1) + static_cast<int>(grads) +
-                      static_cast<int>(grads && s.zero == 3);
+  const int streams = static_cast<int>(s.tp > 1 && s.sp) + static_cast<int>(s.pp > 1) +
+                      static_cast<int>(grads) + static_cast<int>(grads && s.zero == 3);
   if (!context.pins.priority && streams >= 2) {
     Decision d;
     d.kind = DecisionKind::priority;
     d.name = "issue-priority";
     d.scope = "structural";
-    for (const auto priority : {simulator::IssuePriority::as_scheduled, simulator::IssuePriority::critical_first}) {
+    for (const auto priority :
+         {simulator::IssuePriority::as_scheduled, simulator::IssuePriority::critical_first}) {
       Option o;
       o.label = std::string(simulator::to_string(priority));
       o.priority = priority;
@@ -128,7 +140,8 @@ std::vector<Decision> structural_decisions(const SpaceContext& context) {
   return out;
 }
 
-std::vector<Decision> comm_decisions(const SpaceContext& context, const std::vector<simulator::OpClass>& classes) {
+std::vector<Decision> comm_decisions(const SpaceContext& context,
+                                     const std::vector<simulator::OpClass>& classes) {
   std::vector<Decision> out;
   if (!comm_knobs_searchable(context)) return out;
   const model::CostModel& cm = *context.model;
@@ -154,7 +167,8 @@ std::vector<Decision> comm_decisions(const SpaceContext& context, const std::vec
     // Communicators running alltoall/sendrecv: their CTAs are the channels of those calls.
     std::vector<Group> p2p_groups;
     for (const auto& c : classes) {
-      if (is_p2p(c.key.collective) && std::find(p2p_groups.begin(), p2p_groups.end(), c.key.group) == p2p_groups.end()) {
+      if (is_p2p(c.key.collective) &&
+          std::find(p2p_groups.begin(), p2p_groups.end(), c.key.group) == p2p_groups.end()) {
         p2p_groups.push_back(c.key.group);
       }
     }
@@ -226,7 +240,8 @@ Choice default_choice(const SpaceContext& context) {
   return choice;
 }
 
-void complete_choice(const SpaceContext& context, const std::vector<simulator::OpClass>& classes, Choice& choice) {
+void complete_choice(const SpaceContext& context, const std::vector<simulator::OpClass>& classes,
+                     Choice& choice) {
   std::map<OpClassKey, model::CollConfig> kept;
   for (const auto& c : classes) {
     auto it = choice.classes.find(c.key);
@@ -234,8 +249,8 @@ void complete_choice(const SpaceContext& context, const std::vector<simulator::O
       kept.emplace(c.key, it->second);
       continue;
     }
-    model::CollConfig config =
-        context.model->nccl_default(c.key.collective, static_cast<double>(c.key.bytes), shape_of(context, c.key.group));
+    model::CollConfig config = context.model->nccl_default(c.key.collective, static_cast<double>(c.key.bytes),
+                                                           shape_of(context, c.key.group));
     kept.emplace(c.key, config);
   }
   choice.classes = std::move(kept);
@@ -253,16 +268,28 @@ void complete_choice(const SpaceContext& context, const std::vector<simulator::O
 
 void apply(const Decision& decision, const Option& option, Choice& choice) {
   switch (decision.kind) {
-    case DecisionKind::tp_overlap: choice.tp_overlap = option.tp_overlap; break;
-    case DecisionKind::bucket_mb: choice.bucket_mb = option.bucket_mb; break;
-    case DecisionKind::prefetch: choice.prefetch = option.prefetch; break;
-    case DecisionKind::priority: choice.priority = option.priority; break;
+    case DecisionKind::tp_overlap:
+      choice.tp_overlap = option.tp_overlap;
+      break;
+    case DecisionKind::bucket_mb:
+      choice.bucket_mb = option.bucket_mb;
+      break;
+    case DecisionKind::prefetch:
+      choice.prefetch = option.prefetch;
+      break;
+    case DecisionKind::priority:
+      choice.priority = option.priority;
+      break;
     case DecisionKind::process:
       choice.threads = option.threads;
       choice.chunk_bytes = option.chunk_bytes;
       break;
-    case DecisionKind::communicator: choice.ctas[decision.group] = option.ctas; break;
-    case DecisionKind::op_class: choice.classes[decision.key] = option.config; break;
+    case DecisionKind::communicator:
+      choice.ctas[decision.group] = option.ctas;
+      break;
+    case DecisionKind::op_class:
+      choice.classes[decision.key] = option.config;
+      break;
   }
 }
 
@@ -271,11 +298,21 @@ int current_option(const Decision& decision, const Choice& choice) {
     const Option& o = decision.options[i];
     bool same = false;
     switch (decision.kind) {
-      case DecisionKind::tp_overlap: same = choice.tp_overlap == o.tp_overlap; break;
-      case DecisionKind::bucket_mb: same = choice.bucket_mb == o.bucket_mb; break;
-      case DecisionKind::prefetch: same = choice.prefetch == o.prefetch; break;
-      case DecisionKind::priority: same = choice.priority == o.priority; break;
-      case DecisionKind::process: same = choice.threads == o.threads && choice.chunk_bytes == o.chunk_bytes; break;
+      case DecisionKind::tp_overlap:
+        same = choice.tp_overlap == o.tp_overlap;
+        break;
+      case DecisionKind::bucket_mb:
+        same = choice.bucket_mb == o.bucket_mb;
+        break;
+      case DecisionKind::prefetch:
+        same = choice.prefetch == o.prefetch;
+        break;
+      case DecisionKind::priority:
+        same = choice.priority == o.priority;
+        break;
+      case DecisionKind::process:
+        same = choice.threads == o.threads && choice.chunk_bytes == o.chunk_bytes;
+        break;
       case DecisionKind::communicator: {
         auto it = choice.ctas.find(decision.group);
         same = it != choice.ctas.end() && it->second == o.ctas;
@@ -307,8 +344,9 @@ simulator::CommAssignment to_assignment(const SpaceContext& context, const Choic
     for (const auto& [key, stored] : choice.classes) {
       if (!is_p2p(key.collective)) continue;
       auto it = choice.ctas.find(key.group);
-      ctas[key.group] = it != choice.ctas.end() ? it->second
-                                                : context.model->default_channels(shape_of(context, key.group));
+      ctas[key.group] = it != choice.ctas.end()
+                            ? it->second
+                            : context.model->default_channels(shape_of(context, key.group));
     }
   }
   const std::map<Group, int> p2p_ctas = ctas;
@@ -320,7 +358,8 @@ simulator::CommAssignment to_assignment(const SpaceContext& context, const Choic
       // Simple chunk only (LL/LL128 buffers are fixed).
       // unverified: from NCCL's init.cc as remembered (NCCL_LL128_NTHREADS, NCCL_LL_BUFFSIZE exist apart).
       if (choice.threads > 0 && config.proto != model::Proto::ll128) config.threads = choice.threads;
-      if (choice.chunk_bytes > 0 && config.proto == model::Proto::simple) config.chunk_bytes = choice.chunk_bytes;
+      if (choice.chunk_bytes > 0 && config.proto == model::Proto::simple)
+        config.chunk_bytes = choice.chunk_bytes;
       if (p2p) config.channels = 0;  // the communicator's CTAs
     }
     if (config.channels > 0 && p2p_ctas.find(key.group) == p2p_ctas.end()) {
@@ -332,7 +371,8 @@ simulator::CommAssignment to_assignment(const SpaceContext& context, const Choic
   return a;
 }
 
-model::CollConfig effective_config(const simulator::CommAssignment& assignment, const simulator::OpClassKey& key) {
+model::CollConfig effective_config(const simulator::CommAssignment& assignment,
+                                   const simulator::OpClassKey& key) {
   model::CollConfig config;
   for (const auto& [k, c] : assignment.per_class) {
     if (k == key) config = c;

@@ -49,13 +49,13 @@ struct Pins {
 
 // One full setting of every knob (what a search moves around). Values 0 mean NCCL's default.
 struct Choice {
-  model::TpOverlap tp_overlap;                 // structural
-  double bucket_mb = 25;                       // structural, MB (10^6 bytes)
-  int prefetch = 1;                            // structural: FSDP layers gathered ahead (1..2)
+  model::TpOverlap tp_overlap;  // structural
+  double bucket_mb = 25;        // structural, MB (10^6 bytes)
+  int prefetch = 1;             // structural: FSDP layers gathered ahead (1..2)
   simulator::IssuePriority priority = simulator::IssuePriority::as_scheduled;  // structural
-  int threads = 0;                             // per process (nccl): NCCL_NTHREADS
-  std::int64_t chunk_bytes = 0;                // per process (nccl): Simple chunk = NCCL_BUFFSIZE / 2
-  std::map<simulator::Group, int> ctas;        // per communicator (nccl): CTAs of groups running p2p
+  int threads = 0;                       // per process (nccl): NCCL_NTHREADS
+  std::int64_t chunk_bytes = 0;          // per process (nccl): Simple chunk = NCCL_BUFFSIZE / 2
+  std::map<simulator::Group, int> ctas;  // per communicator (nccl): CTAs of groups running p2p
   std::map<simulator::OpClassKey, model::CollConfig> classes;  // per op class
   bool operator==(const Choice&) const = default;
 };
@@ -65,22 +65,22 @@ std::string_view to_string(DecisionKind kind);
 
 // One value a decision can take. Only the fields of the decision's kind are meaningful.
 struct Option {
-  std::string label;              // e.g. "ring/simple ch 4", "threads 256 chunk 512K", "bucket 50 MB"
-  model::CollConfig config;       // op_class
-  int ctas = 0;                   // communicator
-  int threads = 0;                // process
-  std::int64_t chunk_bytes = 0;   // process
-  model::TpOverlap tp_overlap;    // tp_overlap
-  double bucket_mb = 0;           // bucket_mb
-  int prefetch = 1;               // prefetch
+  std::string label;             // e.g. "ring/simple ch 4", "threads 256 chunk 512K", "bucket 50 MB"
+  model::CollConfig config;      // op_class
+  int ctas = 0;                  // communicator
+  int threads = 0;               // process
+  std::int64_t chunk_bytes = 0;  // process
+  model::TpOverlap tp_overlap;   // tp_overlap
+  double bucket_mb = 0;          // bucket_mb
+  int prefetch = 1;              // prefetch
   simulator::IssuePriority priority = simulator::IssuePriority::as_scheduled;  // priority
 };
 
 struct Decision {
   DecisionKind kind = DecisionKind::op_class;
-  std::string name;               // op class name, "process", "communicator tp", "tp-overlap", ...
-  std::string scope;              // "per call", "per communicator", "per process", "structural"
-  simulator::OpClassKey key;      // op_class
+  std::string name;           // op class name, "process", "communicator tp", "tp-overlap", ...
+  std::string scope;          // "per call", "per communicator", "per process", "structural"
+  simulator::OpClassKey key;  // op_class
   simulator::Group group = simulator::Group::tp;  // communicator
   std::vector<Option> options;
 };
@@ -105,13 +105,15 @@ bool comm_knobs_searchable(const SpaceContext& context);
 std::vector<Decision> structural_decisions(const SpaceContext& context);
 
 // The per-process, per-communicator and per-op-class decisions for the op classes an iteration issues.
-std::vector<Decision> comm_decisions(const SpaceContext& context, const std::vector<simulator::OpClass>& classes);
+std::vector<Decision> comm_decisions(const SpaceContext& context,
+                                     const std::vector<simulator::OpClass>& classes);
 
 // The starting choice: the strategy's structural values and NCCL's own choice for every op class.
 Choice default_choice(const SpaceContext& context);
 // Sets NCCL's default configuration for every op class not in `choice` and drops classes that are not
 // in `classes` (after a structural change).
-void complete_choice(const SpaceContext& context, const std::vector<simulator::OpClass>& classes, Choice& choice);
+void complete_choice(const SpaceContext& context, const std::vector<simulator::OpClass>& classes,
+                     Choice& choice);
 
 void apply(const Decision& decision, const Option& option, Choice& choice);
 // The index of the option `choice` currently holds for `decision`, or -1 (e.g. NCCL's default).
@@ -123,7 +125,8 @@ int current_option(const Decision& decision, const Choice& choice);
 simulator::CommAssignment to_assignment(const SpaceContext& context, const Choice& choice);
 
 // The configuration a call of `key` runs with under `assignment` (the simulator's capping rule applied).
-model::CollConfig effective_config(const simulator::CommAssignment& assignment, const simulator::OpClassKey& key);
+model::CollConfig effective_config(const simulator::CommAssignment& assignment,
+                                   const simulator::OpClassKey& key);
 
 // "128K", "2M": chunk sizes as the grid prints them.
 std::string format_bytes(std::int64_t bytes);

@@ -44,7 +44,8 @@ Result<CommAssignment> parse_comm_config(const nlohmann::json& document, const s
       if (!op.is_object()) return bad(origin, where, "must be an object");
       LAGOM_TRY(const std::string collective_name, get_string(op, "collective", origin, where));
       const auto collective = model::parse_collective(collective_name);
-      if (!collective) return bad(origin, where + ".collective", fmt::format("unknown collective '{}'", collective_name));
+      if (!collective)
+        return bad(origin, where + ".collective", fmt::format("unknown collective '{}'", collective_name));
       LAGOM_TRY(const std::string group_name, get_string(op, "group", origin, where));
       const auto group = parse_group(group_name);
       if (!group) return bad(origin, where + ".group", fmt::format("unknown group '{}'", group_name));
@@ -128,7 +129,8 @@ nlohmann::json to_json(const CommAssignment& assignment) {
   for (const auto& [group, ctas] : assignment.comm_ctas) {
     comms.push_back({{"group", std::string(to_string(group))}, {"ctas", ctas}});
   }
-  return {{"ops", std::move(ops)}, {"communicators", std::move(comms)}, {"overlap", overlap_json(assignment)}};
+  return {
+      {"ops", std::move(ops)}, {"communicators", std::move(comms)}, {"overlap", overlap_json(assignment)}};
 }
 
 nlohmann::json overlap_json(const CommAssignment& assignment) {

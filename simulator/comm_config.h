@@ -21,7 +21,8 @@
 
 namespace lagom::simulator {
 
-// invalid_input naming `origin`, the entry and the field, e.g. "cfg.json: ops[2].algo: unknown algorithm 'x'".
+// invalid_input naming `origin`, the entry and the field, e.g. "cfg.json: ops[2].algo: unknown algorithm
+// 'x'".
 Result<CommAssignment> parse_comm_config(const nlohmann::json& document, const std::string& origin);
 // The same format (parse_comm_config(to_json(a)) == a).
 nlohmann::json to_json(const CommAssignment& assignment);

@@ -28,16 +28,16 @@ enum class Pass { forward, backward, recompute };
 
 // One step of a pass in issue order: a compute kernel, or a collective the compute stream waits for.
 struct Step {
-  std::string name;             // e.g. "qkv", "attn.allreduce"
+  std::string name;  // e.g. "qkv", "attn.allreduce"
   bool is_comm = false;
-  double time_us = 0;           // compute: alone time
+  double time_us = 0;  // compute: alone time
   // compute: the per-GPU GEMM C[m×n] = A[m×k]·B[k×n] when the step is one weight GEMM (m = 0 otherwise);
   // used to price TP overlap (model/overlap_plan.h).
   std::int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0;
   // comm:
   model::Collective collective = model::Collective::allreduce;
   Group group = Group::tp;
-  std::int64_t bytes = 0;       // nccl-tests bytes (DESIGN.md)
+  std::int64_t bytes = 0;  // nccl-tests bytes (DESIGN.md)
 };
 
 // One collective call as priced: what, on which communicator shape, how many bytes.
@@ -62,12 +62,12 @@ enum class OverlapPair { ag_gemm, gemm_rs };
 // One overlapped pair of a TP layer to price (overlap.h prices it through model's overlap plans).
 struct OverlapQuery {
   OverlapPair kernel = OverlapPair::ag_gemm;
-  model::TpOverlap method;          // slice:K or flash (none is invalid here)
-  int ranks = 2;                    // tp
-  std::int64_t m = 0, n = 0, k = 0; // the global GEMM (model/overlap_plan.h)
+  model::TpOverlap method;           // slice:K or flash (none is invalid here)
+  int ranks = 2;                     // tp
+  std::int64_t m = 0, n = 0, k = 0;  // the global GEMM (model/overlap_plan.h)
   int element_bytes = 2;
-  double gemm_us = 0;               // the GEMM on one rank, alone
-  CollectivePrice collective;       // the unsplit collective on the tp group, alone, and its interference
+  double gemm_us = 0;          // the GEMM on one rank, alone
+  CollectivePrice collective;  // the unsplit collective on the tp group, alone, and its interference
 };
 
 struct OverlapCost {
@@ -75,8 +75,8 @@ struct OverlapCost {
 };
 
 struct LayerParams {
-  double dense = 0;    // non-expert parameters of the layer held by one GPU (after tp)
-  double expert = 0;   // expert parameters held by one GPU (after tp and ep)
+  double dense = 0;   // non-expert parameters of the layer held by one GPU (after tp)
+  double expert = 0;  // expert parameters held by one GPU (after tp and ep)
 };
 
 struct MemoryGib {

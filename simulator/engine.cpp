@@ -10,7 +10,8 @@ namespace lagom::simulator {
 
 int Engine::add_stream(int stage, bool compute) {
   assert(stage >= 0);
-  if (static_cast<std::size_t>(stage) >= m_stages.size()) m_stages.resize(static_cast<std::size_t>(stage) + 1);
+  if (static_cast<std::size_t>(stage) >= m_stages.size())
+    m_stages.resize(static_cast<std::size_t>(stage) + 1);
   m_streams.push_back(Stream{stage, compute, {}, 0});
   return static_cast<int>(m_streams.size()) - 1;
 }
@@ -39,7 +40,8 @@ void Engine::reserve(std::size_t tasks, std::size_t dependencies) {
 
 double Engine::compute_slowdown(const Stage& stage) const {
   double slowdown = 1.0;
-  for (const int comm : stage.comm_tasks) slowdown += m_tasks[static_cast<std::size_t>(comm)].compute_slowdown - 1.0;
+  for (const int comm : stage.comm_tasks)
+    slowdown += m_tasks[static_cast<std::size_t>(comm)].compute_slowdown - 1.0;
   return slowdown;
 }
 
@@ -69,7 +71,8 @@ double Engine::link_share(const Stage& stage, const Task& task) const {
 double Engine::rate(int index) const {
   const Task& task = m_tasks[static_cast<std::size_t>(index)];
   if (task.kind != TaskKind::comm) {
-    const Stage& stage = m_stages[static_cast<std::size_t>(m_streams[static_cast<std::size_t>(task.stream)].stage)];
+    const Stage& stage =
+        m_stages[static_cast<std::size_t>(m_streams[static_cast<std::size_t>(task.stream)].stage)];
     const double x = task.blocking_fraction;
     return 1.0 / ((1.0 - x) * compute_slowdown(stage) + x);
   }
@@ -153,7 +156,8 @@ void Engine::start(int index, double now_us) {
   }
 }
 
-void Engine::successors(std::vector<int>& offsets, std::vector<int>& targets, std::vector<int>& pending) const {
+void Engine::successors(std::vector<int>& offsets, std::vector<int>& targets,
+                        std::vector<int>& pending) const {
   const std::size_t n = m_tasks.size();
   pending.assign(n, 0);
   offsets.assign(n + 1, 0);
@@ -207,7 +211,8 @@ double Engine::critical_path_us() const {
   // work on one link of one stage is itself a lower bound.
   int links = 0;
   for (const Task& task : m_tasks) links = std::max(links, task.link + 1);
-  std::vector<double> link_us(m_stages.size() * static_cast<std::size_t>(links), 0.0);  // [stage · links + link]
+  std::vector<double> link_us(m_stages.size() * static_cast<std::size_t>(links),
+                              0.0);  // [stage · links + link]
   for (const Task& task : m_tasks) {
     if (task.kind != TaskKind::comm || task.link < 0) continue;
     const int home = m_streams[static_cast<std::size_t>(task.stream)].stage;
@@ -241,7 +246,8 @@ Status Engine::run() {
   std::vector<int> touched;
   std::vector<int> candidates;
   auto touch = [&](int stage) {
-    if (stage >= 0 && std::find(touched.begin(), touched.end(), stage) == touched.end()) touched.push_back(stage);
+    if (stage >= 0 && std::find(touched.begin(), touched.end(), stage) == touched.end())
+      touched.push_back(stage);
   };
   auto stages_of = [&](int task, auto&& fn) {
     const Task& spec = m_tasks[static_cast<std::size_t>(task)];
@@ -309,8 +315,9 @@ Status Engine::run() {
     touched.clear();
   }
   if (finished != n) {
-    return make_error(ErrorCode::failure,
-                      fmt::format("simulation: {} of {} tasks could never start (a dependency cycle)", n - finished, n));
+    return make_error(
+        ErrorCode::failure,
+        fmt::format("simulation: {} of {} tasks could never start (a dependency cycle)", n - finished, n));
   }
   m_makespan_us = 0;
   for (std::size_t i = 0; i < n; ++i) m_makespan_us = std::max(m_makespan_us, m_end_us[i]);

@@ -48,16 +48,16 @@ namespace lagom::simulator {
 enum class TaskKind : std::uint8_t { compute, optimizer, comm };
 
 struct Task {
-  int stream = 0;                  // the stream it runs on (Engine::add_stream's index)
-  int peer_stage = -1;             // comm only: a second stage the transfer also occupies (pp recv), or −1
+  int stream = 0;       // the stream it runs on (Engine::add_stream's index)
+  int peer_stage = -1;  // comm only: a second stage the transfer also occupies (pp recv), or −1
   TaskKind kind = TaskKind::compute;
-  double work_us = 0;              // duration alone, microseconds (>= 0)
-  double blocking_fraction = 0;    // compute only: share of work_us that is blocking communication [0, 1]
-  double compute_slowdown = 1;     // comm only: factor (>= 1) by which the stage's compute slows beside it
-  double comm_slowdown = 1;        // comm only: factor (>= 1) by which it slows beside busy compute
-  int link = -1;                   // comm only: the link of its stages it shares with others, or −1 (none)
-  int priority = 0;                // comm only: on a shared link, higher priorities go first
-  int label = -1;                  // caller's index (names in traces); the engine ignores it
+  double work_us = 0;            // duration alone, microseconds (>= 0)
+  double blocking_fraction = 0;  // compute only: share of work_us that is blocking communication [0, 1]
+  double compute_slowdown = 1;   // comm only: factor (>= 1) by which the stage's compute slows beside it
+  double comm_slowdown = 1;      // comm only: factor (>= 1) by which it slows beside busy compute
+  int link = -1;                 // comm only: the link of its stages it shares with others, or −1 (none)
+  int priority = 0;              // comm only: on a shared link, higher priorities go first
+  int label = -1;                // caller's index (names in traces); the engine ignores it
 };
 
 struct StageTotals {
@@ -92,7 +92,9 @@ class Engine {
   [[nodiscard]] const Task& task(int index) const { return m_tasks[static_cast<std::size_t>(index)]; }
   [[nodiscard]] double start_us(int index) const { return m_start_us[static_cast<std::size_t>(index)]; }
   [[nodiscard]] double end_us(int index) const { return m_end_us[static_cast<std::size_t>(index)]; }
-  [[nodiscard]] int stream_stage(int stream) const { return m_streams[static_cast<std::size_t>(stream)].stage; }
+  [[nodiscard]] int stream_stage(int stream) const {
+    return m_streams[static_cast<std::size_t>(stream)].stage;
+  }
   [[nodiscard]] bool stream_is_compute(int stream) const {
     return m_streams[static_cast<std::size_t>(stream)].compute;
   }
@@ -101,7 +103,9 @@ class Engine {
   // After run(): end of the last task, microseconds.
   [[nodiscard]] double makespan_us() const { return m_makespan_us; }
   // After run(): the stage's accounting over [0, makespan] (see the header comment).
-  [[nodiscard]] const StageTotals& totals(int stage) const { return m_stages[static_cast<std::size_t>(stage)].totals; }
+  [[nodiscard]] const StageTotals& totals(int stage) const {
+    return m_stages[static_cast<std::size_t>(stage)].totals;
+  }
 
  private:
   struct Stream {
@@ -111,9 +115,9 @@ class Engine {
     std::size_t next = 0;
   };
   struct Stage {
-    int compute_task = -1;         // running compute/optimizer task or −1
-    std::vector<int> comm_tasks;   // running comm tasks touching this stage
-    double last_us = 0;            // time the accounting and remaining work were last advanced to
+    int compute_task = -1;        // running compute/optimizer task or −1
+    std::vector<int> comm_tasks;  // running comm tasks touching this stage
+    double last_us = 0;           // time the accounting and remaining work were last advanced to
     StageTotals totals;
   };
   struct Event {

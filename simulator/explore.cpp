@@ -33,7 +33,8 @@ std::vector<T> pin(const std::optional<T>& pinned, std::vector<T> all) {
 
 }  // namespace
 
-std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& w, const model::ClusterSpec& cluster,
+std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& w,
+                                                const model::ClusterSpec& cluster,
                                                 const ExploreOptions& options) {
   const model::Strategy& base = options.base;
   const ExplorePins& p = options.pinned;
@@ -71,9 +72,10 @@ std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& w, co
                 if ((base.global_batch / dp) % mb == 0) mbs.push_back(mb);
               }
               for (const long mb : pin(p.micro_batch, mbs)) {
-                for (const auto recompute : pin(p.recompute, std::vector<model::Recompute>{
-                                                                 model::Recompute::none, model::Recompute::selective,
-                                                                 model::Recompute::full})) {
+                for (const auto recompute :
+                     pin(p.recompute,
+                         std::vector<model::Recompute>{model::Recompute::none, model::Recompute::selective,
+                                                       model::Recompute::full})) {
                   for (const int zero : pin(p.zero, std::vector<int>{0, 1, 2, 3})) {
                     std::vector<model::TpOverlap> ovs{overlaps.front()};
                     if (sp) ovs = overlaps;
@@ -108,8 +110,9 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
   ExploreResult out;
   out.evaluated = candidates.size();
   if (candidates.empty()) {
-    return make_error(ErrorCode::invalid_input,
-                      fmt::format("explore: no valid strategy for {} GPUs with the pinned flags", options.base.gpus));
+    return make_error(
+        ErrorCode::invalid_input,
+        fmt::format("explore: no valid strategy for {} GPUs with the pinned flags", options.base.gpus));
   }
   const unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
                                                : std::max(1U, std::thread::hardware_concurrency());
@@ -144,7 +147,8 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
     if (bound[i] < k_inf) order.push_back(i);
   }
   out.out_of_memory = candidates.size() - order.size();
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bound[a] < bound[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return bound[a] < bound[b]; });
 
   // Phase 2, best bound first: skip a candidate once its bound passes the K-th best time; otherwise build its
   // task graph and skip it if the graph's critical path passes that time; otherwise simulate it.

@@ -35,10 +35,11 @@ struct ExplorePins {
 };
 
 struct ExploreOptions {
-  model::Strategy base;  // gpus, global_batch and the fixed knobs (dp_overlap, bucket_mb, precision, attention)
+  model::Strategy
+      base;  // gpus, global_batch and the fixed knobs (dp_overlap, bucket_mb, precision, attention)
   ExplorePins pinned;
-  int top = 10;          // results to keep (>= 1)
-  int threads = 0;       // 0 = std::thread::hardware_concurrency()
+  int top = 10;     // results to keep (>= 1)
+  int threads = 0;  // 0 = std::thread::hardware_concurrency()
 };
 
 struct ExploreEntry {
@@ -57,7 +58,8 @@ struct ExploreResult {
 
 // The valid candidate strategies (resolved) that explore() considers, in its order; ties in iteration time
 // rank by this order.
-std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
+std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& workload,
+                                                const model::ClusterSpec& cluster,
                                                 const ExploreOptions& options);
 
 Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,

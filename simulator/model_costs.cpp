@@ -16,20 +16,28 @@ namespace {
 
 model::Phase phase_of(Pass pass) {
   switch (pass) {
-    case Pass::forward: return model::Phase::forward;
-    case Pass::backward: return model::Phase::backward;
-    case Pass::recompute: return model::Phase::recompute;
+    case Pass::forward:
+      return model::Phase::forward;
+    case Pass::backward:
+      return model::Phase::backward;
+    case Pass::recompute:
+      return model::Phase::recompute;
   }
   return model::Phase::forward;
 }
 
 Group group_of(model::Group group, bool expert) {
   switch (group) {
-    case model::Group::tp: return Group::tp;
-    case model::Group::cp: return Group::cp;
-    case model::Group::ep: return Group::ep;
-    case model::Group::dp: return expert ? Group::expert_dp : Group::dp;
-    case model::Group::pp: return Group::pp;
+    case model::Group::tp:
+      return Group::tp;
+    case model::Group::cp:
+      return Group::cp;
+    case model::Group::ep:
+      return Group::ep;
+    case model::Group::dp:
+      return expert ? Group::expert_dp : Group::dp;
+    case model::Group::pp:
+      return Group::pp;
   }
   return Group::tp;
 }
@@ -69,9 +77,9 @@ void hash_combine(std::size_t& h, std::uint64_t value) {
 
 std::size_t SharedPrices::Hash::operator()(const CallKey& key) const {
   std::size_t h = 0;
-  for (const std::int64_t part : {static_cast<std::int64_t>(key.collective), key.bytes,
-                                  static_cast<std::int64_t>(key.ranks), static_cast<std::int64_t>(key.nodes),
-                                  static_cast<std::int64_t>(key.comm_ctas)}) {
+  for (const std::int64_t part :
+       {static_cast<std::int64_t>(key.collective), key.bytes, static_cast<std::int64_t>(key.ranks),
+        static_cast<std::int64_t>(key.nodes), static_cast<std::int64_t>(key.comm_ctas)}) {
     hash_combine(h, static_cast<std::uint64_t>(part));
   }
   return h;
@@ -79,13 +87,14 @@ std::size_t SharedPrices::Hash::operator()(const CallKey& key) const {
 
 std::size_t SharedPrices::Hash::operator()(const OverlapQuery& q) const {
   std::size_t h = 0;
-  for (const std::int64_t part : {static_cast<std::int64_t>(q.kernel), static_cast<std::int64_t>(q.method.kind),
-                                  static_cast<std::int64_t>(q.method.slices), static_cast<std::int64_t>(q.ranks), q.m,
-                                  q.n, q.k, static_cast<std::int64_t>(q.element_bytes)}) {
+  for (const std::int64_t part :
+       {static_cast<std::int64_t>(q.kernel), static_cast<std::int64_t>(q.method.kind),
+        static_cast<std::int64_t>(q.method.slices), static_cast<std::int64_t>(q.ranks), q.m, q.n, q.k,
+        static_cast<std::int64_t>(q.element_bytes)}) {
     hash_combine(h, static_cast<std::uint64_t>(part));
   }
-  for (const double part : {q.gemm_us, q.collective.time_us, q.collective.latency_us, q.collective.compute_slowdown,
-                            q.collective.comm_slowdown}) {
+  for (const double part : {q.gemm_us, q.collective.time_us, q.collective.latency_us,
+                            q.collective.compute_slowdown, q.collective.comm_slowdown}) {
     hash_combine(h, std::bit_cast<std::uint64_t>(part));
   }
   return h;
@@ -166,7 +175,8 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
       mdl_flops += mf * count;
       if (pass == 0 && (m_representative_op.name.empty() || kind == 0)) {
         for (const auto& step : steps) {
-          if (!step.is_comm && step.compute.time_us > m_representative_op.time_us) m_representative_op = step.compute;
+          if (!step.is_comm && step.compute.time_us > m_representative_op.time_us)
+            m_representative_op = step.compute;
         }
       }
     }
@@ -197,7 +207,8 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
   }
   const model::ComputeOp optimizer = m_model.optimizer_op(w, s);
   m_optimizer_us = optimizer.time_us;
-  m_optimizer_params = m_model.parameters_per_gpu(w, s) / (s.zero >= 1 ? static_cast<double>(s.dp) * s.cp : 1.0);
+  m_optimizer_params =
+      m_model.parameters_per_gpu(w, s) / (s.zero >= 1 ? static_cast<double>(s.dp) * s.cp : 1.0);
   m_flops.model_flops = model::CostModel::model_flops_per_iteration(w, s.global_batch);
   m_flops.hardware_flops = mdl_flops > 0 ? m_flops.model_flops * hw_flops / mdl_flops : m_flops.model_flops;
   const model::MemoryBreakdown memory = m_model.memory_per_gpu(w, s);
@@ -238,8 +249,12 @@ std::vector<Step> ModelCosts::layer_steps(int layer, Pass pass) const {
 std::vector<Step> ModelCosts::embedding_steps(Pass pass) const {
   return m_embedding_steps[static_cast<std::size_t>(pass)];
 }
-std::vector<Step> ModelCosts::logits_steps(Pass pass) const { return m_logits_steps[static_cast<std::size_t>(pass)]; }
-LayerParams ModelCosts::layer_params(int layer) const { return m_layer_params[static_cast<std::size_t>(kind_of(layer))]; }
+std::vector<Step> ModelCosts::logits_steps(Pass pass) const {
+  return m_logits_steps[static_cast<std::size_t>(pass)];
+}
+LayerParams ModelCosts::layer_params(int layer) const {
+  return m_layer_params[static_cast<std::size_t>(kind_of(layer))];
+}
 
 double ModelCosts::embedding_params() const {
   return static_cast<double>(m_workload.vocab) * static_cast<double>(m_workload.hidden) / m_strategy.tp;
@@ -259,7 +274,8 @@ double ModelCosts::optimizer_us(double params) const {
   return m_optimizer_params > 0 ? m_optimizer_us * params / m_optimizer_params : 0.0;
 }
 
-CollectivePrice ModelCosts::collective(const CollectiveCall& call, const std::optional<model::CollConfig>& knobs) const {
+CollectivePrice ModelCosts::collective(const CollectiveCall& call,
+                                       const std::optional<model::CollConfig>& knobs) const {
   if (call.group.ranks < 2 || call.bytes <= 0) return {};
   const model::CollectiveCost cost = m_prices->collective(call, knobs);
   const model::Interference interference =
@@ -272,18 +288,29 @@ CollectivePrice ModelCosts::collective(const CollectiveCall& call, const std::op
   return price;
 }
 
-Result<OverlapCost> ModelCosts::overlap_cost(const OverlapQuery& query) const { return m_prices->overlap(query); }
+Result<OverlapCost> ModelCosts::overlap_cost(const OverlapQuery& query) const {
+  return m_prices->overlap(query);
+}
 
-MemoryGib ModelCosts::memory() const { return m_memory; }
-double ModelCosts::memory_capacity_gib() const { return m_model.cluster().gpu.memory_gib; }
-IterationFlops ModelCosts::flops() const { return m_flops; }
-double ModelCosts::peak_tflops() const { return m_model.cluster().gpu.peak_tflops(m_strategy.precision); }
+MemoryGib ModelCosts::memory() const {
+  return m_memory;
+}
+double ModelCosts::memory_capacity_gib() const {
+  return m_model.cluster().gpu.memory_gib;
+}
+IterationFlops ModelCosts::flops() const {
+  return m_flops;
+}
+double ModelCosts::peak_tflops() const {
+  return m_model.cluster().gpu.peak_tflops(m_strategy.precision);
+}
 
 Status ModelCosts::validate(const CommAssignment& assignment) const {
   for (const auto& [key, config] : assignment.per_class) {
     const model::CommGroup group = communicator_shape(key.group, m_strategy, m_model.cluster().gpus_per_node);
     if (group.ranks < 2) continue;
-    const Status status = m_model.validate_config(key.collective, static_cast<double>(key.bytes), group, config);
+    const Status status =
+        m_model.validate_config(key.collective, static_cast<double>(key.bytes), group, config);
     if (!status.ok()) return status.error().with_context(op_class_name(key));
   }
   return {};

@@ -3,11 +3,11 @@
 // Choices made here (docs/simulator.md): every rank of a node takes part in one of the symmetric groups
 // (one per tp·cp coordinate for dp, per rank for pp), and they communicate at the same time, so a group with
 // p ranks per node gets nic.count·p / gpus_per_node of the node's NICs (model::CostModel prices a group
-// alone, as nccl-tests measures it, with min(nic.count, p) NICs); layers of the same kind (dense or MoE) are priced once and
-// reused; the interference of a collective with compute is evaluated against the layer's longest forward
-// compute op (the GEMM that a concurrent collective meets most of the time); the optimizer time scales
-// linearly with the parameters it updates (Adam is memory-bound); per-layer parameters come from the
-// workload's shapes (QKV, projection, MLP or experts, router, norms) divided by tp (and ep for experts).
+// alone, as nccl-tests measures it, with min(nic.count, p) NICs); layers of the same kind (dense or MoE) are
+// priced once and reused; the interference of a collective with compute is evaluated against the layer's
+// longest forward compute op (the GEMM that a concurrent collective meets most of the time); the optimizer
+// time scales linearly with the parameters it updates (Adam is memory-bound); per-layer parameters come from
+// the workload's shapes (QKV, projection, MLP or experts, router, norms) divided by tp (and ep for experts).
 //
 // Thread safety: immutable after construction; the CostModel must outlive it.
 #pragma once

@@ -8,7 +8,8 @@ namespace lagom::simulator {
 
 Result<OverlapCost> price_overlap(const OverlapQuery& query) {
   model::OverlapRequest request;
-  request.kernel = query.kernel == OverlapPair::ag_gemm ? model::OverlapKernel::ag_gemm : model::OverlapKernel::gemm_rs;
+  request.kernel =
+      query.kernel == OverlapPair::ag_gemm ? model::OverlapKernel::ag_gemm : model::OverlapKernel::gemm_rs;
   switch (query.method.kind) {
     case model::TpOverlap::Kind::none:
       return make_error(ErrorCode::invalid_input, "tp-overlap none has no overlap plan");
@@ -39,6 +40,8 @@ Result<OverlapCost> price_overlap(const OverlapQuery& query) {
   return OverlapCost{std::max(0.0, prediction.overlapped_us - query.gemm_us)};
 }
 
-Result<OverlapCost> IterationCosts::overlap_cost(const OverlapQuery& query) const { return price_overlap(query); }
+Result<OverlapCost> IterationCosts::overlap_cost(const OverlapQuery& query) const {
+  return price_overlap(query);
+}
 
 }  // namespace lagom::simulator

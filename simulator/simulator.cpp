@@ -32,9 +32,16 @@ constexpr std::array<std::pair<Group, std::string_view>, 7> k_groups{{{Group::tp
                                                                       {Group::embedding, "emb"}}};
 
 enum StreamKind : int {
-  k_compute_stream = 0, k_tp_stream, k_pp_stream, k_dp_stream, k_fsdp_stream, k_emb_stream, k_stream_kinds
+  k_compute_stream = 0,
+  k_tp_stream,
+  k_pp_stream,
+  k_dp_stream,
+  k_fsdp_stream,
+  k_emb_stream,
+  k_stream_kinds
 };
-constexpr std::array<std::string_view, k_stream_kinds> k_stream_names{"compute", "tp", "pp", "dp", "fsdp", "emb"};
+constexpr std::array<std::string_view, k_stream_kinds> k_stream_names{"compute", "tp",   "pp",
+                                                                      "dp",      "fsdp", "emb"};
 // Engine link ids: the node's NICs, the node's NVLink/PCIe fabric.
 constexpr int k_link_network = 0, k_link_fabric = 1;
 // IssuePriority::critical_first, per stream kind (higher goes first): pp transfers, then ZeRO-3 parameter
@@ -52,8 +59,8 @@ struct Segment {
 struct PassPlan {
   double compute_us = 0;
   double blocking_us = 0;
-  std::vector<Segment> segments;                      // only when a timeline is recorded
-  std::vector<std::pair<int, double>> class_counts;   // op class → calls
+  std::vector<Segment> segments;                     // only when a timeline is recorded
+  std::vector<std::pair<int, double>> class_counts;  // op class → calls
 
   void add_count(int op_class, double count) {
     for (auto& [cls, n] : class_counts) {
@@ -75,7 +82,14 @@ struct PassPlan {
 
 // What a task is, for trace names.
 enum class What : std::uint8_t {
-  forward, backward, optimizer, transfer_forward, transfer_backward, dp, fsdp_gather, embedding
+  forward,
+  backward,
+  optimizer,
+  transfer_forward,
+  transfer_backward,
+  dp,
+  fsdp_gather,
+  embedding
 };
 struct TaskInfo {
   What what = What::forward;
@@ -117,8 +131,9 @@ constexpr double k_rounding_margin = 1e-9;
 
 class Builder {
  public:
-  Builder(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster, const model::Strategy& strategy,
-          const IterationCosts& costs, const CommAssignment& assignment, const SimulateOptions& options)
+  Builder(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
+          const model::Strategy& strategy, const IterationCosts& costs, const CommAssignment& assignment,
+          const SimulateOptions& options)
       : m_w(workload), m_c(cluster), m_s(strategy), m_costs(costs), m_a(assignment), m_options(options) {}
 
   Status prepare();
@@ -194,13 +209,20 @@ class Builder {
 
 int Builder::group_ranks(Group group) const {
   switch (group) {
-    case Group::tp: return m_s.tp;
-    case Group::cp: return m_s.cp;
-    case Group::ep: return m_s.ep;
-    case Group::pp: return m_s.pp > 1 ? 2 : 1;
-    case Group::dp: return m_s.dp * m_s.cp;
-    case Group::expert_dp: return m_s.dp * m_s.cp / m_s.ep;
-    case Group::embedding: return tied_embedding_sync(m_w, m_s) ? 2 : 1;
+    case Group::tp:
+      return m_s.tp;
+    case Group::cp:
+      return m_s.cp;
+    case Group::ep:
+      return m_s.ep;
+    case Group::pp:
+      return m_s.pp > 1 ? 2 : 1;
+    case Group::dp:
+      return m_s.dp * m_s.cp;
+    case Group::expert_dp:
+      return m_s.dp * m_s.cp / m_s.ep;
+    case Group::embedding:
+      return tied_embedding_sync(m_w, m_s) ? 2 : 1;
   }
   return 1;
 }
@@ -237,8 +259,8 @@ void Builder::add_compute(PassPlan& plan, const std::string& name, double us) co
   if (m_options.timeline) plan.segments.push_back({name, -1, us});
 }
 
-void Builder::add_collective(PassPlan& plan, const std::string& name, model::Collective collective, Group group,
-                             std::int64_t bytes, double count) {
+void Builder::add_collective(PassPlan& plan, const std::string& name, model::Collective collective,
+                             Group group, std::int64_t bytes, double count) {
   if (group_ranks(group) < 2 || bytes <= 0) return;
   const int cls = op_class(collective, group, bytes);
   const double us = m_entries[static_cast<std::size_t>(cls)].price.time_us * count;
@@ -265,8 +287,8 @@ Status Builder::add_overlapped(PassPlan& plan, const Step& gemm, const Step& com
   double exposed_us = 0;
   bool cached = false;
   for (const auto& [q, e] : m_overlap_cache) {
-    if (q.kernel == query.kernel && q.m == query.m && q.n == query.n && q.k == query.k && q.gemm_us == query.gemm_us &&
-        q.collective.time_us == query.collective.time_us) {
+    if (q.kernel == query.kernel && q.m == query.m && q.n == query.n && q.k == query.k &&
+        q.gemm_us == query.gemm_us && q.collective.time_us == query.collective.time_us) {
       exposed_us = e;
       cached = true;
       break;
@@ -331,19 +353,21 @@ Status Builder::prepare() {
                         fmt::format("tp-overlap {} needs tp > 1", model::to_string(m_tp_overlap)));
     }
     if (!m_s.sp) {
-      return make_error(ErrorCode::invalid_input,
-                        fmt::format("tp-overlap {} needs --sp (the overlapped kernels are all-gather+GEMM and "
-                                    "GEMM+reduce-scatter)",
-                                    model::to_string(m_tp_overlap)));
+      return make_error(
+          ErrorCode::invalid_input,
+          fmt::format("tp-overlap {} needs --sp (the overlapped kernels are all-gather+GEMM and "
+                      "GEMM+reduce-scatter)",
+                      model::to_string(m_tp_overlap)));
     }
   }
   if (m_s.dp < 1 || m_s.pp < 1 || m_s.vpp < 1 || m_s.micro_batch < 1 || m_s.global_batch < 1) {
     return make_error(ErrorCode::invalid_input, "simulate: the strategy is not resolved");
   }
   if (m_s.cp > 1 && (m_w.heads / m_s.tp) % m_s.cp != 0) {
-    return make_error(ErrorCode::invalid_input,
-                      fmt::format("cp={} (Ulysses all-to-all over heads) does not divide the heads per tp rank ({})",
-                                  m_s.cp, m_w.heads / m_s.tp));
+    return make_error(
+        ErrorCode::invalid_input,
+        fmt::format("cp={} (Ulysses all-to-all over heads) does not divide the heads per tp rank ({})",
+                    m_s.cp, m_w.heads / m_s.tp));
   }
   m_micro_batches = static_cast<int>(m_s.micro_batches());
   m_layers_per_chunk = m_w.layers / (m_s.pp * m_s.vpp);
@@ -353,7 +377,7 @@ Status Builder::prepare() {
   const bool wide = m_s.precision == model::Precision::fp32 || m_s.precision == model::Precision::tf32;
   // Activations travel in 16-bit (fp8 GEMMs still exchange bf16 activations); fp32/tf32 runs use 4 bytes.
   m_elem = wide ? 4 : 2;
-  m_grad_elem = wide ? 4 : 2;   // gradients reduced in the parameters' dtype (Megatron's default)
+  m_grad_elem = wide ? 4 : 2;  // gradients reduced in the parameters' dtype (Megatron's default)
   m_param_elem = wide ? 4 : 2;
   return build_plans();
 }
@@ -366,7 +390,8 @@ Status Builder::build_plans() {
   for (int l = 0; l < m_w.layers; ++l) {
     const auto i = static_cast<std::size_t>(l);
     const int variant = m_costs.layer_variant(l);
-    const auto known = std::find_if(slots.begin(), slots.end(), [&](const auto& e) { return e.first == variant; });
+    const auto known =
+        std::find_if(slots.begin(), slots.end(), [&](const auto& e) { return e.first == variant; });
     m_layer_params[i] = m_costs.layer_params(l);
     if (known != slots.end()) {
       m_layer_slot[i] = known->second;
@@ -440,7 +465,8 @@ int Builder::emit_comm(int stage, StreamKind stream, int cls, double count, int 
 
 // Issues the full buckets in `pending_bytes` (and, with `flush`, the rest) after `after_task`.
 void Builder::emit_buckets(int stage, double& pending_bytes, double bucket_bytes, Group group,
-                           model::Collective collective, bool flush, int after_task, std::vector<int>& dp_tasks) {
+                           model::Collective collective, bool flush, int after_task,
+                           std::vector<int>& dp_tasks) {
   if (group_ranks(group) < 2) {
     pending_bytes = 0;
     return;
@@ -450,7 +476,8 @@ void Builder::emit_buckets(int stage, double& pending_bytes, double bucket_bytes
     const int cls = op_class(collective, group, buckets.tasks[static_cast<std::size_t>(b)].bytes);
     TaskInfo info;
     info.what = What::dp;
-    const int task = emit_comm(stage, k_dp_stream, cls, buckets.tasks[static_cast<std::size_t>(b)].count, -1, info);
+    const int task =
+        emit_comm(stage, k_dp_stream, cls, buckets.tasks[static_cast<std::size_t>(b)].count, -1, info);
     if (after_task >= 0) m_engine.add_dependency(after_task, task);
     dp_tasks.push_back(task);
   }
@@ -465,7 +492,8 @@ void Builder::build_graph() {
   m_streams.assign(static_cast<std::size_t>(p), {-1, -1, -1, -1, -1, -1});
   // Per stage: the task after which its gradients are synced (last gradient task, else last compute) and its
   // optimizer step: the tied embedding's all-reduce goes between them on the first and last stage.
-  std::vector<int> grads_synced_of(static_cast<std::size_t>(p), -1), optimizer_of(static_cast<std::size_t>(p), -1);
+  std::vector<int> grads_synced_of(static_cast<std::size_t>(p), -1),
+      optimizer_of(static_cast<std::size_t>(p), -1);
 
   auto first_layer = [&](int stage, int chunk) { return (chunk * p + stage) * lpc; };
   auto has_embedding = [&](int stage, int chunk) { return stage == 0 && chunk == 0; };
@@ -474,7 +502,8 @@ void Builder::build_graph() {
   // Plans per (stage, chunk): whole-chunk forward and backward, and per-layer pieces.
   struct ChunkPlans {
     int forward = -1, backward = -1;
-    std::vector<int> layer_forward, layer_backward;  // piece j covers layer first+j (head attached at the ends)
+    std::vector<int> layer_forward,
+        layer_backward;  // piece j covers layer first+j (head attached at the ends)
     std::vector<double> grad_bytes, expert_grad_bytes, param_bytes;  // per layer piece
   };
   const bool keep = m_options.timeline;
@@ -523,7 +552,8 @@ void Builder::build_graph() {
   };
   std::vector<OpTasks> op_tasks(static_cast<std::size_t>(p * v * m * 2));
   std::vector<std::vector<PipelineOp>> orders(static_cast<std::size_t>(p));
-  m_engine.reserve(static_cast<std::size_t>(p * v * m * 4 + 64), static_cast<std::size_t>(p * v * m * 6 + 64));
+  m_engine.reserve(static_cast<std::size_t>(p * v * m * 4 + 64),
+                   static_cast<std::size_t>(p * v * m * 6 + 64));
 
   for (int s = 0; s < p; ++s) {
     orders[static_cast<std::size_t>(s)] = stage_schedule(m_s.schedule, p, s, v, m);
@@ -569,7 +599,8 @@ void Builder::build_graph() {
             // i.e. once task n − prefetch − 1 has finished.
             const auto n = static_cast<int>(compute_tasks.size());
             if (n - m_a.fsdp_prefetch - 1 >= 0) {
-              m_engine.add_dependency(compute_tasks[static_cast<std::size_t>(n - m_a.fsdp_prefetch - 1)], gather);
+              m_engine.add_dependency(compute_tasks[static_cast<std::size_t>(n - m_a.fsdp_prefetch - 1)],
+                                      gather);
             }
             last_fsdp = gather;
           }
@@ -582,14 +613,17 @@ void Builder::build_graph() {
             // FSDP: one reduce-scatter of the layer's gradients after its backward, every micro-batch.
             double bytes = cp.grad_bytes[static_cast<std::size_t>(j)];
             double expert = cp.expert_grad_bytes[static_cast<std::size_t>(j)];
-            emit_buckets(s, bytes, std::max(bytes, 1.0), Group::dp, Collective::reducescatter, true, task, dp_tasks);
-            emit_buckets(s, expert, std::max(expert, 1.0), Group::expert_dp, Collective::reducescatter, true, task,
+            emit_buckets(s, bytes, std::max(bytes, 1.0), Group::dp, Collective::reducescatter, true, task,
                          dp_tasks);
+            emit_buckets(s, expert, std::max(expert, 1.0), Group::expert_dp, Collective::reducescatter, true,
+                         task, dp_tasks);
           } else if (split_for_buckets) {
             pending += cp.grad_bytes[static_cast<std::size_t>(j)];
             pending_expert += cp.expert_grad_bytes[static_cast<std::size_t>(j)];
-            emit_buckets(s, pending, m_bucket_bytes, Group::dp, grad_collective, k == lpc - 1, task, dp_tasks);
-            emit_buckets(s, pending_expert, m_bucket_bytes, Group::expert_dp, grad_collective, k == lpc - 1, task, dp_tasks);
+            emit_buckets(s, pending, m_bucket_bytes, Group::dp, grad_collective, k == lpc - 1, task,
+                         dp_tasks);
+            emit_buckets(s, pending_expert, m_bucket_bytes, Group::expert_dp, grad_collective, k == lpc - 1,
+                         task, dp_tasks);
           }
         }
       } else {
@@ -604,12 +638,14 @@ void Builder::build_graph() {
     const int last_compute = compute_tasks.back();
     if (!zero3 && (!m_s.dp_overlap || !dp_reduce)) {
       emit_buckets(s, stage_grad, m_bucket_bytes, Group::dp, grad_collective, true, last_compute, dp_tasks);
-      emit_buckets(s, stage_expert_grad, m_bucket_bytes, Group::expert_dp, grad_collective, true, last_compute, dp_tasks);
+      emit_buckets(s, stage_expert_grad, m_bucket_bytes, Group::expert_dp, grad_collective, true,
+                   last_compute, dp_tasks);
     }
     // Optimizer step on this GPU's share of the parameters.
     double optimizer_params = stage_params + stage_expert_params;
     if (m_s.zero >= 1) {
-      optimizer_params = stage_params / group_ranks(Group::dp) + stage_expert_params / group_ranks(Group::expert_dp);
+      optimizer_params =
+          stage_params / group_ranks(Group::dp) + stage_expert_params / group_ranks(Group::expert_dp);
     }
     Task opt;
     opt.kind = TaskKind::optimizer;
@@ -627,15 +663,17 @@ void Builder::build_graph() {
       double expert = stage_expert_params * m_param_elem;
       std::vector<int> gathers;
       emit_buckets(s, bytes, m_bucket_bytes, Group::dp, Collective::allgather, true, optimizer, gathers);
-      emit_buckets(s, expert, m_bucket_bytes, Group::expert_dp, Collective::allgather, true, optimizer, gathers);
+      emit_buckets(s, expert, m_bucket_bytes, Group::expert_dp, Collective::allgather, true, optimizer,
+                   gathers);
     }
   }
 
   // The tied embedding's gradient: summed over the first and last stage after their gradient sync and
   // before their optimizer steps (Megatron's embedding group all-reduce), one task occupying both stages.
   if (tied_embedding_sync(m_w, m_s)) {
-    const auto cls = op_class(Collective::allreduce, Group::embedding,
-                              static_cast<std::int64_t>(std::llround(m_costs.embedding_params() * m_grad_elem)));
+    const auto cls =
+        op_class(Collective::allreduce, Group::embedding,
+                 static_cast<std::int64_t>(std::llround(m_costs.embedding_params() * m_grad_elem)));
     TaskInfo info;
     info.what = What::embedding;
     const int task = emit_comm(0, k_emb_stream, cls, 1, p - 1, info);
@@ -674,12 +712,12 @@ void Builder::build_graph() {
         m_engine.add_dependency(transfer, to.first);
         if (k + 1 < order.size()) {
           const PipelineOp& next = order[k + 1];
-          m_engine.add_dependency(transfer, op_tasks[op_index(s, next.chunk, next.micro_batch, next.forward)].first);
+          m_engine.add_dependency(transfer,
+                                  op_tasks[op_index(s, next.chunk, next.micro_batch, next.forward)].first);
         }
       }
     }
   }
-
 }
 
 Result<SimulationResult> Builder::finish() {
@@ -701,7 +739,8 @@ Result<SimulationResult> Builder::finish() {
   }
   if (t_us > 0) {
     const IterationFlops flops = m_costs.flops();
-    result.tokens_per_s = static_cast<double>(m_s.global_batch) * static_cast<double>(m_w.seq) / result.iteration_time_s;
+    result.tokens_per_s =
+        static_cast<double>(m_s.global_batch) * static_cast<double>(m_w.seq) / result.iteration_time_s;
     result.model_tflops_per_gpu = flops.model_flops / result.iteration_time_s / m_s.gpus / 1e12;
     result.hardware_tflops_per_gpu = flops.hardware_flops / result.iteration_time_s / m_s.gpus / 1e12;
     const double peak = m_costs.peak_tflops();
@@ -732,7 +771,8 @@ double Builder::lower_bound_us() {
     return m_entries[static_cast<std::size_t>(op_class(collective, group, bytes))].price.time_us * count;
   };
   // Work alone of the tasks emit_buckets issues for `pending` (which it consumes the same way).
-  auto buckets_us = [&](double& pending, double bucket_bytes, Group group, Collective collective, bool flush) {
+  auto buckets_us = [&](double& pending, double bucket_bytes, Group group, Collective collective,
+                        bool flush) {
     if (group_ranks(group) < 2) {
       pending = 0;
       return 0.0;
@@ -746,23 +786,25 @@ double Builder::lower_bound_us() {
     return us;
   };
   // One pipeline transfer (the sender's pp stream; its next pass waits for it).
-  const double transfer_us = p > 1 ? call_us(Collective::sendrecv, Group::pp, m_costs.pp_message_bytes()) : 0.0;
+  const double transfer_us =
+      p > 1 ? call_us(Collective::sendrecv, Group::pp, m_costs.pp_message_bytes()) : 0.0;
   const bool gathers = zero3 && group_ranks(Group::dp) > 1;
   // Whether every gradient task runs on the dp group's link (emit_comm: the NICs when the group spans nodes).
-  const bool one_grad_link = !m_w.moe || (shape_of(Group::expert_dp).nodes > 1) == (shape_of(Group::dp).nodes > 1);
+  const bool one_grad_link =
+      !m_w.moe || (shape_of(Group::expert_dp).nodes > 1) == (shape_of(Group::dp).nodes > 1);
   const bool pp_on_grad_link = p > 1 && (shape_of(Group::pp).nodes > 1) == (shape_of(Group::dp).nodes > 1);
 
   double best = 0;
-  double head_us = 0;  // earliest start of micro-batch 0's chunk-0 forward on this stage
-  double tail_us = 0;  // sum over the stages before this one of (transfer + chunk-0 backward)
+  double head_us = 0;        // earliest start of micro-batch 0's chunk-0 forward on this stage
+  double tail_us = 0;        // sum over the stages before this one of (transfer + chunk-0 backward)
   double stage0_end_us = 0;  // stage 0: what follows its last backward (gradient tasks, optimizer, gather)
   for (int s = 0; s < p; ++s) {
-    double work_us = 0;              // every pass of every micro-batch: plan totals, m times
+    double work_us = 0;  // every pass of every micro-batch: plan totals, m times
     double first_forward_us = 0, first_backward_us = 0;  // chunk 0, one micro-batch
-    double first_gather_us = 0;      // ZeRO-3: the gather the stage's first compute task waits for
-    double gathers_us = 0;           // ZeRO-3: the fsdp stream's work
-    double grads_us = 0;             // the dp stream's gradient tasks (before the optimizer)
-    double last_grads_us = 0;        // of those, the ones issued after the stage's last compute task
+    double first_gather_us = 0;  // ZeRO-3: the gather the stage's first compute task waits for
+    double gathers_us = 0;       // ZeRO-3: the fsdp stream's work
+    double grads_us = 0;         // the dp stream's gradient tasks (before the optimizer)
+    double last_grads_us = 0;    // of those, the ones issued after the stage's last compute task
     double stage_grad = 0, stage_expert_grad = 0, stage_expert_params = 0;
     for (int c = 0; c < v; ++c) {
       const int first = (c * p + s) * lpc;
@@ -793,8 +835,8 @@ double Builder::lower_bound_us() {
         if (j == lpc - 1 && logits) params += m_costs.logits_params();
         const double grad_bytes = params * m_grad_elem, expert_grad_bytes = lp.expert * m_grad_elem;
         if (gathers) {
-          const double gather_us =
-              call_us(Collective::allgather, Group::dp, static_cast<std::int64_t>((params + lp.expert) * m_param_elem));
+          const double gather_us = call_us(Collective::allgather, Group::dp,
+                                           static_cast<std::int64_t>((params + lp.expert) * m_param_elem));
           gathers_us += 2 * m * gather_us;  // before the forward and the backward piece of every micro-batch
           if (c == 0 && j == 0) first_gather_us = gather_us;
         }
@@ -802,13 +844,15 @@ double Builder::lower_bound_us() {
         if (zero3) {
           double bytes = grad_bytes, expert = expert_grad_bytes;
           piece_us += buckets_us(bytes, std::max(bytes, 1.0), Group::dp, Collective::reducescatter, true);
-          piece_us += buckets_us(expert, std::max(expert, 1.0), Group::expert_dp, Collective::reducescatter, true);
+          piece_us +=
+              buckets_us(expert, std::max(expert, 1.0), Group::expert_dp, Collective::reducescatter, true);
           chunk_scatters_us += piece_us;
         } else if (m_s.dp_overlap && dp_reduce) {
           pending += grad_bytes;
           pending_expert += expert_grad_bytes;
           piece_us += buckets_us(pending, m_bucket_bytes, Group::dp, grad_collective, k == lpc - 1);
-          piece_us += buckets_us(pending_expert, m_bucket_bytes, Group::expert_dp, grad_collective, k == lpc - 1);
+          piece_us +=
+              buckets_us(pending_expert, m_bucket_bytes, Group::expert_dp, grad_collective, k == lpc - 1);
           grads_us += piece_us;
         }
         // The stage's last compute task is chunk 0's first layer piece of the last backward.
@@ -828,7 +872,8 @@ double Builder::lower_bound_us() {
     const double stage_params = stage_grad / m_grad_elem;
     double optimizer_params = stage_params + stage_expert_params;
     if (m_s.zero >= 1) {
-      optimizer_params = stage_params / group_ranks(Group::dp) + stage_expert_params / group_ranks(Group::expert_dp);
+      optimizer_params =
+          stage_params / group_ranks(Group::dp) + stage_expert_params / group_ranks(Group::expert_dp);
     }
     const double optimizer_us = m_costs.optimizer_us(optimizer_params);
     double param_gathers_us = 0;  // ZeRO-1/2: after the optimizer
@@ -857,7 +902,8 @@ double Builder::lower_bound_us() {
       best = std::max(best, gathers_us + grads_us + optimizer_us);
       // With the stage's own sends too when they cross the same link (not followed by the optimizer: its
       // last send runs beside it).
-      if (pp_on_grad_link) best = std::max(best, gathers_us + grads_us + (sends + (p > 1 ? 1 : 0)) * transfer_us);
+      if (pp_on_grad_link)
+        best = std::max(best, gathers_us + grads_us + (sends + (p > 1 ? 1 : 0)) * transfer_us);
     }
     head_us = start_us + first_forward_us + transfer_us;
     tail_us += transfer_us + first_backward_us;
@@ -873,8 +919,10 @@ void Builder::record_timeline(SimulationResult& result) const {
     if (count != 1) name += fmt::format(" ×{}", count);
     return name;
   };
-  std::vector<std::vector<std::pair<double, double>>> busy_comm(static_cast<std::size_t>(m_engine.stage_count()));
-  std::vector<std::vector<std::pair<double, double>>> busy_compute(static_cast<std::size_t>(m_engine.stage_count()));
+  std::vector<std::vector<std::pair<double, double>>> busy_comm(
+      static_cast<std::size_t>(m_engine.stage_count()));
+  std::vector<std::vector<std::pair<double, double>>> busy_compute(
+      static_cast<std::size_t>(m_engine.stage_count()));
   for (int t = 0; t < static_cast<int>(m_engine.task_count()); ++t) {
     const Task& task = m_engine.task(t);
     const TaskInfo& info = m_info[static_cast<std::size_t>(task.label)];
@@ -885,8 +933,9 @@ void Builder::record_timeline(SimulationResult& result) const {
       case What::forward:
       case What::backward: {
         busy_compute[static_cast<std::size_t>(stage)].emplace_back(start, end);
-        const std::string base = fmt::format("{} mb{} c{} L{}-{}", info.what == What::forward ? "F" : "B",
-                                             info.micro_batch, info.chunk, info.layer_begin, info.layer_end - 1);
+        const std::string base =
+            fmt::format("{} mb{} c{} L{}-{}", info.what == What::forward ? "F" : "B", info.micro_batch,
+                        info.chunk, info.layer_begin, info.layer_end - 1);
         result.timeline.push_back({stage, "compute", base, "compute", start, duration});
         const PassPlan& plan = m_plans[static_cast<std::size_t>(info.plan)];
         const double alone = plan.total_us();
@@ -895,7 +944,8 @@ void Builder::record_timeline(SimulationResult& result) const {
         for (const Segment& segment : plan.segments) {
           const double d = segment.us * scale;
           if (segment.op_class >= 0) {
-            result.timeline.push_back({stage, "tp", std::string(segment.name) + " " + class_name(segment.op_class, 1),
+            result.timeline.push_back({stage, "tp",
+                                       std::string(segment.name) + " " + class_name(segment.op_class, 1),
                                        "comm", at, d});
           }
           at += d;
@@ -910,28 +960,31 @@ void Builder::record_timeline(SimulationResult& result) const {
       case What::transfer_backward:
         busy_comm[static_cast<std::size_t>(stage)].emplace_back(start, end);
         busy_comm[static_cast<std::size_t>(info.peer)].emplace_back(start, end);
-        result.timeline.push_back({stage, "pp",
-                                   fmt::format("send {} mb{} c{} → stage {}",
-                                               info.what == What::transfer_forward ? "activations" : "gradients",
-                                               info.micro_batch, info.chunk, info.peer),
-                                   "comm", start, duration});
+        result.timeline.push_back(
+            {stage, "pp",
+             fmt::format("send {} mb{} c{} → stage {}",
+                         info.what == What::transfer_forward ? "activations" : "gradients", info.micro_batch,
+                         info.chunk, info.peer),
+             "comm", start, duration});
         break;
       case What::dp:
         busy_comm[static_cast<std::size_t>(stage)].emplace_back(start, end);
-        result.timeline.push_back({stage, "dp", class_name(info.op_class, info.count), "comm", start, duration});
+        result.timeline.push_back(
+            {stage, "dp", class_name(info.op_class, info.count), "comm", start, duration});
         break;
       case What::embedding:
         busy_comm[static_cast<std::size_t>(stage)].emplace_back(start, end);
         busy_comm[static_cast<std::size_t>(info.peer)].emplace_back(start, end);
-        result.timeline.push_back({stage, "emb", fmt::format("embedding grads {} ↔ stage {}",
-                                                             class_name(info.op_class, 1), info.peer),
-                                   "comm", start, duration});
+        result.timeline.push_back(
+            {stage, "emb",
+             fmt::format("embedding grads {} ↔ stage {}", class_name(info.op_class, 1), info.peer), "comm",
+             start, duration});
         break;
       case What::fsdp_gather:
         busy_comm[static_cast<std::size_t>(stage)].emplace_back(start, end);
-        result.timeline.push_back({stage, "fsdp",
-                                   fmt::format("gather L{} {}", info.layer_begin, class_name(info.op_class, 1)),
-                                   "comm", start, duration});
+        result.timeline.push_back(
+            {stage, "fsdp", fmt::format("gather L{} {}", info.layer_begin, class_name(info.op_class, 1)),
+             "comm", start, duration});
         break;
     }
   }
@@ -1005,13 +1058,20 @@ std::string op_class_name(const OpClassKey& key) {
 
 model::CommGroup communicator_shape(Group group, const model::Strategy& s, int gpn) {
   switch (group) {
-    case Group::tp: return group_shape(s.tp, 1, gpn);
-    case Group::cp: return group_shape(s.cp, s.tp, gpn);
-    case Group::ep: return group_shape(s.ep, s.tp, gpn);
-    case Group::dp: return group_shape(s.dp * s.cp, s.tp, gpn);
-    case Group::expert_dp: return group_shape(s.dp * s.cp / s.ep, s.tp * s.ep, gpn);
-    case Group::pp: return group_shape(s.pp > 1 ? 2 : 1, s.tp * s.cp * s.dp, gpn);
-    case Group::embedding: return group_shape(s.pp > 1 ? 2 : 1, s.tp * s.cp * s.dp * (s.pp - 1), gpn);
+    case Group::tp:
+      return group_shape(s.tp, 1, gpn);
+    case Group::cp:
+      return group_shape(s.cp, s.tp, gpn);
+    case Group::ep:
+      return group_shape(s.ep, s.tp, gpn);
+    case Group::dp:
+      return group_shape(s.dp * s.cp, s.tp, gpn);
+    case Group::expert_dp:
+      return group_shape(s.dp * s.cp / s.ep, s.tp * s.ep, gpn);
+    case Group::pp:
+      return group_shape(s.pp > 1 ? 2 : 1, s.tp * s.cp * s.dp, gpn);
+    case Group::embedding:
+      return group_shape(s.pp > 1 ? 2 : 1, s.tp * s.cp * s.dp * (s.pp - 1), gpn);
   }
   return {};
 }
@@ -1031,15 +1091,16 @@ Result<SimulationResult> simulate(const model::WorkloadSpec& workload, const mod
   return builder.finish();
 }
 
-Result<std::vector<OpClass>> op_classes(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
-                                        const model::Strategy& strategy, const IterationCosts& costs,
-                                        const CommAssignment& assignment) {
+Result<std::vector<OpClass>> op_classes(const model::WorkloadSpec& workload,
+                                        const model::ClusterSpec& cluster, const model::Strategy& strategy,
+                                        const IterationCosts& costs, const CommAssignment& assignment) {
   LAGOM_TRY(SimulationResult result, simulate(workload, cluster, strategy, costs, assignment));
   return std::move(result.op_classes);
 }
 
-Result<double> iteration_lower_bound_us(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
-                                        const model::Strategy& strategy, const IterationCosts& costs) {
+Result<double> iteration_lower_bound_us(const model::WorkloadSpec& workload,
+                                        const model::ClusterSpec& cluster, const model::Strategy& strategy,
+                                        const IterationCosts& costs) {
   const CommAssignment defaults;
   const SimulateOptions options;
   Builder builder(workload, cluster, strategy, costs, defaults, options);
@@ -1047,8 +1108,9 @@ Result<double> iteration_lower_bound_us(const model::WorkloadSpec& workload, con
   return builder.lower_bound_us();
 }
 
-Result<double> iteration_critical_path_us(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
-                                          const model::Strategy& strategy, const IterationCosts& costs) {
+Result<double> iteration_critical_path_us(const model::WorkloadSpec& workload,
+                                          const model::ClusterSpec& cluster, const model::Strategy& strategy,
+                                          const IterationCosts& costs) {
   const CommAssignment defaults;
   const SimulateOptions options;
   Builder builder(workload, cluster, strategy, costs, defaults, options);
@@ -1066,7 +1128,8 @@ Result<std::optional<SimulationResult>> simulate_unless_slower(const model::Work
   Builder builder(workload, cluster, strategy, costs, defaults, options);
   LAGOM_TRY_STATUS(builder.prepare());
   builder.build_graph();
-  if (builder.critical_path_us() * (1 - k_rounding_margin) > limit_us) return std::optional<SimulationResult>{};
+  if (builder.critical_path_us() * (1 - k_rounding_margin) > limit_us)
+    return std::optional<SimulationResult>{};
   LAGOM_TRY(SimulationResult result, builder.finish());
   return std::optional<SimulationResult>(std::move(result));
 }

@@ -79,13 +79,15 @@ struct CommAssignment {
 
 struct Breakdown {
   double compute_s = 0, exposed_comm_s = 0, pipeline_bubble_s = 0, optimizer_s = 0;
-  [[nodiscard]] double total_s() const { return compute_s + exposed_comm_s + pipeline_bubble_s + optimizer_s; }
+  [[nodiscard]] double total_s() const {
+    return compute_s + exposed_comm_s + pipeline_bubble_s + optimizer_s;
+  }
 };
 
 // One event of the timeline (trace.h renders them).
 struct TimelineEvent {
   int stage = 0;
-  std::string_view stream;    // "compute", "tp", "pp", "dp", "fsdp", "emb"
+  std::string_view stream;  // "compute", "tp", "pp", "dp", "fsdp", "emb"
   std::string name;
   std::string_view category;  // "compute", "optimizer", "comm", "bubble"
   double start_us = 0, duration_us = 0;
@@ -96,12 +98,12 @@ struct SimulationResult {
   double tokens_per_s = 0;
   double model_tflops_per_gpu = 0, hardware_tflops_per_gpu = 0;
   double mfu = 0, hfu = 0;
-  Breakdown breakdown;             // mean over the pipeline stages; adds up to iteration_time_s
-  std::vector<Breakdown> stages;   // per stage; each adds up to iteration_time_s
-  MemoryGib memory;                // per GPU, most loaded stage
+  Breakdown breakdown;            // mean over the pipeline stages; adds up to iteration_time_s
+  std::vector<Breakdown> stages;  // per stage; each adds up to iteration_time_s
+  MemoryGib memory;               // per GPU, most loaded stage
   bool fits_in_memory = false;
   std::vector<OpClass> op_classes;
-  std::size_t tasks = 0;           // tasks in the simulated graph
+  std::size_t tasks = 0;                // tasks in the simulated graph
   std::vector<TimelineEvent> timeline;  // filled only when SimulateOptions::timeline
 };
 
@@ -117,9 +119,9 @@ Result<SimulationResult> simulate(const model::WorkloadSpec& workload, const mod
                                   const CommAssignment& assignment = {}, const SimulateOptions& options = {});
 
 // The op classes an iteration issues (with counts and default-knob times), for a tuner to enumerate.
-Result<std::vector<OpClass>> op_classes(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
-                                        const model::Strategy& strategy, const IterationCosts& costs,
-                                        const CommAssignment& assignment = {});
+Result<std::vector<OpClass>> op_classes(const model::WorkloadSpec& workload,
+                                        const model::ClusterSpec& cluster, const model::Strategy& strategy,
+                                        const IterationCosts& costs, const CommAssignment& assignment = {});
 
 // Lower bounds of simulate()'s iteration time with the default assignment (NCCL's default knobs), in
 // microseconds, for explore's pruning (a candidate whose bound exceeds the K-th best simulated time cannot
@@ -154,10 +156,12 @@ Result<std::vector<OpClass>> op_classes(const model::WorkloadSpec& workload, con
 // builds the graph: about a third of a simulation's cost), or the most work on one shared link of a stage.
 // Neither bound contains the other (the cheap one's last term is not a chain of the graph).
 // invalid_input as simulate() for strategies it cannot run.
-Result<double> iteration_lower_bound_us(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
-                                        const model::Strategy& strategy, const IterationCosts& costs);
-Result<double> iteration_critical_path_us(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
-                                          const model::Strategy& strategy, const IterationCosts& costs);
+Result<double> iteration_lower_bound_us(const model::WorkloadSpec& workload,
+                                        const model::ClusterSpec& cluster, const model::Strategy& strategy,
+                                        const IterationCosts& costs);
+Result<double> iteration_critical_path_us(const model::WorkloadSpec& workload,
+                                          const model::ClusterSpec& cluster, const model::Strategy& strategy,
+                                          const IterationCosts& costs);
 
 // simulate() with the default assignment, unless iteration_critical_path_us exceeds `limit_us`: nullopt then,
 // and the graph is not run (explore's second test, on the same graph simulate() would run).

@@ -24,12 +24,18 @@ nlohmann::json chrome_trace(const SimulationResult& result) {
   int stages = static_cast<int>(result.stages.size());
   for (const auto& event : result.timeline) stages = std::max(stages, event.stage + 1);
   for (int s = 0; s < stages; ++s) {
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", s}, {"tid", 0},
+    events.push_back({{"name", "process_name"},
+                      {"ph", "M"},
+                      {"pid", s},
+                      {"tid", 0},
                       {"args", {{"name", "stage " + std::to_string(s)}}}});
-    events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", s}, {"tid", 0},
-                      {"args", {{"sort_index", s}}}});
+    events.push_back(
+        {{"name", "process_sort_index"}, {"ph", "M"}, {"pid", s}, {"tid", 0}, {"args", {{"sort_index", s}}}});
     for (std::size_t t = 0; t < k_threads.size(); ++t) {
-      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", s}, {"tid", static_cast<int>(t)},
+      events.push_back({{"name", "thread_name"},
+                        {"ph", "M"},
+                        {"pid", s},
+                        {"tid", static_cast<int>(t)},
                         {"args", {{"name", std::string(k_threads[t])}}}});
     }
   }

@@ -1,6 +1,6 @@
-#include "kernels/cuda/cuda_device.h"
-
 #include <math_constants.h>
+
+#include "kernels/cuda/cuda_device.h"
 
 namespace lagom::kernels::cuda {
 
@@ -25,15 +25,16 @@ __device__ float input_value(std::uint64_t seed, int matrix, std::int64_t row, s
 }
 
 template <typename T>
-__global__ void fill_input_kernel(T* out, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::uint64_t seed,
-                                  int matrix, std::int64_t row0, std::int64_t col0, std::int64_t real_rows,
-                                  std::int64_t real_cols) {
+__global__ void fill_input_kernel(T* out, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                                  std::uint64_t seed, int matrix, std::int64_t row0, std::int64_t col0,
+                                  std::int64_t real_rows, std::int64_t real_cols) {
   const std::int64_t total = rows * cols;
   for (std::int64_t e = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; e < total;
        e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t i = e / cols, j = e % cols;
     const std::int64_t gr = row0 + i, gc = col0 + j;
-    out[i * ld + j] = (gr < real_rows && gc < real_cols) ? static_cast<T>(input_value(seed, matrix, gr, gc)) : T(0);
+    out[i * ld + j] =
+        (gr < real_rows && gc < real_cols) ? static_cast<T>(input_value(seed, matrix, gr, gc)) : T(0);
   }
 }
 
@@ -91,25 +92,26 @@ int blocks_for(std::int64_t count) {
 
 }  // namespace
 
-void fill_input_f32(float* out, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::uint64_t seed, int matrix,
-                    std::int64_t row0, std::int64_t col0, std::int64_t real_rows, std::int64_t real_cols,
-                    cudaStream_t stream) {
-  fill_input_kernel<float><<<blocks_for(rows * cols), k_threads, 0, stream>>>(out, rows, cols, ld, seed, matrix, row0,
-                                                                              col0, real_rows, real_cols);
+void fill_input_f32(float* out, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::uint64_t seed,
+                    int matrix, std::int64_t row0, std::int64_t col0, std::int64_t real_rows,
+                    std::int64_t real_cols, cudaStream_t stream) {
+  fill_input_kernel<float><<<blocks_for(rows * cols), k_threads, 0, stream>>>(
+      out, rows, cols, ld, seed, matrix, row0, col0, real_rows, real_cols);
 }
 
 void fill_input_f64(double* out, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::uint64_t seed,
-                    int matrix, std::int64_t row0, std::int64_t col0, std::int64_t real_rows, std::int64_t real_cols,
-                    cudaStream_t stream) {
-  fill_input_kernel<double><<<blocks_for(rows * cols), k_threads, 0, stream>>>(out, rows, cols, ld, seed, matrix,
-                                                                               row0, col0, real_rows, real_cols);
+                    int matrix, std::int64_t row0, std::int64_t col0, std::int64_t real_rows,
+                    std::int64_t real_cols, cudaStream_t stream) {
+  fill_input_kernel<double><<<blocks_for(rows * cols), k_threads, 0, stream>>>(
+      out, rows, cols, ld, seed, matrix, row0, col0, real_rows, real_cols);
 }
 
 void fill_nan(float* out, std::int64_t count, cudaStream_t stream) {
   fill_nan_kernel<<<blocks_for(count), k_threads, 0, stream>>>(out, count);
 }
 
-void sum_in_order(float* out, const float* const* terms, int nterms, std::int64_t count, cudaStream_t stream) {
+void sum_in_order(float* out, const float* const* terms, int nterms, std::int64_t count,
+                  cudaStream_t stream) {
   sum_in_order_kernel<<<blocks_for(count), k_threads, 0, stream>>>(out, terms, nterms, count);
 }
 

@@ -8,18 +8,18 @@
 // the receiver's comm stream, after the sender's step has started (an event). Buffer layouts mirror
 // kernels/overlap_data.cpp, and the inputs come from the same hash, so every executor computes the same
 // problem. The result is checked against a cuBLAS DGEMM of the same inputs in fp64.
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-#include <nccl.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <cuda_runtime.h>
 #include <memory>
+#include <nccl.h>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <cublas_v2.h>
 
 #include "kernels/cuda/cuda_abi.h"
 #include "kernels/cuda/cuda_device.h"
@@ -42,20 +42,23 @@ std::string where(const char* file, int line, const char* call) {
   return std::string(file) + ":" + std::to_string(line) + ": " + call;
 }
 
-#define CUDA_CHECK(call)                                                                                 \
-  do {                                                                                                   \
-    const cudaError_t rc_ = (call);                                                                      \
-    if (rc_ != cudaSuccess) throw Failure(1, where(__FILE__, __LINE__, #call) + ": " + cudaGetErrorString(rc_)); \
+#define CUDA_CHECK(call)                                                                   \
+  do {                                                                                     \
+    const cudaError_t rc_ = (call);                                                        \
+    if (rc_ != cudaSuccess)                                                                \
+      throw Failure(1, where(__FILE__, __LINE__, #call) + ": " + cudaGetErrorString(rc_)); \
   } while (0)
-#define CUBLAS_CHECK(call)                                                                                  \
-  do {                                                                                                      \
-    const cublasStatus_t rc_ = (call);                                                                      \
-    if (rc_ != CUBLAS_STATUS_SUCCESS) throw Failure(1, where(__FILE__, __LINE__, #call) + ": " + cublasGetStatusString(rc_)); \
+#define CUBLAS_CHECK(call)                                                                    \
+  do {                                                                                        \
+    const cublasStatus_t rc_ = (call);                                                        \
+    if (rc_ != CUBLAS_STATUS_SUCCESS)                                                         \
+      throw Failure(1, where(__FILE__, __LINE__, #call) + ": " + cublasGetStatusString(rc_)); \
   } while (0)
-#define NCCL_CHECK(call)                                                                                \
-  do {                                                                                                  \
-    const ncclResult_t rc_ = (call);                                                                    \
-    if (rc_ != ncclSuccess) throw Failure(1, where(__FILE__, __LINE__, #call) + ": " + ncclGetErrorString(rc_)); \
+#define NCCL_CHECK(call)                                                                   \
+  do {                                                                                     \
+    const ncclResult_t rc_ = (call);                                                       \
+    if (rc_ != ncclSuccess)                                                                \
+      throw Failure(1, where(__FILE__, __LINE__, #call) + ": " + ncclGetErrorString(rc_)); \
   } while (0)
 
 using Clock = std::chrono::steady_clock;
@@ -97,7 +100,10 @@ struct Rank {
 class Executor {
  public:
   Executor(const OverlapPlan& plan, int devices, std::uint64_t seed)
-      : m_plan(plan), m_shape(plan.shape), m_p(plan.request.ranks), m_seed(seed),
+      : m_plan(plan),
+        m_shape(plan.shape),
+        m_p(plan.request.ranks),
+        m_seed(seed),
         m_nccl(devices >= plan.request.ranks && plan.request.ranks > 1) {
     for (int r = 0; r < m_p; ++r) {
       m_ranks.push_back(std::make_unique<Rank>());
@@ -151,7 +157,8 @@ class Executor {
         }
       }
       const bool compute_finished =
-          mode == Mode::comm_only || std::all_of(ci.begin(), ci.end(), [&](std::size_t c) { return c == ncomp; });
+          mode == Mode::comm_only ||
+          std::all_of(ci.begin(), ci.end(), [&](std::size_t c) { return c == ncomp; });
       const bool comm_finished = mode == Mode::compute_only || mi == ncomm;
       if (compute_finished && comm_finished) break;
       if (!progress) throw Failure(1, "cuda executor: the plan's queues wait on each other (deadlock)");
@@ -165,7 +172,8 @@ class Executor {
         for (std::size_t c = 0; c < ncomp; ++c) {
           float ms = 0;
           CUDA_CHECK(cudaEventElapsedTime(&ms, rank(r).op_start[c], rank(r).op_end[c]));
-          (m_plan.ranks[static_cast<std::size_t>(r)].compute[c].kind == ComputeKind::gemm ? gemm : reduce) += ms * 1e3;
+          (m_plan.ranks[static_cast<std::size_t>(r)].compute[c].kind == ComputeKind::gemm ? gemm : reduce) +=
+              ms * 1e3;
         }
         gemm_max = std::max(gemm_max, gemm);
         reduce_max = std::max(reduce_max, reduce);
@@ -204,19 +212,23 @@ class Executor {
       w.allocate(k * cols);
       ref.allocate(rows * cols);
       partial.allocate(2 * lagom::kernels::cuda::k_error_blocks);
-      lagom::kernels::cuda::fill_input_f64(x.data, rows, k, k, m_seed, 0, row0, 0, m_shape.m, m_shape.k, rk.compute);
-      lagom::kernels::cuda::fill_input_f64(w.data, k, cols, cols, m_seed, 1, 0, col0, m_shape.k, m_shape.n, rk.compute);
+      lagom::kernels::cuda::fill_input_f64(x.data, rows, k, k, m_seed, 0, row0, 0, m_shape.m, m_shape.k,
+                                           rk.compute);
+      lagom::kernels::cuda::fill_input_f64(w.data, k, cols, cols, m_seed, 1, 0, col0, m_shape.k, m_shape.n,
+                                           rk.compute);
       CUDA_CHECK(cudaGetLastError());
       const double one = 1, zero = 0;
       // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ.
-      CUBLAS_CHECK(cublasDgemm(rk.blas, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(cols), static_cast<int>(rows),
-                               static_cast<int>(k), &one, w.data, static_cast<int>(cols), x.data, static_cast<int>(k),
-                               &zero, ref.data, static_cast<int>(cols)));
-      const int blocks = lagom::kernels::cuda::max_error(rk.out.data, ld, ref.data, rows, cols, partial.data, rk.compute);
+      CUBLAS_CHECK(cublasDgemm(rk.blas, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(cols),
+                               static_cast<int>(rows), static_cast<int>(k), &one, w.data,
+                               static_cast<int>(cols), x.data, static_cast<int>(k), &zero, ref.data,
+                               static_cast<int>(cols)));
+      const int blocks =
+          lagom::kernels::cuda::max_error(rk.out.data, ld, ref.data, rows, cols, partial.data, rk.compute);
       CUDA_CHECK(cudaGetLastError());
       std::vector<double> host(static_cast<std::size_t>(2 * blocks));
-      CUDA_CHECK(cudaMemcpyAsync(host.data(), partial.data, host.size() * sizeof(double), cudaMemcpyDeviceToHost,
-                                 rk.compute));
+      CUDA_CHECK(cudaMemcpyAsync(host.data(), partial.data, host.size() * sizeof(double),
+                                 cudaMemcpyDeviceToHost, rk.compute));
       CUDA_CHECK(cudaStreamSynchronize(rk.compute));
       for (int b = 0; b < blocks; ++b) {
         max_abs_error = std::max(max_abs_error, host[static_cast<std::size_t>(2 * b)]);
@@ -261,8 +273,8 @@ class Executor {
         const std::int64_t block = s.m_pad / p, cols = s.n_pad / p;
         rk.a.allocate(s.m_pad * s.k_pad);
         fill_nan(rk.a.data, rk.a.count, rk.compute);
-        fill_input_f32(rk.a.data + r * block * s.k_pad, block, s.k_pad, s.k_pad, m_seed, 0, r * block, 0, s.m, s.k,
-                       rk.compute);
+        fill_input_f32(rk.a.data + r * block * s.k_pad, block, s.k_pad, s.k_pad, m_seed, 0, r * block, 0, s.m,
+                       s.k, rk.compute);
         rk.b.allocate(s.k_pad * cols);
         fill_input_f32(rk.b.data, s.k_pad, cols, cols, m_seed, 1, 0, r * cols, s.k, s.n, rk.compute);
         rk.out.allocate(s.m_pad * cols);
@@ -284,11 +296,13 @@ class Executor {
         for (int i = 0; i < slices; ++i) {
           for (int q = 0; q < m_p; ++q) {
             terms.push_back(q == r ? rk.partial.data + first_row({r, i}) * s.n_pad
-                                   : rk.slots.data + (static_cast<std::int64_t>(q) * slices + i) * s.piece_elements());
+                                   : rk.slots.data +
+                                         (static_cast<std::int64_t>(q) * slices + i) * s.piece_elements());
           }
         }
         rk.terms.allocate(static_cast<std::int64_t>(terms.size()));
-        CUDA_CHECK(cudaMemcpy(rk.terms.data, terms.data(), terms.size() * sizeof(const float*), cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(rk.terms.data, terms.data(), terms.size() * sizeof(const float*),
+                              cudaMemcpyHostToDevice));
         break;
       }
       case OverlapKernel::a2a: {
@@ -297,8 +311,8 @@ class Executor {
         fill_input_f32(rk.a.data, block, s.k_pad, s.k_pad, m_seed, 0, r * block, 0, s.m, s.k, rk.compute);
         rk.b.allocate(p * s.k_pad * cols);
         for (std::int64_t o = 0; o < p; ++o) {
-          fill_input_f32(rk.b.data + o * s.k_pad * cols, s.k_pad, cols, cols, m_seed, 1, 0, o * cols, s.k, s.n,
-                         rk.compute);
+          fill_input_f32(rk.b.data + o * s.k_pad * cols, s.k_pad, cols, cols, m_seed, 1, 0, o * cols, s.k,
+                         s.n, rk.compute);
         }
         rk.partial.allocate(s.m_pad * cols);
         rk.out.allocate(s.m_pad * cols);
@@ -319,11 +333,12 @@ class Executor {
     make_events(rk.op_end, rp.compute.size(), cudaEventDefault);
   }
 
-  void sgemm(Rank& rk, const float* a, const float* b, float* c, std::int64_t rows, std::int64_t n, std::int64_t k) {
+  void sgemm(Rank& rk, const float* a, const float* b, float* c, std::int64_t rows, std::int64_t n,
+             std::int64_t k) {
     const float one = 1, zero = 0;
     CUBLAS_CHECK(cublasSgemm(rk.blas, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(rows),
-                             static_cast<int>(k), &one, b, static_cast<int>(n), a, static_cast<int>(k), &zero, c,
-                             static_cast<int>(n)));
+                             static_cast<int>(k), &one, b, static_cast<int>(n), a, static_cast<int>(k), &zero,
+                             c, static_cast<int>(n)));
   }
 
   void issue_compute(int r, std::size_t c, bool wait, bool timed) {
@@ -339,13 +354,15 @@ class Executor {
     switch (m_plan.request.kernel) {
       case OverlapKernel::ag_gemm: {
         const std::int64_t first = first_row(op.piece);
-        sgemm(rk, rk.a.data + first * s.k_pad, rk.b.data, rk.out.data + first * s.gemm_n, rows, s.gemm_n, s.k_pad);
+        sgemm(rk, rk.a.data + first * s.k_pad, rk.b.data, rk.out.data + first * s.gemm_n, rows, s.gemm_n,
+              s.k_pad);
         break;
       }
       case OverlapKernel::gemm_rs: {
         if (op.kind == ComputeKind::gemm) {
           const std::int64_t first = first_row(op.piece);
-          sgemm(rk, rk.a.data + first * s.gemm_k, rk.b.data, rk.partial.data + first * s.n_pad, rows, s.n_pad, s.gemm_k);
+          sgemm(rk, rk.a.data + first * s.gemm_k, rk.b.data, rk.partial.data + first * s.n_pad, rows, s.n_pad,
+                s.gemm_k);
         } else {
           const int i = op.piece.slice;
           lagom::kernels::cuda::sum_in_order(rk.out.data + i * rows * s.n_pad, rk.terms.data + i * m_p, m_p,
@@ -358,8 +375,8 @@ class Executor {
         const std::int64_t cols = s.n_pad / m_p, local_row = op.piece.slice * rows;
         float* dest = op.piece.owner == r ? rk.out.data + (r * (s.m_pad / m_p) + local_row) * cols
                                           : rk.partial.data + first_row(op.piece) * cols;
-        sgemm(rk, rk.a.data + local_row * s.k_pad, rk.b.data + op.piece.owner * s.k_pad * cols, dest, rows, cols,
-              s.k_pad);
+        sgemm(rk, rk.a.data + local_row * s.k_pad, rk.b.data + op.piece.owner * s.k_pad * cols, dest, rows,
+              cols, s.k_pad);
         break;
       }
     }
@@ -371,9 +388,12 @@ class Executor {
     Rank& rk = rank(r);
     const auto& s = m_shape;
     switch (m_plan.request.kernel) {
-      case OverlapKernel::ag_gemm: return rk.a.data + first_row(t.piece) * s.k_pad;
-      case OverlapKernel::gemm_rs: return rk.partial.data + first_row(t.piece) * s.n_pad;
-      case OverlapKernel::a2a: return rk.partial.data + first_row(t.piece) * (s.n_pad / m_p);
+      case OverlapKernel::ag_gemm:
+        return rk.a.data + first_row(t.piece) * s.k_pad;
+      case OverlapKernel::gemm_rs:
+        return rk.partial.data + first_row(t.piece) * s.n_pad;
+      case OverlapKernel::a2a:
+        return rk.partial.data + first_row(t.piece) * (s.n_pad / m_p);
     }
     return nullptr;
   }
@@ -382,10 +402,13 @@ class Executor {
     Rank& rk = rank(r);
     const auto& s = m_shape;
     switch (m_plan.request.kernel) {
-      case OverlapKernel::ag_gemm: return rk.a.data + first_row(t.piece) * s.k_pad;
+      case OverlapKernel::ag_gemm:
+        return rk.a.data + first_row(t.piece) * s.k_pad;
       case OverlapKernel::gemm_rs:
-        return rk.slots.data + (static_cast<std::int64_t>(t.peer) * m_plan.slices() + t.piece.slice) * s.piece_elements();
-      case OverlapKernel::a2a: return rk.out.data + first_row({t.peer, t.piece.slice}) * (s.n_pad / m_p);
+        return rk.slots.data +
+               (static_cast<std::int64_t>(t.peer) * m_plan.slices() + t.piece.slice) * s.piece_elements();
+      case OverlapKernel::a2a:
+        return rk.out.data + first_row({t.peer, t.piece.slice}) * (s.n_pad / m_p);
     }
     return nullptr;
   }
@@ -397,7 +420,8 @@ class Executor {
       const auto& op = m_plan.ranks[static_cast<std::size_t>(r)].comm[j];
       CUDA_CHECK(cudaSetDevice(rk.device));
       if (wait && op.wait_compute >= 0) {
-        CUDA_CHECK(cudaStreamWaitEvent(rk.comm, rk.compute_done[static_cast<std::size_t>(op.wait_compute)], 0));
+        CUDA_CHECK(
+            cudaStreamWaitEvent(rk.comm, rk.compute_done[static_cast<std::size_t>(op.wait_compute)], 0));
       }
       CUDA_CHECK(cudaEventRecord(rk.send_ready[j], rk.comm));
     }
@@ -407,8 +431,10 @@ class Executor {
       for (int r = 0; r < m_p; ++r) {
         Rank& rk = rank(r);
         const auto& op = m_plan.ranks[static_cast<std::size_t>(r)].comm[j];
-        for (const PlanTransfer& t : op.sends) NCCL_CHECK(ncclSend(send_ptr(r, t), elements, ncclFloat, t.peer, rk.nccl, rk.comm));
-        for (const PlanTransfer& t : op.recvs) NCCL_CHECK(ncclRecv(recv_ptr(r, t), elements, ncclFloat, t.peer, rk.nccl, rk.comm));
+        for (const PlanTransfer& t : op.sends)
+          NCCL_CHECK(ncclSend(send_ptr(r, t), elements, ncclFloat, t.peer, rk.nccl, rk.comm));
+        for (const PlanTransfer& t : op.recvs)
+          NCCL_CHECK(ncclRecv(recv_ptr(r, t), elements, ncclFloat, t.peer, rk.nccl, rk.comm));
       }
       NCCL_CHECK(ncclGroupEnd());
     } else {
@@ -457,7 +483,9 @@ void copy_text(char* dest, std::size_t size, const std::string& text) {
 
 extern "C" {
 
-int lagom_cuda_kernels_abi(void) { return LAGOM_CUDA_KERNELS_ABI; }
+int lagom_cuda_kernels_abi(void) {
+  return LAGOM_CUDA_KERNELS_ABI;
+}
 
 int lagom_cuda_device_count(void) {
   int count = 0;
@@ -520,8 +548,9 @@ int lagom_cuda_run_overlap(const lagom_cuda_request* request, lagom_cuda_result*
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     copy_text(result->device_name, sizeof(result->device_name), prop.name);
-    copy_text(result->transport, sizeof(result->transport),
-              executor.uses_nccl() ? "NCCL send/recv grouped per step" : "cudaMemcpyAsync device-to-device copies");
+    copy_text(
+        result->transport, sizeof(result->transport),
+        executor.uses_nccl() ? "NCCL send/recv grouped per step" : "cudaMemcpyAsync device-to-device copies");
     return 0;
   } catch (const Failure& failure) {
     copy_text(error, error_len, failure.what());

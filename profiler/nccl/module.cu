@@ -1,18 +1,18 @@
 // liblagom-nccl.so: the nccl backend's measurements on a GPU (C ABI in lagom_nccl.h). Built only with
 // LAGOM_ENABLE_CUDA; opened with dlopen by profiler/nccl_backend.cpp. Nothing here prints or exits:
 // every failure returns non-zero with "<call>: <library message>" in the caller's buffer.
-#include "profiler/nccl/lagom_nccl.h"
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <string>
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <cuda_runtime.h>
-#include <nccl.h>
 
-#include <algorithm>
-#include <cstdio>
-#include <cstring>
-#include <string>
+#include "profiler/nccl/lagom_nccl.h"
 
 struct lagom_nccl_comm {
   ncclComm_t comm = nullptr;
@@ -30,36 +30,41 @@ void put_error(char* err, int err_len, const std::string& message) {
 }
 
 // Check macros: keep the call and the library's message; file:line for the module's own source.
-#define LAGOM_CUDA(call)                                                                                   \
-  do {                                                                                                     \
-    const cudaError_t lagom_rc_ = (call);                                                                  \
-    if (lagom_rc_ != cudaSuccess) {                                                                        \
-      put_error(err, err_len, std::string(#call) + ": " + cudaGetErrorString(lagom_rc_) + " (" __FILE__ ":" + \
-                                  std::to_string(__LINE__) + ")");                                         \
-      return 1;                                                                                            \
-    }                                                                                                      \
+#define LAGOM_CUDA(call)                                                                        \
+  do {                                                                                          \
+    const cudaError_t lagom_rc_ = (call);                                                       \
+    if (lagom_rc_ != cudaSuccess) {                                                             \
+      put_error(err, err_len,                                                                   \
+                std::string(#call) + ": " + cudaGetErrorString(lagom_rc_) + " (" __FILE__ ":" + \
+                    std::to_string(__LINE__) + ")");                                            \
+      return 1;                                                                                 \
+    }                                                                                           \
   } while (0)
-#define LAGOM_NCCL(call)                                                                                   \
-  do {                                                                                                     \
-    const ncclResult_t lagom_rc_ = (call);                                                                 \
-    if (lagom_rc_ != ncclSuccess) {                                                                        \
-      put_error(err, err_len, std::string(#call) + ": " + ncclGetErrorString(lagom_rc_) + " (" __FILE__ ":" + \
-                                  std::to_string(__LINE__) + ")");                                         \
-      return 1;                                                                                            \
-    }                                                                                                      \
+#define LAGOM_NCCL(call)                                                                        \
+  do {                                                                                          \
+    const ncclResult_t lagom_rc_ = (call);                                                      \
+    if (lagom_rc_ != ncclSuccess) {                                                             \
+      put_error(err, err_len,                                                                   \
+                std::string(#call) + ": " + ncclGetErrorString(lagom_rc_) + " (" __FILE__ ":" + \
+                    std::to_string(__LINE__) + ")");                                            \
+      return 1;                                                                                 \
+    }                                                                                           \
   } while (0)
-#define LAGOM_CUBLAS(call)                                                                                 \
-  do {                                                                                                     \
-    const cublasStatus_t lagom_rc_ = (call);                                                               \
-    if (lagom_rc_ != CUBLAS_STATUS_SUCCESS) {                                                              \
-      put_error(err, err_len, std::string(#call) + ": " + cublasGetStatusString(lagom_rc_) + " (" __FILE__ ":" + \
-                                  std::to_string(__LINE__) + ")");                                         \
-      return 1;                                                                                            \
-    }                                                                                                      \
+#define LAGOM_CUBLAS(call)                                                                         \
+  do {                                                                                             \
+    const cublasStatus_t lagom_rc_ = (call);                                                       \
+    if (lagom_rc_ != CUBLAS_STATUS_SUCCESS) {                                                      \
+      put_error(err, err_len,                                                                      \
+                std::string(#call) + ": " + cublasGetStatusString(lagom_rc_) + " (" __FILE__ ":" + \
+                    std::to_string(__LINE__) + ")");                                               \
+      return 1;                                                                                    \
+    }                                                                                              \
   } while (0)
 
 // Same data rule as the mpi backend: small integers, so sums over ranks are exact in float.
-__device__ __host__ inline float value_of(int rank, long long index) { return static_cast<float>((rank + index) % 17 + 1); }
+__device__ __host__ inline float value_of(int rank, long long index) {
+  return static_cast<float>((rank + index) % 17 + 1);
+}
 
 // Fills data[i] = value_of(rank, offset + i).
 __global__ void fill_kernel(float* data, long long n, int rank, long long offset) {
@@ -77,8 +82,8 @@ __global__ void set_kernel(float* data, long long n, float v) {
 }
 
 // Counts data[i] != expected(i), where expected is described by `mode`:
-// 0: sum over ranks of value_of(q, base + i); 1: value_of(i / chunk, (i / chunk) * chunk_stride + base + i % chunk)
-// 2: value_of(src, base + i).
+// 0: sum over ranks of value_of(q, base + i); 1: value_of(i / chunk, (i / chunk) * chunk_stride + base + i %
+// chunk) 2: value_of(src, base + i).
 __global__ void check_kernel(const float* data, long long n, int mode, int nranks, int src, long long base,
                              long long chunk, long long chunk_stride, unsigned long long* wrong) {
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
@@ -97,11 +102,13 @@ __global__ void check_kernel(const float* data, long long n, int mode, int nrank
 }
 
 constexpr int k_threads = 256;
-int blocks_for(long long n) { return static_cast<int>(std::min<long long>((n + k_threads - 1) / k_threads, 4096)); }
+int blocks_for(long long n) {
+  return static_cast<int>(std::min<long long>((n + k_threads - 1) / k_threads, 4096));
+}
 
 // Enqueues one collective call on `stream`.
-ncclResult_t enqueue(const lagom_nccl_comm* c, int collective, const float* send, float* recv, long long elements,
-                     long long chunk, int root, cudaStream_t stream) {
+ncclResult_t enqueue(const lagom_nccl_comm* c, int collective, const float* send, float* recv,
+                     long long elements, long long chunk, int root, cudaStream_t stream) {
   const auto count = static_cast<size_t>(elements);
   const auto per_rank = static_cast<size_t>(chunk);
   switch (collective) {
@@ -139,7 +146,8 @@ ncclResult_t enqueue(const lagom_nccl_comm* c, int collective, const float* send
 }
 
 bool splits(int collective) {
-  return collective == LAGOM_NCCL_ALLGATHER || collective == LAGOM_NCCL_REDUCESCATTER || collective == LAGOM_NCCL_ALLTOALL;
+  return collective == LAGOM_NCCL_ALLGATHER || collective == LAGOM_NCCL_REDUCESCATTER ||
+         collective == LAGOM_NCCL_ALLTOALL;
 }
 
 // Device buffers of one collective measurement, freed on scope exit.
@@ -193,14 +201,14 @@ int gemm_call(const lagom_nccl_gemm_request* r, GemmBuffers* g, char* err, int e
   if (r->precision == LAGOM_NCCL_BF16) type = CUDA_R_16BF;
   const float alpha = 1.0f, beta = 0.0f;
   const int m = static_cast<int>(r->m), n = static_cast<int>(r->n), k = static_cast<int>(r->k);
-  LAGOM_CUBLAS(cublasGemmEx(g->handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, g->a, type, m, g->b, type, k, &beta,
-                            g->c, type, m, compute, CUBLAS_GEMM_DEFAULT));
+  LAGOM_CUBLAS(cublasGemmEx(g->handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, g->a, type, m, g->b, type,
+                            k, &beta, g->c, type, m, compute, CUBLAS_GEMM_DEFAULT));
   return 0;
 }
 
 // Prepares buffers for a collective request; fills them and returns element counts.
-int coll_setup(lagom_nccl_comm* c, const lagom_nccl_coll_request* r, Buffers* b, long long* elements, long long* chunk,
-               char* err, int err_len) {
+int coll_setup(lagom_nccl_comm* c, const lagom_nccl_coll_request* r, Buffers* b, long long* elements,
+               long long* chunk, char* err, int err_len) {
   const long long unit = 4LL * (splits(r->collective) ? c->nranks : 1);
   const long long bytes = r->bytes / unit * unit;
   if (bytes <= 0) {
@@ -223,7 +231,9 @@ int coll_setup(lagom_nccl_comm* c, const lagom_nccl_coll_request* r, Buffers* b,
 
 extern "C" {
 
-int lagom_nccl_abi_version(void) { return LAGOM_NCCL_ABI_VERSION; }
+int lagom_nccl_abi_version(void) {
+  return LAGOM_NCCL_ABI_VERSION;
+}
 
 int lagom_nccl_device_count(char* err, int err_len) {
   int count = 0;
@@ -280,7 +290,8 @@ int lagom_nccl_comm_init(const unsigned char id[LAGOM_NCCL_UNIQUE_ID_BYTES], int
   if (rc != ncclSuccess) {
     cudaStreamDestroy(c->stream);
     delete c;
-    put_error(err, err_len, std::string("ncclCommInitRank: ") + ncclGetErrorString(rc) + " " + ncclGetLastError(nullptr));
+    put_error(err, err_len,
+              std::string("ncclCommInitRank: ") + ncclGetErrorString(rc) + " " + ncclGetLastError(nullptr));
     return 1;
   }
   *comm = c;
@@ -296,8 +307,8 @@ void lagom_nccl_comm_destroy(lagom_nccl_comm* comm) {
   delete comm;
 }
 
-int lagom_nccl_collective(lagom_nccl_comm* c, const lagom_nccl_coll_request* r, lagom_nccl_coll_result* result,
-                          char* err, int err_len) {
+int lagom_nccl_collective(lagom_nccl_comm* c, const lagom_nccl_coll_request* r,
+                          lagom_nccl_coll_result* result, char* err, int err_len) {
   std::memset(result, 0, sizeof(*result));
   Buffers b;
   long long elements = 0, chunk = 0;
@@ -331,30 +342,35 @@ int lagom_nccl_collective(lagom_nccl_comm* c, const lagom_nccl_coll_request* r, 
   LAGOM_CUDA(cudaMemsetAsync(wrong, 0, sizeof(unsigned long long), c->stream));
   switch (r->collective) {
     case LAGOM_NCCL_ALLREDUCE:
-      check_kernel<<<blocks_for(elements), k_threads, 0, c->stream>>>(out, elements, 0, c->nranks, 0, 0, 1, 0, wrong);
+      check_kernel<<<blocks_for(elements), k_threads, 0, c->stream>>>(out, elements, 0, c->nranks, 0, 0, 1, 0,
+                                                                      wrong);
       break;
     case LAGOM_NCCL_ALLGATHER:
-      check_kernel<<<blocks_for(elements), k_threads, 0, c->stream>>>(out, elements, 1, c->nranks, 0, 0, chunk, chunk, wrong);
+      check_kernel<<<blocks_for(elements), k_threads, 0, c->stream>>>(out, elements, 1, c->nranks, 0, 0,
+                                                                      chunk, chunk, wrong);
       break;
     case LAGOM_NCCL_REDUCESCATTER:
-      check_kernel<<<blocks_for(chunk), k_threads, 0, c->stream>>>(out, chunk, 0, c->nranks, 0, c->rank * chunk, 1, 0, wrong);
+      check_kernel<<<blocks_for(chunk), k_threads, 0, c->stream>>>(out, chunk, 0, c->nranks, 0,
+                                                                   c->rank * chunk, 1, 0, wrong);
       break;
     case LAGOM_NCCL_ALLTOALL:
       // Chunk q came from rank q, which sent its chunk number `rank`: value_of(q, rank·chunk + j).
-      check_kernel<<<blocks_for(elements), k_threads, 0, c->stream>>>(out, elements, 1, c->nranks, 0, c->rank * chunk,
-                                                                      chunk, 0, wrong);
+      check_kernel<<<blocks_for(elements), k_threads, 0, c->stream>>>(out, elements, 1, c->nranks, 0,
+                                                                      c->rank * chunk, chunk, 0, wrong);
       break;
     case LAGOM_NCCL_BROADCAST:
-      check_kernel<<<blocks_for(elements), k_threads, 0, c->stream>>>(out, elements, 2, c->nranks, root, 0, 1, 0, wrong);
+      check_kernel<<<blocks_for(elements), k_threads, 0, c->stream>>>(out, elements, 2, c->nranks, root, 0, 1,
+                                                                      0, wrong);
       break;
     case LAGOM_NCCL_REDUCE:
       if (c->rank == root) {
-        check_kernel<<<blocks_for(elements), k_threads, 0, c->stream>>>(out, elements, 0, c->nranks, 0, 0, 1, 0, wrong);
+        check_kernel<<<blocks_for(elements), k_threads, 0, c->stream>>>(out, elements, 0, c->nranks, 0, 0, 1,
+                                                                        0, wrong);
       }
       break;
     case LAGOM_NCCL_SENDRECV:
-      check_kernel<<<blocks_for(elements), k_threads, 0, c->stream>>>(out, elements, 2, c->nranks,
-                                                                      (c->rank - 1 + c->nranks) % c->nranks, 0, 1, 0, wrong);
+      check_kernel<<<blocks_for(elements), k_threads, 0, c->stream>>>(
+          out, elements, 2, c->nranks, (c->rank - 1 + c->nranks) % c->nranks, 0, 1, 0, wrong);
       break;
     default:
       break;
@@ -365,13 +381,15 @@ int lagom_nccl_collective(lagom_nccl_comm* c, const lagom_nccl_coll_request* r, 
   LAGOM_CUDA(cudaStreamSynchronize(c->stream));
   cudaFree(wrong);
 
-  for (int i = 0; i < r->warmup_iters; ++i) LAGOM_NCCL(enqueue(c, r->collective, send, out, elements, chunk, root, c->stream));
+  for (int i = 0; i < r->warmup_iters; ++i)
+    LAGOM_NCCL(enqueue(c, r->collective, send, out, elements, chunk, root, c->stream));
   cudaEvent_t start = nullptr, stop = nullptr;
   LAGOM_CUDA(cudaEventCreate(&start));
   LAGOM_CUDA(cudaEventCreate(&stop));
   LAGOM_CUDA(cudaEventRecord(start, c->stream));
   const int iters = std::max(r->iters, 1);
-  for (int i = 0; i < iters; ++i) LAGOM_NCCL(enqueue(c, r->collective, send, out, elements, chunk, root, c->stream));
+  for (int i = 0; i < iters; ++i)
+    LAGOM_NCCL(enqueue(c, r->collective, send, out, elements, chunk, root, c->stream));
   LAGOM_CUDA(cudaEventRecord(stop, c->stream));
   LAGOM_CUDA(cudaEventSynchronize(stop));
   float ms = 0;
@@ -381,11 +399,13 @@ int lagom_nccl_collective(lagom_nccl_comm* c, const lagom_nccl_coll_request* r, 
   result->time_us = static_cast<double>(ms) * 1e3 / iters;
   result->wrong = static_cast<long long>(host_wrong);
   result->bytes = elements * 4;
-  result->count = (r->collective == LAGOM_NCCL_ALLGATHER || r->collective == LAGOM_NCCL_REDUCESCATTER) ? chunk : elements;
+  result->count =
+      (r->collective == LAGOM_NCCL_ALLGATHER || r->collective == LAGOM_NCCL_REDUCESCATTER) ? chunk : elements;
   return 0;
 }
 
-int lagom_nccl_gemm(int device, const lagom_nccl_gemm_request* r, lagom_nccl_gemm_result* result, char* err, int err_len) {
+int lagom_nccl_gemm(int device, const lagom_nccl_gemm_request* r, lagom_nccl_gemm_result* result, char* err,
+                    int err_len) {
   std::memset(result, 0, sizeof(*result));
   LAGOM_CUDA(cudaSetDevice(device));
   GemmBuffers g;
@@ -411,8 +431,8 @@ int lagom_nccl_gemm(int device, const lagom_nccl_gemm_request* r, lagom_nccl_gem
   return 0;
 }
 
-int lagom_nccl_overlap(lagom_nccl_comm* c, const lagom_nccl_overlap_request* r, lagom_nccl_overlap_result* result,
-                       char* err, int err_len) {
+int lagom_nccl_overlap(lagom_nccl_comm* c, const lagom_nccl_overlap_request* r,
+                       lagom_nccl_overlap_result* result, char* err, int err_len) {
   std::memset(result, 0, sizeof(*result));
   if (r->coll.in_place != 0) {
     put_error(err, err_len, "overlap: the collective must be out-of-place");

@@ -66,7 +66,8 @@ TEST_CASE("bad tolerances are errors", "[cli]") {
 TEST_CASE("a profile with one size's busbw lowered by 20% fails at that collective and size", "[cli]") {
   json base = {{"run", {{"id", 1}}}, {"comm_samples", json::array()}};
   for (long long bytes : {1LL << 20, 1LL << 24, 1LL << 28}) {
-    base["comm_samples"].push_back({{"collective", "allreduce"}, {"ranks", 2}, {"bytes", bytes}, {"busbw_GBps", 10.0}});
+    base["comm_samples"].push_back(
+        {{"collective", "allreduce"}, {"ranks", 2}, {"bytes", bytes}, {"busbw_GBps", 10.0}});
   }
   json cur = base;
   cur["comm_samples"][1]["busbw_GBps"] = 8.0;
@@ -79,6 +80,7 @@ TEST_CASE("a profile with one size's busbw lowered by 20% fails at that collecti
 
 TEST_CASE("documents of different kinds are told apart", "[cli]") {
   CHECK(detect_kind(simulate_doc(1, 0.5)).value() == DocumentKind::simulate);
-  CHECK(detect_kind(json{{"search", "lagom"}, {"predicted_iteration_time_s", 1.0}}).value() == DocumentKind::tune);
+  CHECK(detect_kind(json{{"search", "lagom"}, {"predicted_iteration_time_s", 1.0}}).value() ==
+        DocumentKind::tune);
   CHECK_FALSE(detect_kind(json{{"hello", 1}}).ok());
 }

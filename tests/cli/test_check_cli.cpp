@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <nlohmann/json.hpp>
 
 #include "support/run.h"
@@ -29,7 +28,8 @@ TEST_CASE("check exits 0 on identical inputs, 1 on a regression that it names, 2
   CHECK(slower.exit_code == 1);
   CHECK(slower.err.find("iteration_time_s (+10.0%)") != std::string::npos);
   CHECK(slower.out.find("REGRESSED") != std::string::npos);
-  CHECK(lagom::test::read_file(dir + "/junit.xml").find("<failure message=\"iteration_time_s:") != std::string::npos);
+  CHECK(lagom::test::read_file(dir + "/junit.xml").find("<failure message=\"iteration_time_s:") !=
+        std::string::npos);
 
   CHECK(run_lagom({"check", "--baseline", dir + "/a.json", "--current", dir + "/c.json"}).exit_code == 0);
 
@@ -37,7 +37,8 @@ TEST_CASE("check exits 0 on identical inputs, 1 on a regression that it names, 2
   CHECK(mixed.exit_code == 2);
   CHECK(mixed.err == "lagom: error: check: baseline is a simulate document but current is a tune document\n");
 
-  const auto json = run_lagom({"check", "--baseline", dir + "/a.json", "--current", dir + "/b.json", "--json"});
+  const auto json =
+      run_lagom({"check", "--baseline", dir + "/a.json", "--current", dir + "/b.json", "--json"});
   CHECK(json.out.find("\"passed\":false") != std::string::npos);
   CHECK(run_lagom({"check", "--baseline", dir + "/nope.json", "--current", dir + "/a.json"}).exit_code == 2);
 }
@@ -45,8 +46,9 @@ TEST_CASE("check exits 0 on identical inputs, 1 on a regression that it names, 2
 TEST_CASE("a profile run checked against a copy with one size's busbw 20% lower fails naming it", "[cli]") {
   const std::string dir = temp_dir("check-db");
   const std::string db = dir + "/p.db";
-  const auto imported = run_lagom({"db", "import", std::string(LAGOM_TEST_DATA_DIR) + "/vtrain/AR_GPU8_1M_1024M_LUT",
-                                   "--db", db, "--quiet"});
+  const auto imported =
+      run_lagom({"db", "import", std::string(LAGOM_TEST_DATA_DIR) + "/vtrain/AR_GPU8_1M_1024M_LUT", "--db",
+                 db, "--quiet"});
   REQUIRE(imported.exit_code == 0);
   CHECK(run_lagom({"check", "--baseline", "1", "--current", "1", "--db", db}).exit_code == 0);
 

@@ -7,8 +7,8 @@ using lagom::test::run_lagom;
 TEST_CASE("lagom --help lists every command of the contract and exits 0", "[cli]") {
   const auto r = run_lagom({"--help"});
   CHECK(r.exit_code == 0);
-  for (const char* command : {"presets", "simulate", "explore", "cost", "tune", "profile", "db", "check",
-                              "bench-overlap"}) {
+  for (const char* command :
+       {"presets", "simulate", "explore", "cost", "tune", "profile", "db", "check", "bench-overlap"}) {
     INFO(command);
     CHECK(r.out.find(command) != std::string::npos);
   }

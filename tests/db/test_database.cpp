@@ -1,8 +1,7 @@
-#include <catch2/catch.hpp>
-
-#include <sqlite3.h>
-
 #include <fstream>
+
+#include <catch2/catch.hpp>
+#include <sqlite3.h>
 
 #include "db/database.h"
 #include "support/run.h"
@@ -126,7 +125,8 @@ TEST_CASE("a file that is not SQLite is refused and left byte for byte unchanged
     auto db = Database::open(path, mode);
     REQUIRE_FALSE(db.ok());
     CHECK(db.error().code == lagom::ErrorCode::invalid_input);
-    CHECK(db.error().message == "--db " + path + ": not a Lagom database (not an SQLite file); the file was not modified");
+    CHECK(db.error().message ==
+          "--db " + path + ": not a Lagom database (not an SQLite file); the file was not modified");
   }
   CHECK(read_file(path) == text);
 }
@@ -142,7 +142,9 @@ TEST_CASE("a foreign SQLite database is refused and left byte for byte unchanged
   const std::string before = read_file(path);
   auto db = Database::open(path, Database::Mode::read_write);
   REQUIRE_FALSE(db.ok());
-  CHECK(db.error().message == "--db " + path + ": not a Lagom database (an SQLite file of another application); the file was not modified");
+  CHECK(db.error().message ==
+        "--db " + path +
+            ": not a Lagom database (an SQLite file of another application); the file was not modified");
   CHECK(read_file(path) == before);
 }
 

@@ -1,13 +1,12 @@
 // Golden end-to-end cases: `lagom simulate --json` with the flags in tests/golden/<case>/args must match
 // tests/golden/<case>/expected.json field by field (numbers within 1e-9 relative, everything else exactly).
 // An intended change regenerates them with scripts/update-golden.sh.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
 
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "support/run.h"
@@ -53,7 +52,8 @@ void compare(const nlohmann::json& expected, const nlohmann::json& actual, const
     }
     return;
   }
-  if (expected != actual) differences.push_back(path + ": expected " + expected.dump() + ", got " + actual.dump());
+  if (expected != actual)
+    differences.push_back(path + ": expected " + expected.dump() + ", got " + actual.dump());
 }
 
 }  // namespace
@@ -74,7 +74,8 @@ TEST_CASE("simulate --json matches every golden case field by field", "[golden]"
     }
     const auto r = lagom::test::run_lagom(args);
     REQUIRE(r.exit_code == 0);
-    const auto expected = nlohmann::json::parse(lagom::test::read_file((entry.path() / "expected.json").string()));
+    const auto expected =
+        nlohmann::json::parse(lagom::test::read_file((entry.path() / "expected.json").string()));
     std::vector<std::string> differences;
     compare(expected, nlohmann::json::parse(r.out), "", differences);
     for (const auto& d : differences) UNSCOPED_INFO(d);

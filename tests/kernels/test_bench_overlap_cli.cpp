@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <cstdlib>
+
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "support/run.h"
@@ -9,14 +9,15 @@ using lagom::test::run;
 using lagom::test::run_lagom;
 
 TEST_CASE("bench-overlap --json reports the contract's fields and a correct result", "[kernels]") {
-  const auto r = run_lagom({"bench-overlap", "--kernel", "gemm-rs", "--method", "flash", "--m", "70", "--n", "33",
-                            "--k", "50", "--ranks", "3", "--reps", "2", "--executor", "threads", "--json"});
+  const auto r =
+      run_lagom({"bench-overlap", "--kernel", "gemm-rs", "--method", "flash", "--m", "70", "--n", "33", "--k",
+                 "50", "--ranks", "3", "--reps", "2", "--executor", "threads", "--json"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto doc = nlohmann::json::parse(r.out);
-  for (const char* field : {"compute_us", "comm_us", "overlapped_us", "exposed_comm_us", "overlap_efficiency",
-                            "max_abs_error", "correct", "predicted_overlapped_us", "shape", "method", "ranks",
-                            "executor"}) {
+  for (const char* field :
+       {"compute_us", "comm_us", "overlapped_us", "exposed_comm_us", "overlap_efficiency", "max_abs_error",
+        "correct", "predicted_overlapped_us", "shape", "method", "ranks", "executor"}) {
     INFO(field);
     CHECK(doc.contains(field));
   }
@@ -29,8 +30,8 @@ TEST_CASE("bench-overlap --json reports the contract's fields and a correct resu
 }
 
 TEST_CASE("bench-overlap prints a table whose non-data lines start with #", "[kernels]") {
-  const auto r = run_lagom({"bench-overlap", "--kernel", "ag-gemm", "--method", "slice:2", "--m", "32", "--n", "32",
-                            "--k", "32", "--reps", "1", "--executor", "threads", "--quiet"});
+  const auto r = run_lagom({"bench-overlap", "--kernel", "ag-gemm", "--method", "slice:2", "--m", "32", "--n",
+                            "32", "--k", "32", "--reps", "1", "--executor", "threads", "--quiet"});
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.rfind("# bench-overlap: ag-gemm slice:2, ", 0) == 0);
   CHECK(r.out.find("\ncorrect ") != std::string::npos);
@@ -38,14 +39,17 @@ TEST_CASE("bench-overlap prints a table whose non-data lines start with #", "[ke
 }
 
 TEST_CASE("bench-overlap rejects bad input with exit 2", "[kernels]") {
-  auto r = run_lagom({"bench-overlap", "--kernel", "ag-gemm", "--method", "ring", "--m", "8", "--n", "8", "--k", "8"});
+  auto r = run_lagom(
+      {"bench-overlap", "--kernel", "ag-gemm", "--method", "ring", "--m", "8", "--n", "8", "--k", "8"});
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "lagom: error: bench-overlap: 'ring': unknown method (expected vanilla, slice:K or flash)\n");
-  r = run_lagom({"bench-overlap", "--kernel", "ag-gemm", "--method", "flash", "--m", "0", "--n", "8", "--k", "8"});
+  CHECK(r.err ==
+        "lagom: error: bench-overlap: 'ring': unknown method (expected vanilla, slice:K or flash)\n");
+  r = run_lagom(
+      {"bench-overlap", "--kernel", "ag-gemm", "--method", "flash", "--m", "0", "--n", "8", "--k", "8"});
   CHECK(r.exit_code == 2);
   CHECK(r.err == "lagom: error: bench-overlap: --m must be at least 1\n");
-  r = run_lagom({"bench-overlap", "--kernel", "ag-gemm", "--method", "flash", "--m", "8", "--n", "8", "--k", "8",
-                 "--executor", "tpu"});
+  r = run_lagom({"bench-overlap", "--kernel", "ag-gemm", "--method", "flash", "--m", "8", "--n", "8", "--k",
+                 "8", "--executor", "tpu"});
   CHECK(r.exit_code == 2);
   CHECK(r.err == "lagom: error: bench-overlap: --executor: 'tpu' is not one of auto, threads, mpi, cuda\n");
 }
@@ -53,8 +57,8 @@ TEST_CASE("bench-overlap rejects bad input with exit 2", "[kernels]") {
 TEST_CASE("bench-overlap --executor cuda without a GPU is a clear error with exit 2", "[kernels]") {
   // CI machines have no GPU; LAGOM_TEST_HAS_GPU=1 marks one that does (the run must then succeed).
   const char* has_gpu = std::getenv("LAGOM_TEST_HAS_GPU");
-  const auto r = run_lagom({"bench-overlap", "--kernel", "ag-gemm", "--method", "flash", "--m", "64", "--n", "64",
-                            "--k", "64", "--reps", "1", "--executor", "cuda", "--json"});
+  const auto r = run_lagom({"bench-overlap", "--kernel", "ag-gemm", "--method", "flash", "--m", "64", "--n",
+                            "64", "--k", "64", "--reps", "1", "--executor", "cuda", "--json"});
   if (has_gpu != nullptr && std::string(has_gpu) == "1") {
     CHECK(r.exit_code == 0);
   } else {
@@ -67,10 +71,26 @@ TEST_CASE("bench-overlap --executor cuda without a GPU is a clear error with exi
 TEST_CASE("bench-overlap runs on two MPI ranks and only rank 0 prints", "[kernels][mpi]") {
   for (const char* kernel : {"ag-gemm", "gemm-rs", "a2a"}) {
     INFO(kernel);
-    const auto r = run(LAGOM_MPIEXEC, {"--allow-run-as-root", "--oversubscribe", "-np", "2",
-                                       std::string(LAGOM_BIN_DIR) + "/lagom", "bench-overlap", "--kernel", kernel,
-                                       "--method", "flash", "--m", "96", "--n", "40", "--k", "72", "--reps", "2",
-                                       "--quiet", "--json"});
+    const auto r = run(LAGOM_MPIEXEC, {"--allow-run-as-root",
+                                       "--oversubscribe",
+                                       "-np",
+                                       "2",
+                                       std::string(LAGOM_BIN_DIR) + "/lagom",
+                                       "bench-overlap",
+                                       "--kernel",
+                                       kernel,
+                                       "--method",
+                                       "flash",
+                                       "--m",
+                                       "96",
+                                       "--n",
+                                       "40",
+                                       "--k",
+                                       "72",
+                                       "--reps",
+                                       "2",
+                                       "--quiet",
+                                       "--json"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(r.out.find('\n') == r.out.size() - 1);  // exactly one line: one JSON document
@@ -82,10 +102,12 @@ TEST_CASE("bench-overlap runs on two MPI ranks and only rank 0 prints", "[kernel
 }
 
 TEST_CASE("bench-overlap under mpirun refuses a --ranks that differs from the processes", "[kernels][mpi]") {
-  const auto r = run(LAGOM_MPIEXEC, {"--allow-run-as-root", "--oversubscribe", "-np", "2",
-                                     std::string(LAGOM_BIN_DIR) + "/lagom", "bench-overlap", "--kernel", "ag-gemm",
-                                     "--method", "vanilla", "--m", "8", "--n", "8", "--k", "8", "--ranks", "3"});
+  const auto r =
+      run(LAGOM_MPIEXEC, {"--allow-run-as-root", "--oversubscribe", "-np", "2",
+                          std::string(LAGOM_BIN_DIR) + "/lagom", "bench-overlap", "--kernel", "ag-gemm",
+                          "--method", "vanilla", "--m", "8", "--n", "8", "--k", "8", "--ranks", "3"});
   CHECK(r.exit_code != 0);
-  CHECK(r.err.find("lagom: error: bench-overlap: --ranks 3 differs from the 2 MPI processes (leave --ranks out "
-                   "under mpirun)\n") != std::string::npos);
+  CHECK(
+      r.err.find("lagom: error: bench-overlap: --ranks 3 differs from the 2 MPI processes (leave --ranks out "
+                 "under mpirun)\n") != std::string::npos);
 }

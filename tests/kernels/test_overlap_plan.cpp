@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <cmath>
+
+#include <catch2/catch.hpp>
 
 #include "model/overlap_plan.h"
 
@@ -28,15 +28,18 @@ const char* const k_methods[] = {"vanilla", "slice:1", "slice:2", "slice:3", "sl
 }  // namespace
 
 TEST_CASE("kernel and method names parse and print back", "[kernels]") {
-  for (const char* name : {"ag-gemm", "gemm-rs", "a2a"}) CHECK(to_string(parse_overlap_kernel(name).value()) == name);
+  for (const char* name : {"ag-gemm", "gemm-rs", "a2a"})
+    CHECK(to_string(parse_overlap_kernel(name).value()) == name);
   for (const char* name : {"vanilla", "slice:4", "slice:16", "flash"}) {
     CHECK(to_string(parse_overlap_method(name).value()) == name);
   }
   CHECK(parse_overlap_kernel("allgather").error().message ==
         "'allgather': unknown kernel (expected ag-gemm, gemm-rs or a2a)");
-  CHECK(parse_overlap_method("slice:0").error().message == "'slice:0': K in slice:K must be an integer from 1 to 4096");
+  CHECK(parse_overlap_method("slice:0").error().message ==
+        "'slice:0': K in slice:K must be an integer from 1 to 4096");
   CHECK(parse_overlap_method("slice:x").error().code == lagom::ErrorCode::invalid_input);
-  CHECK(parse_overlap_method("ring").error().message == "'ring': unknown method (expected vanilla, slice:K or flash)");
+  CHECK(parse_overlap_method("ring").error().message ==
+        "'ring': unknown method (expected vanilla, slice:K or flash)");
 }
 
 TEST_CASE("every generated plan satisfies the invariants for 1 to 8 ranks", "[kernels]") {
@@ -61,7 +64,8 @@ TEST_CASE("every generated plan satisfies the invariants for 1 to 8 ranks", "[ke
   }
 }
 
-TEST_CASE("flash reduce-scatter and all-to-all compute the local piece last and send nothing after it", "[kernels]") {
+TEST_CASE("flash reduce-scatter and all-to-all compute the local piece last and send nothing after it",
+          "[kernels]") {
   for (OverlapKernel kernel : {OverlapKernel::gemm_rs, OverlapKernel::a2a}) {
     for (int ranks = 2; ranks <= 8; ++ranks) {
       const OverlapPlan plan = plan_for(kernel, "flash", ranks);
@@ -74,7 +78,8 @@ TEST_CASE("flash reduce-scatter and all-to-all compute the local piece last and 
         CHECK(rp.compute[static_cast<std::size_t>(last_gemm)].piece.owner == r);
         for (const PlanCommOp& op : rp.comm) CHECK(op.wait_compute < last_gemm);
         // Each send follows the GEMM that made it by exactly one step: comm step s overlaps GEMM s+1.
-        for (std::size_t j = 0; j < rp.comm.size(); ++j) CHECK(rp.comm[j].wait_compute == static_cast<int>(j));
+        for (std::size_t j = 0; j < rp.comm.size(); ++j)
+          CHECK(rp.comm[j].wait_compute == static_cast<int>(j));
       }
     }
   }
@@ -87,7 +92,8 @@ TEST_CASE("flash all-gather computes the local piece first and each later piece 
       const RankPlan& rp = plan.ranks[static_cast<std::size_t>(r)];
       CHECK(rp.compute.front().piece.owner == r);
       CHECK(rp.compute.front().wait_comm == -1);
-      for (std::size_t s = 1; s < rp.compute.size(); ++s) CHECK(rp.compute[s].wait_comm == static_cast<int>(s) - 1);
+      for (std::size_t s = 1; s < rp.compute.size(); ++s)
+        CHECK(rp.compute[s].wait_comm == static_cast<int>(s) - 1);
       for (const PlanCommOp& op : rp.comm) CHECK(op.wait_compute == -1);
     }
   }
@@ -150,7 +156,8 @@ TEST_CASE("pricing reproduces DESIGN.md's closed forms for the exposed communica
         timing.comm_us = comm;
         const OverlapPlan flash = plan_for(kernel, "flash", ranks);
         const auto priced = price_overlap_plan(flash, timing).value();
-        CHECK(priced.exposed_comm_us == Approx(closed_form_exposed_us(flash.request.method, ranks, comm, 1000)).margin(1e-6));
+        CHECK(priced.exposed_comm_us ==
+              Approx(closed_form_exposed_us(flash.request.method, ranks, comm, 1000)).margin(1e-6));
         const OverlapPlan vanilla = plan_for(kernel, "vanilla", ranks);
         CHECK(price_overlap_plan(vanilla, timing).value().overlapped_us == Approx(1000 + comm));
         if (comm <= 1000) {  // slice:K hides all but one chunk's collective while C <= G

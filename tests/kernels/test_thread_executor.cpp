@@ -1,10 +1,10 @@
-#include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "kernels/overlap_data.h"
 #include "kernels/thread_executor.h"
@@ -42,7 +42,8 @@ struct Run {
   std::vector<float> y;
 };
 
-Run run(OverlapKernel kernel, const std::string& method, int ranks, std::int64_t m, std::int64_t n, std::int64_t k) {
+Run run(OverlapKernel kernel, const std::string& method, int ranks, std::int64_t m, std::int64_t n,
+        std::int64_t k) {
   const model::OverlapPlan plan = plan_for(kernel, method, ranks, m, n, k);
   Run out;
   out.y.assign(static_cast<std::size_t>(m * n), std::numeric_limits<float>::quiet_NaN());
@@ -69,7 +70,8 @@ TEST_CASE("every kernel and method matches the fp64 reference within 1e-5 on ran
       const std::int64_t m = dim(random), n = dim(random), k = dim(random);
       for (OverlapKernel kernel : k_kernels) {
         for (const char* method : {"vanilla", "slice:2", "slice:3", "flash"}) {
-          INFO(model::to_string(kernel) << " " << method << " P=" << ranks << " m=" << m << " n=" << n << " k=" << k);
+          INFO(model::to_string(kernel)
+               << " " << method << " P=" << ranks << " m=" << m << " n=" << n << " k=" << k);
           const Run r = run(kernel, method, ranks, m, n, k);
           CHECK(r.result.correct);
           CHECK(r.result.rel_error <= 1e-5);
@@ -81,8 +83,9 @@ TEST_CASE("every kernel and method matches the fp64 reference within 1e-5 on ran
   }
 }
 
-TEST_CASE("vanilla and flash agree bit for bit: the same per-piece GEMM calls and the same rank-order reduction",
-          "[kernels]") {
+TEST_CASE(
+    "vanilla and flash agree bit for bit: the same per-piece GEMM calls and the same rank-order reduction",
+    "[kernels]") {
   // vanilla issues its GEMM as the P piece calls flash makes, in a different order; gemm-rs sums the P
   // partials in rank order in both. Only the schedule differs, so the bits cannot.
   for (int ranks = 1; ranks <= 8; ++ranks) {
@@ -108,7 +111,8 @@ TEST_CASE("ag-gemm and a2a agree bit for bit for the same method: each output bl
   }
 }
 
-TEST_CASE("slice:K is checked against the reference only: its GEMM row blocks differ from vanilla's", "[kernels]") {
+TEST_CASE("slice:K is checked against the reference only: its GEMM row blocks differ from vanilla's",
+          "[kernels]") {
   // Eigen's blocking depends on the call's shape, so a row computed in a block of m/(P·K) rows may round
   // differently from the same row in a block of m/P rows; gemm-rs also splits k. Both stay within 1e-5.
   for (OverlapKernel kernel : k_kernels) {

@@ -45,7 +45,8 @@ Flops sum_ops(const CostModel& m, const WorkloadSpec& w, const Strategy& s) {
   return f;
 }
 
-// Megatron (Narayanan et al. SC'21): 72·B·s·l·h²·(1 + s/6h + V/12lh); 96·…·(1 + s/6h + V/16lh) with full recompute.
+// Megatron (Narayanan et al. SC'21): 72·B·s·l·h²·(1 + s/6h + V/12lh); 96·…·(1 + s/6h + V/16lh) with full
+// recompute.
 double megatron(const WorkloadSpec& w, double batch, bool full_recompute) {
   const double s = w.seq, l = w.layers, h = w.hidden, v = w.vocab;
   if (full_recompute) return 96.0 * batch * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h));
@@ -57,8 +58,8 @@ double megatron(const WorkloadSpec& w, double batch, bool full_recompute) {
 TEST_CASE("model FLOPs summed over ops equal Megatron's closed forms for GPT-style presets", "[model]") {
   const ClusterSpec cluster = cluster_preset("dgx-h100").value();
   const CostModel model(cluster);
-  for (const char* name : {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base", "bert-large", "phi-2", "mpt-7b",
-                           "gpt3-175b"}) {
+  for (const char* name : {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base", "bert-large", "phi-2",
+                           "mpt-7b", "gpt3-175b"}) {
     INFO(name);
     const WorkloadSpec w = workload_preset(name).value();
     const int tp = w.heads % 4 == 0 ? 4 : 1;
@@ -73,7 +74,8 @@ TEST_CASE("model FLOPs summed over ops equal Megatron's closed forms for GPT-sty
       // Hardware FLOPs with full recompute: the 96· form plus flash attention's backward score recompute
       // (one extra s×s matmul: 2·B·s²·h per layer).
       const double flash_extra = 2.0 * 2 * w.seq * w.seq * static_cast<double>(w.hidden) * w.layers;
-      CHECK(std::abs(r.hardware * gpus_tp - (megatron(w, 2, true) + flash_extra)) / megatron(w, 2, true) < 1e-9);
+      CHECK(std::abs(r.hardware * gpus_tp - (megatron(w, 2, true) + flash_extra)) / megatron(w, 2, true) <
+            1e-9);
       CHECK(std::abs(r.model - f.model) / f.model < 1e-12);  // recompute adds no model FLOPs
     }
   }

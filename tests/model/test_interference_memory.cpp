@@ -5,7 +5,8 @@
 
 using namespace lagom::model;
 
-TEST_CASE("on a40-pcie-ib100 more channels make an overlapped all-gather faster and its GEMM slower", "[model]") {
+TEST_CASE("on a40-pcie-ib100 more channels make an overlapped all-gather faster and its GEMM slower",
+          "[model]") {
   // The Lagom effect: raising the communicator's CTAs (channels) buys communication speed with compute SMs.
   const CostModel model(cluster_preset("a40-pcie-ib100").value());
   const CommGroup node{8, 1};
@@ -34,7 +35,8 @@ TEST_CASE("on a40-pcie-ib100 more channels make an overlapped all-gather faster 
   // 4096 tiles on 84 SMs: 49 waves; 1 SM held: 50 waves; 4 SMs held (80 SMs): 52 waves. The all-gather:
   // one channel runs at 24 GB/s × 0.94 (16 chunks of 2 MiB per step, 5.7 µs each) = 22.6 GB/s; four
   // channels reach the PCIe limit 31.5 × 0.79 = 24.9 GB/s.
-  const CollectiveCost four = model.collective_cost(Collective::allgather, bytes, node, CollConfig{Algo::ring, Proto::simple, 4, 512, 2 << 20});
+  const CollectiveCost four = model.collective_cost(Collective::allgather, bytes, node,
+                                                    CollConfig{Algo::ring, Proto::simple, 4, 512, 2 << 20});
   CHECK(model.interference(gemm, Precision::bf16, four, Collective::allgather).compute_factor >= 52.0 / 49.0);
 }
 
@@ -44,8 +46,10 @@ TEST_CASE("bigger chunks take more L2 and slow a memory-bound op more", "[model]
   add.kind = OpKind::elementwise;
   add.bytes = 1e9;
   const CommGroup node{8, 1};
-  const auto small = model.collective_cost(Collective::allreduce, 1e9, node, CollConfig{Algo::ring, Proto::simple, 16, 512, 128 << 10});
-  const auto large = model.collective_cost(Collective::allreduce, 1e9, node, CollConfig{Algo::ring, Proto::simple, 16, 512, 4 << 20});
+  const auto small = model.collective_cost(Collective::allreduce, 1e9, node,
+                                           CollConfig{Algo::ring, Proto::simple, 16, 512, 128 << 10});
+  const auto large = model.collective_cost(Collective::allreduce, 1e9, node,
+                                           CollConfig{Algo::ring, Proto::simple, 16, 512, 4 << 20});
   const auto a = model.interference(add, Precision::bf16, small, Collective::allreduce);
   const auto b = model.interference(add, Precision::bf16, large, Collective::allreduce);
   CHECK(b.l2_share > a.l2_share);
@@ -61,12 +65,15 @@ TEST_CASE("a calibrated interference fit replaces the defaults", "[model]") {
   gemm.kind = OpKind::gemm;
   gemm.gemm = GemmShape{8192, 8192, 8192, 1};
   gemm.flops = gemm.gemm.flops();
-  const auto cost = model.collective_cost(Collective::allreduce, 1e8, CommGroup{8, 1}, CollConfig{Algo::ring, Proto::simple, 10});
+  const auto cost = model.collective_cost(Collective::allreduce, 1e8, CommGroup{8, 1},
+                                          CollConfig{Algo::ring, Proto::simple, 10});
   CHECK(model.interference(gemm, Precision::bf16, cost, Collective::allreduce).compute_factor == Approx(1.1));
 }
 
 namespace {
-Strategy resolved(const WorkloadSpec& w, const ClusterSpec& c, Strategy s) { return resolve_strategy(s, w, c).value(); }
+Strategy resolved(const WorkloadSpec& w, const ClusterSpec& c, Strategy s) {
+  return resolve_strategy(s, w, c).value();
+}
 }  // namespace
 
 TEST_CASE("activation memory per layer follows Korthikanti's Table 2", "[model]") {
@@ -85,7 +92,8 @@ TEST_CASE("activation memory per layer follows Korthikanti's Table 2", "[model]"
   Strategy sp = base;
   sp.sp = true;
   // TP + SP: sbh/t · (34 + 5as/h)
-  CHECK(model.activation_bytes_per_layer(w, resolved(w, c, sp), 0) == Approx(s * b * h / t * (34 + 5 * a * s / h)));
+  CHECK(model.activation_bytes_per_layer(w, resolved(w, c, sp), 0) ==
+        Approx(s * b * h / t * (34 + 5 * a * s / h)));
   sp.recompute = Recompute::selective;
   CHECK(model.activation_bytes_per_layer(w, resolved(w, c, sp), 0) == Approx(34 * s * b * h / t));
   Strategy flash = sp;
@@ -151,6 +159,7 @@ TEST_CASE("localhost's cluster comes from a calibration", "[model]") {
   CHECK_FALSE(c.has_nccl);
   const CostModel model(c, cal);
   CHECK(model.nccl_default(Collective::allreduce, 1e6, CommGroup{2, 1}).algo == Algo::ring);
-  CHECK(model.collective_cost(Collective::allreduce, 1e6, CommGroup{2, 1}, CollConfig{}).time_us == Approx(20 + 1e6 / 4e3));
+  CHECK(model.collective_cost(Collective::allreduce, 1e6, CommGroup{2, 1}, CollConfig{}).time_us ==
+        Approx(20 + 1e6 / 4e3));
   CHECK(parse_cluster(to_json(c), "localhost").value() == c);
 }

@@ -8,8 +8,8 @@
 using lagom::test::run_lagom;
 
 TEST_CASE("lagom cost prices an all-reduce on dgx-a100 as JSON", "[model_cli]") {
-  const auto r = run_lagom({"cost", "--collective", "allreduce", "--bytes", "1G", "--ranks", "8", "--cluster", "dgx-a100",
-                            "--algo", "ring", "--proto", "simple", "--channels", "16", "--json"});
+  const auto r = run_lagom({"cost", "--collective", "allreduce", "--bytes", "1G", "--ranks", "8", "--cluster",
+                            "dgx-a100", "--algo", "ring", "--proto", "simple", "--channels", "16", "--json"});
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["algo"] == "ring");
@@ -21,35 +21,42 @@ TEST_CASE("lagom cost prices an all-reduce on dgx-a100 as JSON", "[model_cli]") 
 }
 
 TEST_CASE("lagom cost without knobs reports NCCL's default choice in a table", "[model_cli]") {
-  const auto r = run_lagom({"cost", "--collective", "allgather", "--bytes", "64M", "--ranks", "16", "--cluster", "dgx-h100"});
+  const auto r = run_lagom(
+      {"cost", "--collective", "allgather", "--bytes", "64M", "--ranks", "16", "--cluster", "dgx-h100"});
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.rfind("# collective", 0) == 0);
   CHECK(r.out.find("allgather") != std::string::npos);
 }
 
 TEST_CASE("lagom cost prices a GEMM", "[model_cli]") {
-  const auto r = run_lagom({"cost", "--gemm", "8192,8192,8192", "--cluster", "dgx-h100", "--precision", "bf16", "--json"});
+  const auto r = run_lagom(
+      {"cost", "--gemm", "8192,8192,8192", "--cluster", "dgx-h100", "--precision", "bf16", "--json"});
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["tflops"].get<double>() == Approx(719).epsilon(0.01));
 }
 
 TEST_CASE("lagom cost refuses invalid combinations with exit 2", "[model_cli]") {
-  auto r = run_lagom({"cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster", "a40-pcie-ib100",
-                      "--algo", "nvls"});
+  auto r = run_lagom({"cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster",
+                      "a40-pcie-ib100", "--algo", "nvls"});
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "lagom: error: cost: allreduce nvls/simple: needs NVLink SHARP (sm90+ GPUs on NVSwitch); "
-                 "a40-pcie-ib100 has A40-48GB on pcie\n");
-  r = run_lagom({"cost", "--collective", "allreduce", "--bytes", "-5", "--ranks", "8", "--cluster", "dgx-a100"});
+  CHECK(r.err ==
+        "lagom: error: cost: allreduce nvls/simple: needs NVLink SHARP (sm90+ GPUs on NVSwitch); "
+        "a40-pcie-ib100 has A40-48GB on pcie\n");
+  r = run_lagom(
+      {"cost", "--collective", "allreduce", "--bytes", "-5", "--ranks", "8", "--cluster", "dgx-a100"});
   CHECK(r.exit_code == 2);
   CHECK(r.err == "lagom: error: cost: --bytes: '-5': size must not be negative\n");
-  r = run_lagom({"cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster", "dgx-a100", "--algo", "magic"});
+  r = run_lagom({"cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster",
+                 "dgx-a100", "--algo", "magic"});
   CHECK(r.exit_code == 2);
   CHECK(r.err.rfind("lagom: error: cost: --algo: 'magic' is not one of", 0) == 0);
   const std::string empty_db = lagom::test::temp_dir("nodb") + "/none.db";
-  r = run_lagom({"cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster", "localhost", "--db", empty_db});
+  r = run_lagom({"cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster",
+                 "localhost", "--db", empty_db});
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "lagom: error: cluster localhost: no profile database " + empty_db + "; run 'lagom profile' first\n");
+  CHECK(r.err ==
+        "lagom: error: cluster localhost: no profile database " + empty_db + "; run 'lagom profile' first\n");
 }
 
 TEST_CASE("lagom presets --show NAME --json prints a spec that parses back to the preset", "[model_cli]") {

@@ -10,7 +10,7 @@ using namespace lagom::model;
 
 namespace {
 const Collective k_collectives[] = {Collective::allreduce, Collective::allgather, Collective::reducescatter,
-                                    Collective::alltoall, Collective::broadcast, Collective::reduce,
+                                    Collective::alltoall,  Collective::broadcast, Collective::reduce,
                                     Collective::sendrecv};
 }
 
@@ -18,8 +18,8 @@ TEST_CASE("a collective's time never falls when bytes grow nor rises when link b
   std::mt19937_64 rng(42);
   const auto& presets = cluster_presets();
   std::uniform_int_distribution<std::size_t> pick_cluster(0, presets.size() - 1);
-  std::uniform_int_distribution<int> pick_coll(0, 6), pick_ranks(2, 64), pick_channels(1, 32), pick_threads(2, 20),
-      pick_algo(0, 6), pick_proto(0, 2);
+  std::uniform_int_distribution<int> pick_coll(0, 6), pick_ranks(2, 64), pick_channels(1, 32),
+      pick_threads(2, 20), pick_algo(0, 6), pick_proto(0, 2);
   std::uniform_real_distribution<double> log_bytes(0, 34), grow(1.0, 4.0);
   int checked = 0;
   for (int i = 0; i < 4000; ++i) {
@@ -27,15 +27,17 @@ TEST_CASE("a collective's time never falls when bytes grow nor rises when link b
     const CostModel model(cluster);
     const Collective c = k_collectives[pick_coll(rng)];
     const CommGroup group = model.contiguous_group(pick_ranks(rng));
-    CollConfig config{k_all_algos[static_cast<std::size_t>(pick_algo(rng))], k_all_protos[static_cast<std::size_t>(pick_proto(rng))],
-                      pick_channels(rng), 32 * pick_threads(rng), static_cast<std::int64_t>(4096) << (rng() % 10)};
+    CollConfig config{k_all_algos[static_cast<std::size_t>(pick_algo(rng))],
+                      k_all_protos[static_cast<std::size_t>(pick_proto(rng))], pick_channels(rng),
+                      32 * pick_threads(rng), static_cast<std::int64_t>(4096) << (rng() % 10)};
     if (c == Collective::alltoall || c == Collective::sendrecv) config.algo = Algo::p2p;
     if (!model.nccl_allows(c, config.algo, config.proto, group).ok()) continue;
     const double bytes = std::exp2(log_bytes(rng));
     const double t1 = model.collective_cost(c, bytes, group, config).time_us;
     const double t2 = model.collective_cost(c, bytes * grow(rng), group, config).time_us;
-    INFO(to_string(c) << " " << to_string(config.algo) << "/" << to_string(config.proto) << " ranks " << group.ranks
-                      << " nodes " << group.nodes << " bytes " << bytes << " on " << cluster.name);
+    INFO(to_string(c) << " " << to_string(config.algo) << "/" << to_string(config.proto) << " ranks "
+                      << group.ranks << " nodes " << group.nodes << " bytes " << bytes << " on "
+                      << cluster.name);
     CHECK(t2 >= t1);
     ClusterSpec faster = cluster;
     const double g = grow(rng);
@@ -57,13 +59,21 @@ TEST_CASE("compute time never falls when FLOPs grow", "[model]") {
       GemmShape a{dim(rng), dim(rng), dim(rng), batch(rng)};
       GemmShape b = a;
       switch (rng() % 4) {
-        case 0: b.m += dim(rng); break;
-        case 1: b.n += dim(rng); break;
-        case 2: b.k += dim(rng); break;
-        default: b.batch += batch(rng); break;
+        case 0:
+          b.m += dim(rng);
+          break;
+        case 1:
+          b.n += dim(rng);
+          break;
+        case 2:
+          b.k += dim(rng);
+          break;
+        default:
+          b.batch += batch(rng);
+          break;
       }
-      INFO(cluster.name << " " << a.m << "x" << a.n << "x" << a.k << "x" << a.batch << " -> " << b.m << "x" << b.n << "x"
-                        << b.k << "x" << b.batch);
+      INFO(cluster.name << " " << a.m << "x" << a.n << "x" << a.k << "x" << a.batch << " -> " << b.m << "x"
+                        << b.n << "x" << b.k << "x" << b.batch);
       // Equal within rounding when the growth stays inside the same padded tiles.
       CHECK(model.gemm_time_us(b, Precision::bf16) >= model.gemm_time_us(a, Precision::bf16) * (1 - 1e-12));
       ComputeOp op;
@@ -101,7 +111,8 @@ TEST_CASE("activation memory never falls when the micro-batch grows", "[model]")
     auto b = resolve_strategy(bigger, w, cluster);
     if (!a.ok() || !b.ok()) continue;
     INFO(w.name << " tp " << s.tp << " pp " << s.pp << " mb " << s.micro_batch);
-    CHECK(model.memory_per_gpu(w, b.value()).activations_bytes >= model.memory_per_gpu(w, a.value()).activations_bytes);
+    CHECK(model.memory_per_gpu(w, b.value()).activations_bytes >=
+          model.memory_per_gpu(w, a.value()).activations_bytes);
     ++checked;
   }
   CHECK(checked > 100);

@@ -45,10 +45,12 @@ TEST_CASE("preset datasheet numbers are DESIGN.md's", "[model]") {
 
 TEST_CASE("a bad spec names the file, the field and the problem", "[model]") {
   auto bad = nlohmann::json::parse(R"({"layers": 0, "hidden": 64, "heads": 4, "vocab": 100, "seq": 16})");
-  CHECK(parse_workload(bad, "model.json").error().message == "model.json: layers: must be a positive integer");
+  CHECK(parse_workload(bad, "model.json").error().message ==
+        "model.json: layers: must be a positive integer");
   bad["layers"] = 2;
   bad["hidden"] = "big";
-  CHECK(parse_workload(bad, "model.json").error().message == "model.json: hidden: must be a positive integer");
+  CHECK(parse_workload(bad, "model.json").error().message ==
+        "model.json: hidden: must be a positive integer");
   bad["hidden"] = 64;
   bad["extra"] = 1;
   CHECK(parse_workload(bad, "model.json").error().message == "model.json: extra: unknown field");
@@ -116,7 +118,8 @@ TEST_CASE("a strategy must divide the model and the GPUs", "[model]") {
   CHECK(resolve_strategy(s, w, c).error().message == "ep=2 needs a MoE model (llama3-8b has no experts)");
   s.ep = 1;
   s.global_batch = 0;
-  CHECK(resolve_strategy(s, w, c).error().message == "global-batch: required (the workload has no global_batch)");
+  CHECK(resolve_strategy(s, w, c).error().message ==
+        "global-batch: required (the workload has no global_batch)");
   s.global_batch = 12;
   CHECK(resolve_strategy(s, w, c).error().message == "global-batch=12 is not a multiple of dp·micro-batch=8");
   s.global_batch = 16;

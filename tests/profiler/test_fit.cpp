@@ -1,9 +1,9 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 #include "profiler/calibration.h"
 #include "profiler/fit.h"
@@ -15,8 +15,8 @@ using namespace lagom;
 
 namespace {
 
-db::CommSample synthetic(const std::string& collective, int ranks, std::int64_t bytes, double latency_us, double busbw_GBps,
-                         double factor) {
+db::CommSample synthetic(const std::string& collective, int ranks, std::int64_t bytes, double latency_us,
+                         double busbw_GBps, double factor) {
   db::CommSample s;
   s.collective = collective;
   s.ranks = ranks;
@@ -35,7 +35,8 @@ double median(std::vector<double> v) {
 TEST_CASE("the alpha-beta fit recovers latency and bus bandwidth from exact allreduce times", "[profiler]") {
   // 8 ranks: busbw factor 2·7/8 = 1.75 (nccl-tests PERFORMANCE.md).
   std::vector<db::CommSample> series;
-  for (std::int64_t bytes = 1024; bytes <= (64 << 20); bytes *= 2) series.push_back(synthetic("allreduce", 8, bytes, 12.0, 200.0, 1.75));
+  for (std::int64_t bytes = 1024; bytes <= (64 << 20); bytes *= 2)
+    series.push_back(synthetic("allreduce", 8, bytes, 12.0, 200.0, 1.75));
   const auto fit = profiler::fit_collective_series(series);
   REQUIRE(fit.ok());
   CHECK(fit.value().latency_us == Approx(12.0).epsilon(1e-9));
@@ -43,12 +44,14 @@ TEST_CASE("the alpha-beta fit recovers latency and bus bandwidth from exact allr
   CHECK(fit.value().rel_error < 1e-9);
   CHECK(fit.value().min_bytes == 1024);
   CHECK(fit.value().max_bytes == (64 << 20));
-  CHECK(profiler::predict_busbw_GBps(fit.value(), 1LL << 40) == Approx(200.0).epsilon(1e-5));  // latency still costs 1.2e-6
+  CHECK(profiler::predict_busbw_GBps(fit.value(), 1LL << 40) ==
+        Approx(200.0).epsilon(1e-5));  // latency still costs 1.2e-6
 }
 
 TEST_CASE("samples whose data check failed are left out of the fit", "[profiler]") {
   std::vector<db::CommSample> series;
-  for (std::int64_t bytes = 1024; bytes <= (1 << 20); bytes *= 2) series.push_back(synthetic("broadcast", 2, bytes, 5.0, 10.0, 1.0));
+  for (std::int64_t bytes = 1024; bytes <= (1 << 20); bytes *= 2)
+    series.push_back(synthetic("broadcast", 2, bytes, 5.0, 10.0, 1.0));
   series[3].time_us *= 50;
   series[3].wrong = 7;
   const auto fit = profiler::fit_collective_series(series);
@@ -58,7 +61,8 @@ TEST_CASE("samples whose data check failed are left out of the fit", "[profiler]
 }
 
 TEST_CASE("a series whose time does not grow with size cannot be fitted", "[profiler]") {
-  std::vector<db::CommSample> series{synthetic("allreduce", 2, 1024, 5, 1, 1), synthetic("allreduce", 2, 2048, 5, 1, 1)};
+  std::vector<db::CommSample> series{synthetic("allreduce", 2, 1024, 5, 1, 1),
+                                     synthetic("allreduce", 2, 2048, 5, 1, 1)};
   series[1].time_us = series[0].time_us / 2;
   const auto fit = profiler::fit_collective_series(series);
   REQUIRE_FALSE(fit.ok());
@@ -84,8 +88,9 @@ TEST_CASE("the GEMM fit recovers peak throughput and half-performance FLOPs", "[
   CHECK(profiler::predict_tflops(fit.value(), 1e8) == Approx(1.0).epsilon(1e-9));
 }
 
-TEST_CASE("vTrain A100 allreduce tables: fitting every other size predicts the others' busbw within 10% (median)",
-          "[profiler]") {
+TEST_CASE(
+    "vTrain A100 allreduce tables: fitting every other size predicts the others' busbw within 10% (median)",
+    "[profiler]") {
   for (int gpus = 2; gpus <= 8; ++gpus) {
     const std::string name = "AR_GPU" + std::to_string(gpus) + "_1M_1024M_LUT";
     const std::string text = test::read_file(std::string(LAGOM_TEST_DATA_DIR) + "/vtrain/" + name);
@@ -102,17 +107,20 @@ TEST_CASE("vTrain A100 allreduce tables: fitting every other size predicts the o
     REQUIRE(fit.ok());
     std::vector<double> errors;
     for (const auto& s : test_set) {
-      errors.push_back(std::fabs(profiler::predict_busbw_GBps(fit.value(), s.bytes) - s.busbw_GBps) / s.busbw_GBps);
+      errors.push_back(std::fabs(profiler::predict_busbw_GBps(fit.value(), s.bytes) - s.busbw_GBps) /
+                       s.busbw_GBps);
     }
     INFO(name << ": bus_bw_GBps " << fit.value().bus_bw_GBps << ", latency_us " << fit.value().latency_us);
     CHECK(median(errors) < 0.10);
   }
 }
 
-TEST_CASE("the vTrain 8-GPU table fits an asymptotic bus bandwidth near its measured 1 GiB busbw", "[profiler]") {
+TEST_CASE("the vTrain 8-GPU table fits an asymptotic bus bandwidth near its measured 1 GiB busbw",
+          "[profiler]") {
   // research-simulators.md §2.5: 229.35 GB/s at 1 GiB on 8 A100s; the fitted asymptote must sit just above.
   const std::string name = "AR_GPU8_1M_1024M_LUT";
-  const auto log = profiler::parse_log(name, test::read_file(std::string(LAGOM_TEST_DATA_DIR) + "/vtrain/" + name), {});
+  const auto log =
+      profiler::parse_log(name, test::read_file(std::string(LAGOM_TEST_DATA_DIR) + "/vtrain/" + name), {});
   REQUIRE(log.ok());
   const auto fit = profiler::fit_collective_series(log.value().samples);
   REQUIRE(fit.ok());
@@ -161,7 +169,8 @@ TEST_CASE("load_calibration reads the newest complete run and refuses incomplete
     run.host = "h";
     complete_id = database.value().begin_run(run).value();
     std::vector<db::CommSample> comm;
-    for (std::int64_t bytes = 1024; bytes <= 65536; bytes *= 2) comm.push_back(synthetic("allreduce", 2, bytes, 4.0, 8.0, 1.0));
+    for (std::int64_t bytes = 1024; bytes <= 65536; bytes *= 2)
+      comm.push_back(synthetic("allreduce", 2, bytes, 4.0, 8.0, 1.0));
     REQUIRE(database.value().add_comm_samples(complete_id, comm).ok());
     REQUIRE(database.value().finish_run(complete_id).ok());
     incomplete_id = database.value().begin_run(run).value();
@@ -174,7 +183,8 @@ TEST_CASE("load_calibration reads the newest complete run and refuses incomplete
   CHECK(calibration.value().collectives[0].latency_us == Approx(4.0));
   const auto refused = profiler::load_calibration(path, incomplete_id);
   REQUIRE_FALSE(refused.ok());
-  CHECK(refused.error().message == "run " + std::to_string(incomplete_id) + " is incomplete: its samples are not used");
+  CHECK(refused.error().message ==
+        "run " + std::to_string(incomplete_id) + " is incomplete: its samples are not used");
 }
 
 TEST_CASE("the sweep resolves defaults and rejects bad sizes, factors and collectives", "[profiler]") {
@@ -191,9 +201,11 @@ TEST_CASE("the sweep resolves defaults and rejects bad sizes, factors and collec
   options.step_factor = 2;
   options.min_bytes = 4096;
   options.max_bytes = 1024;
-  CHECK(profiler::resolve_sweep(options, "mpi").error().message == "--min-bytes 4096 is larger than --max-bytes 1024");
+  CHECK(profiler::resolve_sweep(options, "mpi").error().message ==
+        "--min-bytes 4096 is larger than --max-bytes 1024");
   options.max_bytes = 0;
   options.collectives = {"allreduce", "gossip"};
   CHECK(profiler::resolve_sweep(options, "mpi").error().message ==
-        "--collectives: unknown collective 'gossip' (allreduce, allgather, reducescatter, alltoall, broadcast, reduce, sendrecv)");
+        "--collectives: unknown collective 'gossip' (allreduce, allgather, reducescatter, alltoall, "
+        "broadcast, reduce, sendrecv)");
 }

@@ -10,7 +10,8 @@ namespace {
 // The shape of nccl-tests' all_reduce_perf stdout (2.13-era layout, typed from memory: unverified
 // against every version): header comments, rank lines, the table, the average.
 const char* k_nccl_tests_log =
-    "# nThread 1 nGpus 1 minBytes 1024 maxBytes 4096 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+    "# nThread 1 nGpus 1 minBytes 1024 maxBytes 4096 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+    "validation: 1 graph: 0\n"
     "#\n"
     "# Using devices\n"
     "#  Rank  0 Group  0 Pid  41234 on    node17 device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
@@ -18,12 +19,18 @@ const char* k_nccl_tests_log =
     "#  Rank  2 Group  0 Pid  41236 on    node18 device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
     "#  Rank  3 Group  0 Pid  41237 on    node18 device  1 [0x0b] NVIDIA A100-SXM4-80GB\n"
     "#\n"
-    "#                                                              out-of-place                       in-place          \n"
-    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
-    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n"
-    "        1024           256     float     sum      -1    20.00    0.05    0.08      0    19.50    0.05    0.08      0\n"
-    "        2048           512     float     sum      -1    21.00    0.10    0.15      0    20.50    0.10    0.15      0\n"
-    "        4096          1024     float     sum      -1    22.00    0.19    0.28      0    21.50    0.19    0.29      0\n"
+    "#                                                              out-of-place                       "
+    "in-place          \n"
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
+    "busbw #wrong\n"
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  "
+    "(GB/s)       \n"
+    "        1024           256     float     sum      -1    20.00    0.05    0.08      0    19.50    0.05   "
+    " 0.08      0\n"
+    "        2048           512     float     sum      -1    21.00    0.10    0.15      0    20.50    0.10   "
+    " 0.15      0\n"
+    "        4096          1024     float     sum      -1    22.00    0.19    0.28      0    21.50    0.19   "
+    " 0.29      0\n"
     "# Out of bounds values : 0 OK\n"
     "# Avg bus bandwidth    : 0.17\n";
 
@@ -75,7 +82,8 @@ TEST_CASE("a vTrain LUT with a byte order mark and CRLF lines imports both repet
 }
 
 TEST_CASE("a vTrain LUT whose name has no GPU count needs --ranks", "[profiler]") {
-  const auto log = profiler::parse_log("AR_table.csv", "size(B),count,type,time(ns),busbw(GB/s)\n1024,256,float,1000,1.0\n", {});
+  const auto log = profiler::parse_log(
+      "AR_table.csv", "size(B),count,type,time(ns),busbw(GB/s)\n1024,256,float,1000,1.0\n", {});
   REQUIRE_FALSE(log.ok());
   CHECK(log.error().message == "cannot tell the rank count from the file name; pass --ranks");
 }

@@ -34,7 +34,8 @@ inline std::vector<TableScenario> table_scenarios() {
   for (const std::string cluster : {"a100-eth100", "a100-eth25"}) {
     for (const std::string model : {"gpt2-xl", "bert-large", "t5-large"}) {
       out.push_back({model, cluster, 16, 1, 1, 1, 0, false, 4, 256, R::none});
-      // gpt2-xl has 25 heads: TP 5 on 20 GPUs (dp 4) instead of TP 8, without SP (5 does not divide seq 1024).
+      // gpt2-xl has 25 heads: TP 5 on 20 GPUs (dp 4) instead of TP 8, without SP (5 does not divide seq
+      // 1024).
       if (model == "gpt2-xl") {
         out.push_back({model, cluster, 20, 5, 1, 1, 0, false, 4, 256, R::none});
       } else {

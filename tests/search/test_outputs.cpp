@@ -1,8 +1,8 @@
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <regex>
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 #include "fixture.h"
 #include "search/outputs.h"
@@ -47,11 +47,21 @@ TEST_CASE("the shim's parser accepts the tuner file and reads back every tuner o
     ++tuner_classes;
     shim::CallShape call;
     switch (report.op.key.collective) {
-      case model::Collective::broadcast: call.collective = LAGOM_NCCL_FUNC_BROADCAST; break;
-      case model::Collective::reduce: call.collective = LAGOM_NCCL_FUNC_REDUCE; break;
-      case model::Collective::allgather: call.collective = LAGOM_NCCL_FUNC_ALLGATHER; break;
-      case model::Collective::reducescatter: call.collective = LAGOM_NCCL_FUNC_REDUCESCATTER; break;
-      default: call.collective = LAGOM_NCCL_FUNC_ALLREDUCE; break;
+      case model::Collective::broadcast:
+        call.collective = LAGOM_NCCL_FUNC_BROADCAST;
+        break;
+      case model::Collective::reduce:
+        call.collective = LAGOM_NCCL_FUNC_REDUCE;
+        break;
+      case model::Collective::allgather:
+        call.collective = LAGOM_NCCL_FUNC_ALLGATHER;
+        break;
+      case model::Collective::reducescatter:
+        call.collective = LAGOM_NCCL_FUNC_REDUCESCATTER;
+        break;
+      default:
+        call.collective = LAGOM_NCCL_FUNC_ALLREDUCE;
+        break;
     }
     call.bytes = static_cast<uint64_t>(report.op.key.bytes);
     call.n_nodes = static_cast<std::size_t>(report.op.shape.nodes);
@@ -88,7 +98,8 @@ TEST_CASE("lagom-config.json parses as the simulator's comm config and reproduce
   auto f = fsdp();
   const auto r = search::run_search(search::SearchKind::lagom, f.problem).value();
   const auto doc = search::config_json(f.problem, r, context_for(f, "/tmp/out"));
-  const auto assignment = simulator::parse_comm_config(nlohmann::json::parse(doc.dump()), "lagom-config.json").value();
+  const auto assignment =
+      simulator::parse_comm_config(nlohmann::json::parse(doc.dump()), "lagom-config.json").value();
   REQUIRE(f.costs->validate(assignment).ok());
   const auto again = simulator::simulate(f.workload, f.cluster, f.strategy, *f.costs, assignment).value();
   CHECK(again.iteration_time_s * 1e6 == r.predicted_iteration_us);
@@ -108,7 +119,8 @@ TEST_CASE("an unwritable output directory is an io error and leaves no file behi
   // A writable one gets the three files and no temporary.
   REQUIRE(search::write_outputs(f.problem, r, context_for(f, dir + "/ok")).ok());
   std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(dir + "/ok")) names.push_back(e.path().filename().string());
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/ok"))
+    names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
   CHECK(names == std::vector<std::string>{"lagom-config.json", "lagom.env", "nccl_tuner.conf"});
 }

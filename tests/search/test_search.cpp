@@ -36,7 +36,8 @@ search::TuneResult tune(const test::TuneFixture& f, SearchKind kind) {
 int channels_of(const search::TuneResult& r, model::Collective collective) {
   int channels = 0;
   for (const auto& [key, config] : r.assignment.per_class) {
-    if (key.collective == collective) channels = std::max(channels, search::effective_config(r.assignment, key).channels);
+    if (key.collective == collective)
+      channels = std::max(channels, search::effective_config(r.assignment, key).channels);
   }
   return channels;
 }
@@ -57,8 +58,8 @@ TEST_CASE("lagom is never slower than default or autoccl and stays within its ev
     const auto def = tune(f, SearchKind::default_);
     const auto autoccl = tune(f, SearchKind::autoccl);
     const auto lagom = tune(f, SearchKind::lagom);
-    INFO(cluster << ": default " << def.predicted_iteration_us << " autoccl " << autoccl.predicted_iteration_us
-                 << " lagom " << lagom.predicted_iteration_us);
+    INFO(cluster << ": default " << def.predicted_iteration_us << " autoccl "
+                 << autoccl.predicted_iteration_us << " lagom " << lagom.predicted_iteration_us);
     CHECK(lagom.predicted_iteration_us <= def.predicted_iteration_us);
     CHECK(lagom.predicted_iteration_us <= autoccl.predicted_iteration_us);
     CHECK(static_cast<double>(lagom.evaluations) <= 3 * lagom.grid_options);
@@ -69,11 +70,12 @@ TEST_CASE("lagom is never slower than default or autoccl and stays within its ev
 TEST_CASE("lagom is within 1% of the exhaustive oracle on a scenario the oracle can afford", "[search]") {
   // gpt2 data-parallel on 16 A40s with 100 MB buckets pinned: two all-reduce classes (full buckets and the
   // rest) and the per-process knobs, 32 × 32 × 18 combinations.
-  auto f = test::TuneFixture("gpt2", "a40-pcie-ib100", 16, [](model::Strategy& s, const model::WorkloadSpec&) {
-    s.micro_batch = 4;
-    s.global_batch = 64;
-    s.bucket_mb = 100;
-  });
+  auto f =
+      test::TuneFixture("gpt2", "a40-pcie-ib100", 16, [](model::Strategy& s, const model::WorkloadSpec&) {
+        s.micro_batch = 4;
+        s.global_batch = 64;
+        s.bucket_mb = 100;
+      });
   f.problem.space.pins.bucket_mb = true;
   const auto oracle = tune(f, SearchKind::exhaustive);
   const auto lagom = tune(f, SearchKind::lagom);
@@ -96,16 +98,19 @@ TEST_CASE("exhaustive refuses a cross product above a million evaluations", "[se
   CHECK_THAT(r.error().message, Catch::Contains("above the limit of 1000000; use --search lagom"));
 }
 
-TEST_CASE("the paper's cautionary case: autoccl gives the all-gathers more channels and is slower", "[search]") {
+TEST_CASE("the paper's cautionary case: autoccl gives the all-gathers more channels and is slower",
+          "[search]") {
   // phi-2 under FSDP on a40-pcie-ib100 (research-lagom-autoccl.md §1.6: AutoCCL raises channels and the
   // step gets slower than NCCL's; Lagom lowers them).
   auto f = phi2_fsdp();
   const auto autoccl = tune(f, SearchKind::autoccl);
   const auto lagom = tune(f, SearchKind::lagom);
   INFO("autoccl " << autoccl.predicted_iteration_us << " us, all-gather channels "
-                  << channels_of(autoccl, model::Collective::allgather) << "; lagom " << lagom.predicted_iteration_us
-                  << " us, channels " << channels_of(lagom, model::Collective::allgather));
-  CHECK(channels_of(autoccl, model::Collective::allgather) > channels_of(lagom, model::Collective::allgather));
+                  << channels_of(autoccl, model::Collective::allgather) << "; lagom "
+                  << lagom.predicted_iteration_us << " us, channels "
+                  << channels_of(lagom, model::Collective::allgather));
+  CHECK(channels_of(autoccl, model::Collective::allgather) >
+        channels_of(lagom, model::Collective::allgather));
   CHECK(autoccl.predicted_iteration_us > lagom.predicted_iteration_us);
 }
 
@@ -139,10 +144,10 @@ TEST_CASE("over the whole table suite lagom is never slower than default or auto
     const auto def = tune(f, SearchKind::default_);
     const auto autoccl = tune(f, SearchKind::autoccl);
     const auto lagom = tune(f, SearchKind::lagom);
-    INFO(sc.model << " on " << sc.cluster << " tp " << sc.tp << " pp " << sc.pp << " ep " << sc.ep << ": default "
-                  << def.predicted_iteration_us << " autoccl " << autoccl.predicted_iteration_us << " lagom "
-                  << lagom.predicted_iteration_us << ", " << lagom.evaluations << " evaluations of "
-                  << lagom.grid_options << " options");
+    INFO(sc.model << " on " << sc.cluster << " tp " << sc.tp << " pp " << sc.pp << " ep " << sc.ep
+                  << ": default " << def.predicted_iteration_us << " autoccl "
+                  << autoccl.predicted_iteration_us << " lagom " << lagom.predicted_iteration_us << ", "
+                  << lagom.evaluations << " evaluations of " << lagom.grid_options << " options");
     CHECK(lagom.predicted_iteration_us <= def.predicted_iteration_us);
     CHECK(lagom.predicted_iteration_us <= autoccl.predicted_iteration_us);
     CHECK(static_cast<double>(lagom.evaluations) <= 3 * lagom.grid_options);

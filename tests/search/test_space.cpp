@@ -43,7 +43,8 @@ TEST_CASE("under nccl the process decision is every threads × chunk pair of the
   CHECK(process->options.back().label == "threads 512 chunk 4M");
 }
 
-TEST_CASE("an all-gather across two PCIe nodes offers ring with LL and Simple over the channel grid", "[search]") {
+TEST_CASE("an all-gather across two PCIe nodes offers ring with LL and Simple over the channel grid",
+          "[search]") {
   auto f = phi2_fsdp();
   const auto decisions = search::comm_decisions(f.problem.space, classes_of(f));
   const search::Decision* gather = nullptr;
@@ -79,11 +80,12 @@ TEST_CASE("structural decisions exist only where they apply and not when pinned"
   fsdp.problem.space.pins.priority = true;
   CHECK(search::structural_decisions(fsdp.problem.space).size() == 1);
 
-  auto tp = test::TuneFixture("gpt2-medium", "a40-nvlink-ib400", 16, [](model::Strategy& s, const model::WorkloadSpec&) {
-    s.tp = 8;
-    s.sp = true;
-    s.global_batch = 16;
-  });
+  auto tp = test::TuneFixture("gpt2-medium", "a40-nvlink-ib400", 16,
+                              [](model::Strategy& s, const model::WorkloadSpec&) {
+                                s.tp = 8;
+                                s.sp = true;
+                                s.global_batch = 16;
+                              });
   structural = search::structural_decisions(tp.problem.space);
   REQUIRE(structural.size() == 3);
   CHECK(structural[0].kind == DecisionKind::tp_overlap);
@@ -119,13 +121,15 @@ TEST_CASE("per-process threads reach LL and Simple calls and the chunk only Simp
   CHECK(a.comm_ctas[0].second >= 4);
 }
 
-TEST_CASE("a communicator that runs all-to-all gets a CTAs decision under nccl and none per call", "[search]") {
-  auto f = test::TuneFixture("olmoe-1b-7b", "a40-nvlink-ib400", 16, [](model::Strategy& s, const model::WorkloadSpec&) {
-    s.ep = 8;
-    s.micro_batch = 1;
-    s.global_batch = 16;
-    s.recompute = model::Recompute::full;
-  });
+TEST_CASE("a communicator that runs all-to-all gets a CTAs decision under nccl and none per call",
+          "[search]") {
+  auto f = test::TuneFixture("olmoe-1b-7b", "a40-nvlink-ib400", 16,
+                             [](model::Strategy& s, const model::WorkloadSpec&) {
+                               s.ep = 8;
+                               s.micro_batch = 1;
+                               s.global_batch = 16;
+                               s.recompute = model::Recompute::full;
+                             });
   const auto decisions = search::comm_decisions(f.problem.space, classes_of(f));
   const auto* comm = find(decisions, DecisionKind::communicator);
   REQUIRE(comm != nullptr);
@@ -144,5 +148,6 @@ TEST_CASE("a cluster without NCCL has no communication decisions", "[search]") {
   f.problem.space.model = f.model.get();
   CHECK_FALSE(search::comm_knobs_searchable(f.problem.space));
   CHECK(search::comm_decisions(f.problem.space, classes_of(f)).empty());
-  CHECK(search::structural_decisions(f.problem.space).size() == 2);  // prefetch and priority are still searched
+  CHECK(search::structural_decisions(f.problem.space).size() ==
+        2);  // prefetch and priority are still searched
 }

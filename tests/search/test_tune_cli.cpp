@@ -1,7 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "support/run.h"
@@ -10,19 +9,23 @@ using lagom::test::run_lagom;
 
 namespace {
 
-const std::vector<std::string> k_small{"--model", "gpt2", "--cluster", "a40-pcie-ib100", "--gpus", "16",
-                                       "--zero", "3", "--micro-batch", "2", "--global-batch", "32"};
+const std::vector<std::string> k_small{"--model",       "gpt2", "--cluster",      "a40-pcie-ib100",
+                                       "--gpus",        "16",   "--zero",         "3",
+                                       "--micro-batch", "2",    "--global-batch", "32"};
 
 std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
   args.insert(args.end(), more.begin(), more.end());
   return args;
 }
 
-bool exists(const std::string& path) { return std::filesystem::exists(path); }
+bool exists(const std::string& path) {
+  return std::filesystem::exists(path);
+}
 
 }  // namespace
 
-TEST_CASE("lagom tune writes the three files and simulate --comm-config reproduces its prediction", "[search]") {
+TEST_CASE("lagom tune writes the three files and simulate --comm-config reproduces its prediction",
+          "[search]") {
   const std::string dir = lagom::test::temp_dir("tune-cli") + "/out";
   const auto tuned = run_lagom(with(with({"tune"}, k_small), {"--out", dir, "--json"}));
   INFO(tuned.err);
@@ -35,8 +38,8 @@ TEST_CASE("lagom tune writes the three files and simulate --comm-config reproduc
   CHECK(doc.at("search") == "lagom");
   CHECK(doc.at("runtime") == "nccl");
   REQUIRE(!doc.at("ops").empty());
-  for (const char* field : {"name", "collective", "group", "bytes", "count", "algo", "proto", "channels", "threads",
-                            "chunk_bytes", "predicted_time_us"}) {
+  for (const char* field : {"name", "collective", "group", "bytes", "count", "algo", "proto", "channels",
+                            "threads", "chunk_bytes", "predicted_time_us"}) {
     CHECK(doc.at("ops")[0].contains(field));
   }
   CHECK(exists(dir + "/nccl_tuner.conf"));
@@ -45,14 +48,16 @@ TEST_CASE("lagom tune writes the three files and simulate --comm-config reproduc
   CHECK_THAT(lagom::test::read_file(dir + "/lagom.env"),
              Catch::Contains("export LAGOM_TUNER_CONFIG=" + dir + "/nccl_tuner.conf\n"));
 
-  const auto simulated = run_lagom(with(with({"simulate"}, k_small), {"--comm-config", dir + "/lagom-config.json", "--json"}));
+  const auto simulated =
+      run_lagom(with(with({"simulate"}, k_small), {"--comm-config", dir + "/lagom-config.json", "--json"}));
   INFO(simulated.err);
   REQUIRE(simulated.exit_code == 0);
   const auto sim = nlohmann::json::parse(simulated.out);
   CHECK(sim.at("iteration_time_s").get<double>() == doc.at("predicted_iteration_time_s").get<double>());
 }
 
-TEST_CASE("lagom tune refuses an unknown search, an unwritable --out and a strategy that does not fit", "[search]") {
+TEST_CASE("lagom tune refuses an unknown search, an unwritable --out and a strategy that does not fit",
+          "[search]") {
   const std::string base = lagom::test::temp_dir("tune-cli-errors");
   auto r = run_lagom(with(with({"tune"}, k_small), {"--search", "random", "--out", base + "/a"}));
   CHECK(r.exit_code == 2);
@@ -62,10 +67,11 @@ TEST_CASE("lagom tune refuses an unknown search, an unwritable --out and a strat
   lagom::test::write_file(base + "/file", "x");
   r = run_lagom(with(with({"tune"}, k_small), {"--search", "default", "--out", base + "/file/out"}));
   CHECK(r.exit_code == 2);
-  CHECK_THAT(r.err, Catch::Contains("lagom: error: out " + base + "/file/out: cannot create the directory (Not a directory)\n"));
+  CHECK_THAT(r.err, Catch::Contains("lagom: error: out " + base +
+                                    "/file/out: cannot create the directory (Not a directory)\n"));
 
-  r = run_lagom({"tune", "--model", "llama3-70b", "--cluster", "a40-pcie-ib100", "--gpus", "16", "--global-batch",
-                 "16", "--out", base + "/b"});
+  r = run_lagom({"tune", "--model", "llama3-70b", "--cluster", "a40-pcie-ib100", "--gpus", "16",
+                 "--global-batch", "16", "--out", base + "/b"});
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::StartsWith("lagom: error: tune: the strategy does not fit in memory: "));
   CHECK_FALSE(exists(base + "/b"));
@@ -74,8 +80,9 @@ TEST_CASE("lagom tune refuses an unknown search, an unwritable --out and a strat
 TEST_CASE("tune searches the issue priority under FSDP and simulate reproduces it from lagom-config.json",
           "[search]") {
   const std::string dir = lagom::test::temp_dir("tune-cli-priority") + "/out";
-  const std::vector<std::string> fsdp{"--model", "phi-2", "--cluster", "a40-pcie-ib100", "--gpus", "16", "--zero", "3",
-                                      "--micro-batch", "2", "--global-batch", "64"};
+  const std::vector<std::string> fsdp{"--model",       "phi-2", "--cluster",      "a40-pcie-ib100",
+                                      "--gpus",        "16",    "--zero",         "3",
+                                      "--micro-batch", "2",     "--global-batch", "64"};
   const auto tuned = run_lagom(with(with({"tune"}, fsdp), {"--out", dir, "--json", "--quiet"}));
   INFO(tuned.err);
   REQUIRE(tuned.exit_code == 0);
@@ -88,7 +95,8 @@ TEST_CASE("tune searches the issue priority under FSDP and simulate reproduces i
   REQUIRE(same.exit_code == 0);
   const double reproduced = nlohmann::json::parse(same.out).at("iteration_time_s").get<double>();
   CHECK(reproduced == doc.at("predicted_iteration_time_s").get<double>());
-  const auto shared = run_lagom(with(with(with({"simulate"}, fsdp), config), {"--issue-priority", "as-scheduled"}));
+  const auto shared =
+      run_lagom(with(with(with({"simulate"}, fsdp), config), {"--issue-priority", "as-scheduled"}));
   REQUIRE(shared.exit_code == 0);
   CHECK(nlohmann::json::parse(shared.out).at("iteration_time_s").get<double>() > reproduced);
 

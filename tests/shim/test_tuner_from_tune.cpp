@@ -2,11 +2,10 @@
 // with dlopen and driven as NCCL 2.28 drives it (init / getCollInfo / finalize), applies exactly those
 // decisions: each tuned op's (algorithm, protocol) entry wins with its channel count, every other entry
 // stays as NCCL gave it, and calls the config does not cover are left alone.
-#include <dlfcn.h>
-#include <stdlib.h>
-
 #include <cstring>
+#include <dlfcn.h>
 #include <map>
+#include <stdlib.h>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -45,27 +44,33 @@ struct Table {
 
 }  // namespace
 
-TEST_CASE("a config written by lagom tune drives the plugin: tuned entries win, others are untouched", "[shim]") {
+TEST_CASE("a config written by lagom tune drives the plugin: tuned entries win, others are untouched",
+          "[shim]") {
   const std::string out = lagom::test::temp_dir("tune-shim");
-  const auto tune = lagom::test::run_lagom({"tune", "--model", "phi-2", "--cluster", "a40-nvlink-ib400", "--gpus", "16",
-                                            "--tp", "8", "--sp", "--micro-batch", "8", "--global-batch", "512", "--zero", "1",
-                                            "--out", out, "--json", "--quiet"});
+  const auto tune = lagom::test::run_lagom(
+      {"tune",  "--model", "phi-2",         "--cluster", "a40-nvlink-ib400", "--gpus", "16",     "--tp",
+       "8",     "--sp",    "--micro-batch", "8",         "--global-batch",   "512",    "--zero", "1",
+       "--out", out,       "--json",        "--quiet"});
   INFO(tune.err);
   REQUIRE(tune.exit_code == 0);
   const auto summary = nlohmann::json::parse(tune.out);
   REQUIRE(setenv("LAGOM_TUNER_CONFIG", (out + "/nccl_tuner.conf").c_str(), 1) == 0);
   unsetenv("NCCL_TUNER_CONFIG_FILE");
 
-  const std::map<std::string, int> funcs{{"broadcast", LAGOM_NCCL_FUNC_BROADCAST}, {"reduce", LAGOM_NCCL_FUNC_REDUCE},
+  const std::map<std::string, int> funcs{{"broadcast", LAGOM_NCCL_FUNC_BROADCAST},
+                                         {"reduce", LAGOM_NCCL_FUNC_REDUCE},
                                          {"allgather", LAGOM_NCCL_FUNC_ALLGATHER},
                                          {"reducescatter", LAGOM_NCCL_FUNC_REDUCESCATTER},
                                          {"allreduce", LAGOM_NCCL_FUNC_ALLREDUCE}};
-  const std::map<std::string, int> algos{{"tree", LAGOM_NCCL_ALGO_TREE}, {"ring", LAGOM_NCCL_ALGO_RING},
+  const std::map<std::string, int> algos{{"tree", LAGOM_NCCL_ALGO_TREE},
+                                         {"ring", LAGOM_NCCL_ALGO_RING},
                                          {"collnet_direct", LAGOM_NCCL_ALGO_COLLNET_DIRECT},
-                                         {"collnet_chain", LAGOM_NCCL_ALGO_COLLNET_CHAIN}, {"nvls", LAGOM_NCCL_ALGO_NVLS},
-                                         {"nvls_tree", LAGOM_NCCL_ALGO_NVLS_TREE}, {"pat", LAGOM_NCCL_ALGO_PAT}};
-  const std::map<std::string, int> protos{{"ll", LAGOM_NCCL_PROTO_LL}, {"ll128", LAGOM_NCCL_PROTO_LL128},
-                                          {"simple", LAGOM_NCCL_PROTO_SIMPLE}};
+                                         {"collnet_chain", LAGOM_NCCL_ALGO_COLLNET_CHAIN},
+                                         {"nvls", LAGOM_NCCL_ALGO_NVLS},
+                                         {"nvls_tree", LAGOM_NCCL_ALGO_NVLS_TREE},
+                                         {"pat", LAGOM_NCCL_ALGO_PAT}};
+  const std::map<std::string, int> protos{
+      {"ll", LAGOM_NCCL_PROTO_LL}, {"ll128", LAGOM_NCCL_PROTO_LL128}, {"simple", LAGOM_NCCL_PROTO_SIMPLE}};
   int checked = 0;
   for (const auto& op : summary["ops"]) {
     const std::string collective = op["collective"];
@@ -74,24 +79,25 @@ TEST_CASE("a config written by lagom tune drives the plugin: tuned entries win, 
     void* ctx = nullptr;
     lagom_nccl_nvl_domain_info_v5_t nvl{1, 8, 8};
     lagom_nccl_tuner_constants_v5_t constants{};
-    REQUIRE(plugin_v5()->init(&ctx, 0x1234ULL, op["ranks"].get<size_t>(), op["nodes"].get<size_t>(), quiet_log, &nvl,
-                              &constants) == LAGOM_NCCL_SUCCESS);
+    REQUIRE(plugin_v5()->init(&ctx, 0x1234ULL, op["ranks"].get<size_t>(), op["nodes"].get<size_t>(),
+                              quiet_log, &nvl, &constants) == LAGOM_NCCL_SUCCESS);
     Table table;
     const Table original;
     int channels = 0;
     REQUIRE(plugin_v5()->getCollInfo(ctx, funcs.at(collective), op["bytes"].get<size_t>(), 1,
-                                     reinterpret_cast<float**>(table.t), k_algos, k_protos, 0, &channels) ==
-            LAGOM_NCCL_SUCCESS);
+                                     reinterpret_cast<float**>(table.t), k_algos, k_protos, 0,
+                                     &channels) == LAGOM_NCCL_SUCCESS);
     const int algo = algos.at(op["algo"]), proto = protos.at(op["proto"]);
     for (int a = 0; a < k_algos; ++a) {
-      for (int p = 0; p < k_protos; ++p) CHECK(table.t[a][p] == (a == algo && p == proto ? 0.0f : original.t[a][p]));
+      for (int p = 0; p < k_protos; ++p)
+        CHECK(table.t[a][p] == (a == algo && p == proto ? 0.0f : original.t[a][p]));
     }
     CHECK(channels == op["channels"].get<int>());
     // A collective and size that no line covers keeps NCCL's choice.
     Table other;
     int other_channels = 0;
-    REQUIRE(plugin_v5()->getCollInfo(ctx, LAGOM_NCCL_FUNC_BROADCAST, 3, 1, reinterpret_cast<float**>(other.t), k_algos,
-                                     k_protos, 0, &other_channels) == LAGOM_NCCL_SUCCESS);
+    REQUIRE(plugin_v5()->getCollInfo(ctx, LAGOM_NCCL_FUNC_BROADCAST, 3, 1, reinterpret_cast<float**>(other.t),
+                                     k_algos, k_protos, 0, &other_channels) == LAGOM_NCCL_SUCCESS);
     CHECK(std::memcmp(other.t, original.t, sizeof other.t) == 0);
     CHECK(other_channels == 0);
     REQUIRE(plugin_v5()->finalize(ctx) == LAGOM_NCCL_SUCCESS);

@@ -9,8 +9,8 @@
 namespace lagom::test {
 
 struct FakeCosts final : simulator::IterationCosts {
-  double forward_us = 100;        // one layer's forward, split 20/20/20/20/20
-  double head_us = 0;             // embedding and logits forward (backward 2×)
+  double forward_us = 100;  // one layer's forward, split 20/20/20/20/20
+  double head_us = 0;       // embedding and logits forward (backward 2×)
   double params_per_layer = 1e6;
   double latency_us = 0;          // per collective
   double bytes_per_us = 1e4;      // 10 GB/s
@@ -71,8 +71,10 @@ struct FakeCosts final : simulator::IterationCosts {
   }
   std::vector<simulator::Step> layer_steps(int, simulator::Pass pass) const override {
     switch (pass) {
-      case simulator::Pass::forward: return pass_steps(1.0, true);
-      case simulator::Pass::backward: return pass_steps(2.0, false);
+      case simulator::Pass::forward:
+        return pass_steps(1.0, true);
+      case simulator::Pass::backward:
+        return pass_steps(2.0, false);
       case simulator::Pass::recompute:
         return recompute == model::Recompute::full ? pass_steps(1.0, true) : std::vector<simulator::Step>{};
     }
@@ -85,8 +87,12 @@ struct FakeCosts final : simulator::IterationCosts {
     s.time_us = head_us * (pass == simulator::Pass::backward ? 2.0 : 1.0);
     return {s};
   }
-  std::vector<simulator::Step> embedding_steps(simulator::Pass pass) const override { return head(pass, "embedding"); }
-  std::vector<simulator::Step> logits_steps(simulator::Pass pass) const override { return head(pass, "logits"); }
+  std::vector<simulator::Step> embedding_steps(simulator::Pass pass) const override {
+    return head(pass, "embedding");
+  }
+  std::vector<simulator::Step> logits_steps(simulator::Pass pass) const override {
+    return head(pass, "logits");
+  }
   simulator::LayerParams layer_params(int) const override { return {params_per_layer, 0}; }
   double embedding_params() const override { return 0; }
   double logits_params() const override { return 0; }

@@ -54,7 +54,8 @@ TEST_CASE("overlapping compute and communication progress at their contended rat
   CHECK(engine.totals(0).exposed_comm_us == 0);
 }
 
-TEST_CASE("blocking communication inside a compute task is neither slowed nor counted as compute", "[simulator]") {
+TEST_CASE("blocking communication inside a compute task is neither slowed nor counted as compute",
+          "[simulator]") {
   // A task of 100 µs of which 40 are blocking communication; a collective beside it slows kernels 2×:
   // the task takes 60·2 + 40 = 160 µs while the collective (1000 µs) runs.
   Engine engine;
@@ -72,7 +73,8 @@ TEST_CASE("blocking communication inside a compute task is neither slowed nor co
   // 40 µs blocking inside the task, then 840 µs idle while the collective finishes.
   CHECK(engine.totals(0).exposed_comm_us == Approx(880).epsilon(1e-12));
   const auto& t = engine.totals(0);
-  CHECK(t.compute_us + t.optimizer_us + t.exposed_comm_us + t.bubble_us == Approx(engine.makespan_us()).epsilon(1e-12));
+  CHECK(t.compute_us + t.optimizer_us + t.exposed_comm_us + t.bubble_us ==
+        Approx(engine.makespan_us()).epsilon(1e-12));
 }
 
 TEST_CASE("a dependency cycle is reported, not simulated forever", "[simulator]") {
@@ -88,7 +90,8 @@ TEST_CASE("a dependency cycle is reported, not simulated forever", "[simulator]"
   CHECK(status.error().message == "simulation: 2 of 2 tasks could never start (a dependency cycle)");
 }
 
-TEST_CASE("collectives sharing a link split it; on different links they do not slow each other", "[simulator]") {
+TEST_CASE("collectives sharing a link split it; on different links they do not slow each other",
+          "[simulator]") {
   // Collectives of 60 and 100 µs on stage 0 start together on the same link: each runs at half rate until
   // the shorter one ends at 120 µs (60 of work at 1/2); the other has 40 left, alone from there: it ends at
   // 160 µs (= 160 µs of work through one link).
@@ -120,7 +123,8 @@ TEST_CASE("collectives sharing a link split it; on different links they do not s
   CHECK(apart.end_us(id) == 100);
 }
 
-TEST_CASE("on a shared link a higher priority runs first and the lower one waits, then resumes", "[simulator]") {
+TEST_CASE("on a shared link a higher priority runs first and the lower one waits, then resumes",
+          "[simulator]") {
   // The low-priority collective (100 µs) starts alone at 0; at 30 µs a high-priority one (50 µs) arrives
   // and takes the link: the low one has 70 µs left, waits from 30 to 80, and ends at 150 µs.
   Engine engine;
@@ -145,7 +149,8 @@ TEST_CASE("on a shared link a higher priority runs first and the lower one waits
   CHECK(engine.totals(0).compute_us + engine.totals(0).exposed_comm_us == Approx(150).epsilon(1e-12));
 }
 
-TEST_CASE("the critical path is the longest chain of work alone through streams and dependencies", "[simulator]") {
+TEST_CASE("the critical path is the longest chain of work alone through streams and dependencies",
+          "[simulator]") {
   // Stage 0: a (10) then b (5) on compute; c (20) on a comm stream after a. Stage 1: d (7) after c.
   // Chains: a→b = 15, a→c→d = 37. Contention (c slows b and itself) only makes the run longer.
   Engine engine;

@@ -1,9 +1,9 @@
 // explore's pruning against exhaustive simulation, on spaces small enough to simulate every candidate.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <memory>
 #include <utility>
+
+#include <catch2/catch.hpp>
 
 #include "core/progress.h"
 #include "core/units.h"
@@ -91,7 +91,8 @@ TEST_CASE("explore's top K is the top K of simulating every candidate, and its b
     std::sort(all.begin(), all.end());
     all.resize(static_cast<std::size_t>(space.options.top));
 
-    const auto explored = simulator::explore(space.workload, space.cluster, cost_model, space.options, null_progress());
+    const auto explored =
+        simulator::explore(space.workload, space.cluster, cost_model, space.options, null_progress());
     REQUIRE(explored.ok());
     CHECK(explored->evaluated == candidates.size());
     CHECK(explored->out_of_memory == candidates.size() - checked);

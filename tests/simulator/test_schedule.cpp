@@ -1,7 +1,7 @@
-#include <catch2/catch.hpp>
-
 #include <set>
 #include <tuple>
+
+#include <catch2/catch.hpp>
 
 #include "simulator/schedule.h"
 
@@ -26,9 +26,9 @@ void check_complete(const std::vector<PipelineOp>& order, int chunks, int m) {
 TEST_CASE("1f1b warms up with p − s − 1 forwards and then alternates", "[simulator]") {
   const auto order = stage_schedule(Schedule::one_f_one_b, 4, 1, 1, 6);
   // Stage 1 of 4: warm-up of 2 forwards, then F2 B0 F3 B1 F4 B2 F5 B3, then B4 B5.
-  const std::vector<PipelineOp> expected{{0, 0, true},  {0, 1, true},  {0, 2, true}, {0, 0, false},
-                                         {0, 3, true},  {0, 1, false}, {0, 4, true}, {0, 2, false},
-                                         {0, 5, true},  {0, 3, false}, {0, 4, false}, {0, 5, false}};
+  const std::vector<PipelineOp> expected{{0, 0, true}, {0, 1, true},  {0, 2, true},  {0, 0, false},
+                                         {0, 3, true}, {0, 1, false}, {0, 4, true},  {0, 2, false},
+                                         {0, 5, true}, {0, 3, false}, {0, 4, false}, {0, 5, false}};
   CHECK(order == expected);
   for (int s = 0; s < 4; ++s) check_complete(stage_schedule(Schedule::one_f_one_b, 4, s, 1, 6), 1, 6);
 }
@@ -62,7 +62,8 @@ TEST_CASE("every schedule starts with chunk 0's first forward and ends with chun
     for (int m : {p, 2 * p, 3 * p, 8 * p}) {
       for (int s = 0; s < p; ++s) {
         std::vector<std::pair<Schedule, int>> schedules{{Schedule::one_f_one_b, 1}, {Schedule::gpipe, 1}};
-        if (p > 1) schedules.insert(schedules.end(), {{Schedule::interleaved, 2}, {Schedule::interleaved, 5}});
+        if (p > 1)
+          schedules.insert(schedules.end(), {{Schedule::interleaved, 2}, {Schedule::interleaved, 5}});
         for (const auto& [schedule, v] : schedules) {
           const auto order = stage_schedule(schedule, p, s, v, m);
           REQUIRE(order.size() == static_cast<std::size_t>(2 * v * m));

@@ -1,6 +1,5 @@
 // End-to-end: `lagom simulate` and `lagom explore` as a user runs them.
 #include <catch2/catch.hpp>
-
 #include <nlohmann/json.hpp>
 
 #include "support/run.h"
@@ -10,68 +9,79 @@ using lagom::test::run_lagom;
 namespace {
 
 std::vector<std::string> strategy_flags(const nlohmann::json& s) {
-  return {"--gpus", std::to_string(s["gpus"].get<int>()), "--tp", std::to_string(s["tp"].get<int>()),
-          "--pp", std::to_string(s["pp"].get<int>()), "--dp", std::to_string(s["dp"].get<int>()),
-          "--cp", std::to_string(s["cp"].get<int>()), "--ep", std::to_string(s["ep"].get<int>()),
-          "--vpp", std::to_string(s["vpp"].get<int>()), "--zero", std::to_string(s["zero"].get<int>()),
-          "--micro-batch", std::to_string(s["micro_batch"].get<long>()),
+  return {"--gpus",         std::to_string(s["gpus"].get<int>()),
+          "--tp",           std::to_string(s["tp"].get<int>()),
+          "--pp",           std::to_string(s["pp"].get<int>()),
+          "--dp",           std::to_string(s["dp"].get<int>()),
+          "--cp",           std::to_string(s["cp"].get<int>()),
+          "--ep",           std::to_string(s["ep"].get<int>()),
+          "--vpp",          std::to_string(s["vpp"].get<int>()),
+          "--zero",         std::to_string(s["zero"].get<int>()),
+          "--micro-batch",  std::to_string(s["micro_batch"].get<long>()),
           "--global-batch", std::to_string(s["global_batch"].get<long>()),
-          "--recompute", s["recompute"].get<std::string>(), "--tp-overlap", s["tp_overlap"].get<std::string>(),
-          "--schedule", s["schedule"].get<std::string>(), "--dp-overlap", s["dp_overlap"].get<std::string>()};
+          "--recompute",    s["recompute"].get<std::string>(),
+          "--tp-overlap",   s["tp_overlap"].get<std::string>(),
+          "--schedule",     s["schedule"].get<std::string>(),
+          "--dp-overlap",   s["dp_overlap"].get<std::string>()};
 }
 
 }  // namespace
 
 TEST_CASE("simulate --json has every field DESIGN.md lists and the breakdown adds up", "[simulator]") {
-  const auto r = run_lagom({"simulate", "--json", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
-                            "--tp", "2", "--pp", "2", "--global-batch", "32"});
+  const auto r = run_lagom({"simulate", "--json", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus",
+                            "16", "--tp", "2", "--pp", "2", "--global-batch", "32"});
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
-  for (const char* key : {"iteration_time_s", "tokens_per_s", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu",
-                          "hfu", "breakdown_s", "memory_gib_per_gpu", "fits_in_memory", "strategy", "cluster"}) {
+  for (const char* key :
+       {"iteration_time_s", "tokens_per_s", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "hfu",
+        "breakdown_s", "memory_gib_per_gpu", "fits_in_memory", "strategy", "cluster"}) {
     INFO(key);
     CHECK(j.contains(key));
   }
-  for (const char* key : {"gpus", "tp", "pp", "dp", "cp", "ep", "sp", "vpp", "zero", "micro_batch", "global_batch",
-                          "recompute", "schedule", "tp_overlap", "dp_overlap", "bucket_mb", "precision"}) {
+  for (const char* key :
+       {"gpus", "tp", "pp", "dp", "cp", "ep", "sp", "vpp", "zero", "micro_batch", "global_batch", "recompute",
+        "schedule", "tp_overlap", "dp_overlap", "bucket_mb", "precision"}) {
     INFO(key);
     CHECK(j["strategy"].contains(key));
   }
-  for (const char* key : {"weights", "grads", "optimizer", "activations", "total"}) CHECK(j["memory_gib_per_gpu"].contains(key));
+  for (const char* key : {"weights", "grads", "optimizer", "activations", "total"})
+    CHECK(j["memory_gib_per_gpu"].contains(key));
   for (const char* key : {"name", "nodes", "gpus_per_node", "gpu"}) CHECK(j["cluster"].contains(key));
   const auto& b = j["breakdown_s"];
-  const double sum = b["compute"].get<double>() + b["exposed_comm"].get<double>() + b["pipeline_bubble"].get<double>() +
-                     b["optimizer"].get<double>();
+  const double sum = b["compute"].get<double>() + b["exposed_comm"].get<double>() +
+                     b["pipeline_bubble"].get<double>() + b["optimizer"].get<double>();
   CHECK(sum == Approx(j["iteration_time_s"].get<double>()).epsilon(1e-9));
   CHECK(j["cluster"]["nodes"] == 2);
 }
 
 TEST_CASE("a strategy whose product is not the GPU count is an error that says why", "[simulator]") {
-  const auto r = run_lagom({"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "1000", "--tp", "8",
-                            "--dp", "8", "--global-batch", "64"});
+  const auto r = run_lagom({"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "1000",
+                            "--tp", "8", "--dp", "8", "--global-batch", "64"});
   CHECK(r.exit_code == 2);
   CHECK(r.err == "lagom: error: gpus 1000 is not tp·pp·dp·cp (8·1·8·1 = 64)\n");
 }
 
 TEST_CASE("tp that does not divide the heads is an error that says why", "[simulator]") {
-  const auto r = run_lagom({"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "24", "--tp", "3",
-                            "--global-batch", "64"});
+  const auto r = run_lagom({"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "24",
+                            "--tp", "3", "--global-batch", "64"});
   CHECK(r.exit_code == 2);
   CHECK(r.err == "lagom: error: tp=3 does not divide heads=32\n");
 }
 
 TEST_CASE("a strategy that does not fit in memory still exits 0 and says so", "[simulator]") {
-  const auto r = run_lagom({"simulate", "--json", "--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus", "8",
-                            "--global-batch", "8"});
+  const auto r = run_lagom({"simulate", "--json", "--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus",
+                            "8", "--global-batch", "8"});
   REQUIRE(r.exit_code == 0);
   CHECK(nlohmann::json::parse(r.out)["fits_in_memory"] == false);
 }
 
 TEST_CASE("the human summary shows time, throughput, MFU, breakdown and memory", "[simulator]") {
-  const auto r = run_lagom({"simulate", "--model", "gpt2", "--cluster", "dgx-a100", "--gpus", "8", "--global-batch", "64"});
+  const auto r = run_lagom(
+      {"simulate", "--model", "gpt2", "--cluster", "dgx-a100", "--gpus", "8", "--global-batch", "64"});
   REQUIRE(r.exit_code == 0);
-  for (const char* text : {"iteration_time_s", "tokens_per_s", "model_tflops_per_gpu", "mfu", "compute_s",
-                           "exposed_comm_s", "pipeline_bubble_s", "optimizer_s", "fits_in_memory          yes"}) {
+  for (const char* text :
+       {"iteration_time_s", "tokens_per_s", "model_tflops_per_gpu", "mfu", "compute_s", "exposed_comm_s",
+        "pipeline_bubble_s", "optimizer_s", "fits_in_memory          yes"}) {
     INFO(text);
     CHECK(r.out.find(text) != std::string::npos);
   }
@@ -79,8 +89,8 @@ TEST_CASE("the human summary shows time, throughput, MFU, breakdown and memory",
 
 TEST_CASE("simulate --trace writes a Chrome trace with traceEvents", "[simulator]") {
   const std::string path = lagom::test::temp_dir("trace") + "/t.json";
-  const auto r = run_lagom({"simulate", "--model", "gpt2", "--cluster", "dgx-a100", "--gpus", "8", "--pp", "2",
-                            "--global-batch", "16", "--trace", path, "--quiet"});
+  const auto r = run_lagom({"simulate", "--model", "gpt2", "--cluster", "dgx-a100", "--gpus", "8", "--pp",
+                            "2", "--global-batch", "16", "--trace", path, "--quiet"});
   REQUIRE(r.exit_code == 0);
   const auto trace = nlohmann::json::parse(lagom::test::read_file(path));
   REQUIRE(trace.contains("traceEvents"));
@@ -90,8 +100,8 @@ TEST_CASE("simulate --trace writes a Chrome trace with traceEvents", "[simulator
 TEST_CASE("a bad comm config is an input error naming the file and field", "[simulator]") {
   const std::string path = lagom::test::temp_dir("cfg") + "/cfg.json";
   lagom::test::write_file(path, R"({"overlap": {"bucket_mb": -1}})");
-  const auto r = run_lagom({"simulate", "--model", "gpt2", "--cluster", "dgx-a100", "--gpus", "8", "--global-batch",
-                            "16", "--comm-config", path});
+  const auto r = run_lagom({"simulate", "--model", "gpt2", "--cluster", "dgx-a100", "--gpus", "8",
+                            "--global-batch", "16", "--comm-config", path});
   CHECK(r.exit_code == 2);
   CHECK(r.err == "lagom: error: " + path + ": overlap.bucket_mb: must be a positive number\n");
 }
@@ -101,7 +111,8 @@ TEST_CASE("simulate with a strategy explore reports reproduces its numbers exact
   // become part of every reported strategy).
   const std::vector<std::vector<std::string>> specs{
       {"--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16", "--global-batch", "32"},
-      {"--model", "olmoe-1b-7b", "--cluster", "dgx-h100", "--gpus", "16", "--global-batch", "32", "--dp-overlap", "off"}};
+      {"--model", "olmoe-1b-7b", "--cluster", "dgx-h100", "--gpus", "16", "--global-batch", "32",
+       "--dp-overlap", "off"}};
   for (const auto& spec : specs) {
     INFO(spec[1]);
     std::vector<std::string> args{"explore", "--json", "--top", "4", "--quiet"};
@@ -126,7 +137,8 @@ TEST_CASE("simulate with a strategy explore reports reproduces its numbers exact
       CHECK(again["iteration_time_s"].get<double>() == result["iteration_time_s"].get<double>());
       CHECK(again["tokens_per_s"].get<double>() == result["tokens_per_s"].get<double>());
       CHECK(again["mfu"].get<double>() == result["mfu"].get<double>());
-      CHECK(again["memory_gib_per_gpu"]["total"].get<double>() == result["memory_gib_per_gpu_total"].get<double>());
+      CHECK(again["memory_gib_per_gpu"]["total"].get<double>() ==
+            result["memory_gib_per_gpu_total"].get<double>());
       CHECK(again["fits_in_memory"] == true);
     }
   }
@@ -135,8 +147,8 @@ TEST_CASE("simulate with a strategy explore reports reproduces its numbers exact
 TEST_CASE("the vTrain measurements are reproduced within the error thresholds", "[simulator]") {
   // Single-node MAPE <= 10% (kernel_launch_us fitted on these rows), multi-node <= 12% (out of sample).
   const auto r = lagom::test::run(std::string(LAGOM_SOURCE_DIR) + "/scripts/validate.sh",
-                                  {"--lagom", std::string(LAGOM_BIN_DIR) + "/lagom", "--max-mape-single", "10",
-                                   "--max-mape-multi", "12"});
+                                  {"--lagom", std::string(LAGOM_BIN_DIR) + "/lagom", "--max-mape-single",
+                                   "10", "--max-mape-multi", "12"});
   INFO(r.out.substr(r.out.size() > 400 ? r.out.size() - 400 : 0));
   CHECK(r.exit_code == 0);
 }

@@ -5,15 +5,16 @@
 #include "simulator/trace.h"
 
 using namespace lagom;
-using lagom::test::FakeCosts;
 using lagom::test::fake_cluster;
 using lagom::test::fake_strategy;
 using lagom::test::fake_workload;
+using lagom::test::FakeCosts;
 
 namespace {
 
-simulator::SimulationResult run(const model::WorkloadSpec& w, const model::Strategy& s, const FakeCosts& costs,
-                                bool timeline = false, const simulator::CommAssignment& a = {}) {
+simulator::SimulationResult run(const model::WorkloadSpec& w, const model::Strategy& s,
+                                const FakeCosts& costs, bool timeline = false,
+                                const simulator::CommAssignment& a = {}) {
   simulator::SimulateOptions options;
   options.timeline = timeline;
   auto result = simulator::simulate(w, fake_cluster(), s, costs, a, options);
@@ -81,7 +82,8 @@ TEST_CASE("the compute stream's busy time equals compute plus optimizer", "[simu
   CHECK(r.breakdown.compute_s > 2400e-6);
 }
 
-TEST_CASE("gradient buckets overlapped with the backward expose less communication than after it", "[simulator]") {
+TEST_CASE("gradient buckets overlapped with the backward expose less communication than after it",
+          "[simulator]") {
   FakeCosts costs;
   auto s = fake_strategy(1, 1, 8, 2);
   s.bucket_mb = 1;
@@ -113,7 +115,8 @@ TEST_CASE("blocking TP collectives inside a layer count as exposed communication
   CHECK(r.op_classes[0].count == 4);
 }
 
-TEST_CASE("ZeRO-3 gathers parameters before every layer and reduce-scatters after every backward", "[simulator]") {
+TEST_CASE("ZeRO-3 gathers parameters before every layer and reduce-scatters after every backward",
+          "[simulator]") {
   FakeCosts costs;
   auto s = fake_strategy(1, 1, 4, 2);
   s.zero = 3;
@@ -203,7 +206,8 @@ TEST_CASE("the lower bound never exceeds the simulated iteration time", "[simula
   costs.pp_bytes = 200000;
   costs.head_us = 30;
   const auto w = fake_workload(8);
-  for (const auto schedule : {model::Schedule::one_f_one_b, model::Schedule::gpipe, model::Schedule::interleaved}) {
+  for (const auto schedule :
+       {model::Schedule::one_f_one_b, model::Schedule::gpipe, model::Schedule::interleaved}) {
     for (int pp : {1, 2, 4}) {
       const int vpp = schedule == model::Schedule::interleaved ? 2 : 1;
       if (vpp > 1 && pp == 1) continue;
@@ -248,7 +252,8 @@ TEST_CASE("without communication the lower bound is the 1f1b iteration time", "[
   CHECK(*bound_us <= run(w, s, costs).iteration_time_s * 1e6);
 }
 
-TEST_CASE("the lower bound counts synchronous sends, the exposed gradient tail and the optimizer", "[simulator]") {
+TEST_CASE("the lower bound counts synchronous sends, the exposed gradient tail and the optimizer",
+          "[simulator]") {
   // p = 2, m = 4, one layer per stage: F = 100, B = 200 µs; a transfer of 1e5 bytes at 10 GB/s = 10 µs.
   // Stage 1: starts after stage 0's first forward and its send (110 µs); runs 4 × 300 µs with a send after
   // every backward but its last (3 × 10 µs); then its last gradient crosses back (10 µs) and stage 0 runs
@@ -265,7 +270,8 @@ TEST_CASE("the lower bound counts synchronous sends, the exposed gradient tail a
   CHECK(*bound_us <= run(w, s, costs).iteration_time_s * 1e6);
 }
 
-TEST_CASE("simulate_unless_slower simulates exactly as simulate, or not at all above its limit", "[simulator]") {
+TEST_CASE("simulate_unless_slower simulates exactly as simulate, or not at all above its limit",
+          "[simulator]") {
   FakeCosts costs;
   costs.tp = 2;
   costs.compute_slowdown = 1.2;

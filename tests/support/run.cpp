@@ -1,14 +1,14 @@
 #include "support/run.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdlib>
+#include <fcntl.h>
 #include <fstream>
+#include <spawn.h>
 #include <sstream>
 #include <stdexcept>
+#include <unistd.h>
+
+#include <sys/wait.h>
 
 extern char** environ;
 
@@ -27,7 +27,8 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 std::string temp_dir(const std::string& tag) {
-  std::string pattern = (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") + "/lagom-" + tag + "-XXXXXX";
+  std::string pattern =
+      (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") + "/lagom-" + tag + "-XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   return pattern;
 }
@@ -62,6 +63,8 @@ RunResult run(const std::string& program, const std::vector<std::string>& args) 
   return result;
 }
 
-RunResult run_lagom(const std::vector<std::string>& args) { return run(std::string(LAGOM_BIN_DIR) + "/lagom", args); }
+RunResult run_lagom(const std::vector<std::string>& args) {
+  return run(std::string(LAGOM_BIN_DIR) + "/lagom", args);
+}
 
 }  // namespace lagom::test
