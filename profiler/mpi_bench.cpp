@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "model/collective_factors.h"
@@ -219,13 +220,31 @@ Result<std::vector<db::CommSample>> measure_mpi_series(Group& group, const std::
     if (on_size) on_size(requested);
   }
   // Rounds: every size once per round, so a stretch of load on a shared machine falls on all sizes alike
-  // instead of on the few measured while it lasted; each size keeps its fastest batch.
+  // instead of on the few measured while it lasted; each size keeps its fastest batch. After `batches`
+  // rounds, more follow (up to `max_rounds`) while any size's two fastest batches still differ by more
+  // than `agreement`: one quiet batch is luck, two that agree are a measurement. Batch times are maxima
+  // over ranks, so every rank takes the same decision.
   const int batches = std::max(timing.batches, 1);
-  for (int round = 0; round < batches; ++round) {
-    for (auto& prepared : calls) {
-      LAGOM_TRY(const double batch_us, time_batch(group, prepared));
-      prepared.time_us = round == 0 ? batch_us : std::min(prepared.time_us, batch_us);
+  const int max_rounds = std::max(timing.max_rounds, batches);
+  std::vector<double> second(calls.size(), 0);
+  for (int round = 0; round < max_rounds; ++round) {
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      LAGOM_TRY(const double batch_us, time_batch(group, calls[i]));
+      auto& best = calls[i].time_us;
+      if (round == 0) {
+        best = batch_us;
+        second[i] = std::numeric_limits<double>::infinity();
+      } else if (batch_us < best) {
+        second[i] = best;
+        best = batch_us;
+      } else {
+        second[i] = std::min(second[i], batch_us);
+      }
     }
+    if (round + 1 < batches) continue;
+    bool agreed = true;
+    for (std::size_t i = 0; i < calls.size(); ++i) agreed = agreed && second[i] <= calls[i].time_us * (1 + timing.agreement);
+    if (agreed) break;
   }
   std::vector<db::CommSample> samples;
   for (const auto& prepared : calls) {

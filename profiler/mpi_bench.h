@@ -5,8 +5,8 @@
 // summed over ranks); then warm-up calls. The timed calls run in `batches` rounds: each round times one
 // barrier-started batch of every size and placement of the series in turn, so a stretch of load on a
 // shared machine (another process, a rank descheduled for a time slice) falls on all sizes alike rather
-// than on the few measured while it lasted. time_us is a size's fastest batch's slowest-rank mean time
-// per call. (nccl-tests reports the plain mean over all timed calls averaged over ranks; such delays make
+// than on the few measured while it lasted; rounds continue (up to max_rounds) until every size's two
+// fastest batches agree. time_us is a size's fastest batch's slowest-rank mean time per call. (nccl-tests reports the plain mean over all timed calls averaged over ranks; such delays make
 // that mean arbitrary, while they never make a batch faster.) Every rank must call with the same
 // arguments.
 #pragma once
@@ -27,7 +27,9 @@ struct CollectiveTiming {
   int min_iters = 5;         // timed calls at least
   int max_iters = 200;       // and at most
   double target_us = 20000;  // budget for the timed calls of one measurement
-  int batches = 7;           // timed calls are split into this many barrier-separated batches
+  int batches = 7;           // timed calls are split into this many barrier-separated batches (rounds)
+  int max_rounds = 21;       // more rounds while the two fastest batches of a size disagree
+  double agreement = 0.03;   // by more than this fraction
 };
 
 // Measures one collective at every size of `sizes_bytes`, out of place then in place: two samples per
