@@ -2,8 +2,9 @@
 #include <fmt/format.h>
 
 #include "cli/app.h"
+#include "cli/documents.h"
 #include "cli/output.h"
-#include "cli/sim_options.h"
+#include "cli/scenario.h"
 #include "simulator/explore.h"
 
 namespace lagom::cli {
@@ -43,28 +44,7 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   const simulator::ExploreResult result =
       unwrap(simulator::explore(workload, cluster, cost_model, options, context.progress()));
   if (context.json) {
-    nlohmann::json results = nlohmann::json::array();
-    for (const auto& entry : result.results) {
-      results.push_back({{"strategy", model::to_json(entry.strategy)},
-                         {"iteration_time_s", entry.result.iteration_time_s},
-                         {"tokens_per_s", entry.result.tokens_per_s},
-                         {"mfu", entry.result.mfu},
-                         {"memory_gib_per_gpu_total", entry.result.memory.total}});
-    }
-    print_json({{"model", workload.name},
-                {"cluster",
-                 {{"name", cluster.name},
-                  {"nodes", cluster.nodes},
-                  {"gpus_per_node", cluster.gpus_per_node},
-                  {"gpu", cluster.gpu.name}}},
-                {"gpus", base.gpus},
-                {"global_batch", options.base.global_batch},
-                {"evaluated", result.evaluated},
-                {"pruned", result.pruned},
-                {"out_of_memory", result.out_of_memory},
-                {"simulated", result.simulated},
-                {"elapsed_s", result.elapsed_s},
-                {"results", std::move(results)}});
+    print_json(explore_json(result, options.base, cluster, workload));
     return;
   }
   fmt::print("# lagom explore: {} on {} GPUs of {}, global batch {}\n", workload.name, base.gpus,

@@ -7,8 +7,9 @@
 #include <fmt/format.h>
 
 #include "cli/app.h"
+#include "cli/documents.h"
 #include "cli/output.h"
-#include "cli/sim_options.h"
+#include "cli/scenario.h"
 #include "model/presets.h"
 #include "search/outputs.h"
 #include "search/search.h"
@@ -45,18 +46,6 @@ std::string plugin_path() {
 
 std::string fmt_us(double us) {
   return fmt::format("{:.1f}", us);
-}
-
-nlohmann::json grid_json(const search::TuneResult& r) {
-  nlohmann::json grid = nlohmann::json::array();
-  auto add = [&](const search::Decision& d) {
-    nlohmann::json options = nlohmann::json::array();
-    for (const auto& o : d.options) options.push_back(o.label);
-    grid.push_back({{"decision", d.name}, {"scope", d.scope}, {"options", std::move(options)}});
-  };
-  for (const auto& d : r.structural) add(d);
-  for (const auto& d : r.decisions) add(d);
-  return grid;
 }
 
 void print_explain(const search::TuneResult& r, const std::vector<search::OpReport>& reports) {
@@ -126,13 +115,12 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   if (!runtime)
     fail(ErrorCode::invalid_input, fmt::format("runtime: '{}' is not nccl or nccl-extended", flags.runtime));
 
-  const model::WorkloadSpec workload = unwrap(load_workload(flags.spec));
-  const model::Strategy requested = unwrap(strategy_from_flags(flags.strategy));
-  const ClusterSource source = unwrap(load_cluster(flags.spec, requested.gpus));
-  const model::ClusterSpec& cluster = source.cluster;
-  const model::Strategy strategy = unwrap(model::resolve_strategy(requested, workload, cluster));
-  const model::CostModel cost_model(cluster, source.calibration);
-  const simulator::ModelCosts costs(cost_model, workload, strategy);
+  const auto scenario = unwrap(load_scenario(flags.spec, flags.strategy));
+  const model::WorkloadSpec& workload = scenario->workload;
+  const model::ClusterSpec& cluster = scenario->cluster;
+  const model::Strategy& strategy = scenario->strategy;
+  const model::CostModel& cost_model = *scenario->model;
+  const simulator::ModelCosts& costs = *scenario->costs;
   const simulator::MemoryGib memory = costs.memory();
   if (memory.total > costs.memory_capacity_gib()) {
     fail(ErrorCode::invalid_input,
@@ -173,35 +161,7 @@ void run_tune(const TuneFlags& flags, const Context& context) {
           ? std::string()
           : fmt::format("cluster {} has no NCCL: only the overlap knobs were searched", cluster.name);
   if (context.json) {
-    nlohmann::json ops = search::ops_json(problem, result);
-    nlohmann::json doc = {{"search", std::string(search::to_string(result.search))},
-                          {"runtime", std::string(model::to_string(result.runtime))},
-                          {"op_classes", result.result.op_classes.size()},
-                          {"evaluations", result.evaluations},
-                          {"search_time_s", result.search_time_s},
-                          {"predicted_iteration_time_s", result.predicted_iteration_s()},
-                          {"baseline_iteration_time_s", result.baseline_iteration_s()},
-                          {"speedup", result.speedup()},
-                          {"grid_options", result.grid_options},
-                          {"oracle_evaluations", result.oracle_evaluations},
-                          {"comm_knobs_searched", result.comm_knobs_searched},
-                          {"overlap", simulator::overlap_json(result.assignment)},
-                          {"out", out.out_dir},
-                          {"ops", std::move(ops)}};
-    if (!no_nccl_note.empty()) doc["note"] = no_nccl_note;
-    if (flags.explain) {
-      nlohmann::json trials = nlohmann::json::array();
-      for (const auto& t : result.trials) {
-        trials.push_back({{"decision", t.decision},
-                          {"option", t.option},
-                          {"iteration_us", t.iteration_us},
-                          {"compute_us", t.compute_us},
-                          {"comm_us", t.comm_us},
-                          {"note", t.note}});
-      }
-      doc["explain"] = {{"grid", grid_json(result)}, {"trials", std::move(trials)}, {"notes", result.notes}};
-    }
-    print_json(doc);
+    print_json(tune_json(problem, result, out.out_dir, no_nccl_note, flags.explain));
     return;
   }
   fmt::print("# lagom tune: {} on {} GPUs of {} (search {}, runtime {})\n", workload.name, strategy.gpus,

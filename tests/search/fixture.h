@@ -7,36 +7,50 @@
 #include "model/presets.h"
 #include "search/search.h"
 #include "simulator/model_costs.h"
+#include "simulator/scenario.h"
 
 namespace lagom::test {
 
+// The scenario is built by simulator::Scenario::make, as the commands build theirs (cli/scenario.h); the
+// fields below refer into it, so a test may edit the cluster and rebuild `model` and `costs`.
 struct TuneFixture {
-  model::WorkloadSpec workload;
-  model::ClusterSpec cluster;
-  model::Strategy strategy;
-  std::unique_ptr<model::CostModel> model;
-  std::unique_ptr<simulator::ModelCosts> costs;
+  std::unique_ptr<simulator::Scenario> scenario;
+  model::WorkloadSpec& workload;
+  model::ClusterSpec& cluster;
+  model::Strategy& strategy;
+  std::unique_ptr<model::CostModel>& model;
+  std::unique_ptr<simulator::ModelCosts>& costs;
   search::Problem problem;
 
   // `edit` adjusts the unresolved strategy (gpus already set).
   template <typename Edit>
   TuneFixture(const std::string& model_name, const std::string& cluster_name, int gpus, Edit&& edit,
-              model::Runtime runtime = model::Runtime::nccl) {
-    workload = model::workload_preset(model_name).value();
-    cluster = model::cluster_preset(cluster_name).value();
-    cluster.nodes = (gpus + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
-    model::Strategy s;
-    s.gpus = gpus;
-    edit(s, workload);
-    strategy = model::resolve_strategy(s, workload, cluster).value();
-    model = std::make_unique<model::CostModel>(cluster);
-    costs = std::make_unique<simulator::ModelCosts>(*model, workload, strategy);
+              model::Runtime runtime = model::Runtime::nccl)
+      : scenario(make(model_name, cluster_name, gpus, edit)),
+        workload(scenario->workload),
+        cluster(scenario->cluster),
+        strategy(scenario->strategy),
+        model(scenario->model),
+        costs(scenario->costs) {
     problem.workload = &workload;
     problem.cluster = &cluster;
     problem.costs = costs.get();
     problem.space.model = model.get();
     problem.space.strategy = strategy;
     problem.space.runtime = runtime;
+  }
+
+ private:
+  template <typename Edit>
+  static std::unique_ptr<simulator::Scenario> make(const std::string& model_name,
+                                                   const std::string& cluster_name, int gpus, Edit& edit) {
+    model::WorkloadSpec workload = model::workload_preset(model_name).value();
+    model::ClusterSpec cluster = model::cluster_preset(cluster_name).value();
+    cluster.nodes = (gpus + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
+    model::Strategy s;
+    s.gpus = gpus;
+    edit(s, workload);
+    return simulator::Scenario::make(std::move(workload), std::move(cluster), s).value();
   }
 };
 

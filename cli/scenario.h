@@ -1,17 +1,19 @@
-// Flags shared by `lagom simulate`, `lagom explore` (and `lagom tune`): the model, the cluster and the
-// strategy, as DESIGN.md's command table lists them; and the simulate JSON document. Defined in
-// cmd_simulate.cpp.
+// The flags that `lagom simulate`, `lagom explore` and `lagom tune` share (the model, the cluster and the
+// strategy, as DESIGN.md's command table lists them) and what they load: the workload, the cluster with
+// its profile fits, the strategy, and the whole scenario (simulator/scenario.h) that simulate and tune
+// price. Flags are read here and nowhere else.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "cli/cluster_source.h"
 #include "model/cost_model.h"
 #include "model/specs.h"
+#include "simulator/scenario.h"
 #include "simulator/simulator.h"
 
 namespace lagom::cli {
@@ -47,8 +49,9 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& flags);
 // --issue-priority as-scheduled|critical-first (simulator::IssuePriority).
 Result<simulator::IssuePriority> parse_issue_priority_flag(const std::string& value);
 
-// The `simulate --json` document (DESIGN.md fields and a few more).
-nlohmann::json simulation_json(const simulator::SimulationResult& result, const model::Strategy& strategy,
-                               const model::ClusterSpec& cluster, const model::WorkloadSpec& workload);
+// The workload, cluster (with --db / localhost fits) and resolved strategy of the flags, with the cost
+// model and the simulator's costs built for them.
+Result<std::unique_ptr<simulator::Scenario>> load_scenario(const SpecFlags& spec,
+                                                           const StrategyFlags& strategy);
 
 }  // namespace lagom::cli

@@ -1,0 +1,53 @@
+// The `tune --json` document (docs/search.md lists its fields). The per-op-class entries come from
+// search::ops_json, the one writer they share with lagom-config.json.
+#include "cli/documents.h"
+#include "simulator/comm_config.h"
+
+namespace lagom::cli {
+
+nlohmann::json grid_json(const search::TuneResult& r) {
+  nlohmann::json grid = nlohmann::json::array();
+  auto add = [&](const search::Decision& d) {
+    nlohmann::json options = nlohmann::json::array();
+    for (const auto& o : d.options) options.push_back(o.label);
+    grid.push_back({{"decision", d.name}, {"scope", d.scope}, {"options", std::move(options)}});
+  };
+  for (const auto& d : r.structural) add(d);
+  for (const auto& d : r.decisions) add(d);
+  return grid;
+}
+
+nlohmann::json tune_json(const search::Problem& problem, const search::TuneResult& result,
+                         const std::string& out_dir, const std::string& note, bool explain) {
+  nlohmann::json ops = search::ops_json(problem, result);
+  nlohmann::json doc = {{"search", std::string(search::to_string(result.search))},
+                        {"runtime", std::string(model::to_string(result.runtime))},
+                        {"op_classes", result.result.op_classes.size()},
+                        {"evaluations", result.evaluations},
+                        {"search_time_s", result.search_time_s},
+                        {"predicted_iteration_time_s", result.predicted_iteration_s()},
+                        {"baseline_iteration_time_s", result.baseline_iteration_s()},
+                        {"speedup", result.speedup()},
+                        {"grid_options", result.grid_options},
+                        {"oracle_evaluations", result.oracle_evaluations},
+                        {"comm_knobs_searched", result.comm_knobs_searched},
+                        {"overlap", simulator::overlap_json(result.assignment)},
+                        {"out", out_dir},
+                        {"ops", std::move(ops)}};
+  if (!note.empty()) doc["note"] = note;
+  if (explain) {
+    nlohmann::json trials = nlohmann::json::array();
+    for (const auto& t : result.trials) {
+      trials.push_back({{"decision", t.decision},
+                        {"option", t.option},
+                        {"iteration_us", t.iteration_us},
+                        {"compute_us", t.compute_us},
+                        {"comm_us", t.comm_us},
+                        {"note", t.note}});
+    }
+    doc["explain"] = {{"grid", grid_json(result)}, {"trials", std::move(trials)}, {"notes", result.notes}};
+  }
+  return doc;
+}
+
+}  // namespace lagom::cli
