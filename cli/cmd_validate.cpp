@@ -1,0 +1,151 @@
+// `lagom validate RUNS.csv...`: measured runs against the iteration model (cli/validate.h,
+// docs/validate.md): per-run predicted, measured and signed error; MAPE and mean signed error overall and
+// per group; exit 1 above --max-mape or when a run could not be simulated.
+#include <fmt/format.h>
+
+#include "cli/app.h"
+#include "cli/output.h"
+#include "cli/validate.h"
+
+namespace lagom::cli {
+
+namespace {
+
+struct ValidateFlags {
+  std::vector<std::string> files;
+  std::optional<double> max_mape_pct;
+};
+
+nlohmann::json stats_json(const ErrorStats& s) {
+  return {{"runs", s.runs},
+          {"mape_pct", s.mape_pct},
+          {"mean_signed_error_pct", s.mean_signed_pct},
+          {"worst_error_pct", s.worst_pct}};
+}
+
+std::string pct(double value) {
+  return fmt::format("{:+.1f}", value);
+}
+
+void run_validate(const ValidateFlags& flags, const Context& context) {
+  if (flags.max_mape_pct && !(*flags.max_mape_pct >= 0)) {
+    fail(ErrorCode::invalid_input, "--max-mape: must be a percentage >= 0");
+  }
+  std::vector<ValidatedRun> runs;
+  context.progress().begin("validate", static_cast<long>(flags.files.size()));
+  long done = 0;
+  for (const auto& file : flags.files) {
+    const RunsTable table = unwrap(read_runs_table(file));
+    auto more = unwrap(validate_runs(table));
+    runs.insert(runs.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+    context.progress().step(++done, file);
+  }
+  context.progress().end();
+  std::vector<const ValidatedRun*> all;
+  int failed = 0, not_fitting = 0;
+  for (const auto& run : runs) {
+    all.push_back(&run);
+    failed += !run.failure.empty();
+    not_fitting += run.failure.empty() && !run.fits_in_memory;
+  }
+  const ErrorStats overall = error_stats(all);
+  const auto groups = grouped_stats(runs);
+  const bool too_far = flags.max_mape_pct && overall.mape_pct > *flags.max_mape_pct;
+
+  if (context.json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& run : runs) {
+      nlohmann::json row = {{"file", run.file},         {"line", run.line},
+                            {"model", run.model},       {"cluster", run.cluster},
+                            {"gpus", run.gpus},         {"precision", run.precision},
+                            {"parallel", run.parallel}, {"measured_iteration_s", run.measured_s}};
+      if (run.failure.empty()) {
+        row["predicted_iteration_s"] = run.predicted_s;
+        row["error_pct"] = run.error_pct();
+        row["fits_in_memory"] = run.fits_in_memory;
+      } else {
+        row["failure"] = run.failure;
+      }
+      if (!run.group.empty()) row["group"] = run.group;
+      if (!run.note.empty()) row["note"] = run.note;
+      rows.push_back(std::move(row));
+    }
+    nlohmann::json by = nlohmann::json::object();
+    for (const auto& [key, named] : groups) {
+      for (const auto& [name, stats] : named) by[key][name] = stats_json(stats);
+    }
+    nlohmann::json doc = {{"kind", "validate"},
+                          {"runs", std::move(rows)},
+                          {"overall", stats_json(overall)},
+                          {"groups", std::move(by)},
+                          {"failed", failed},
+                          {"not_fitting", not_fitting},
+                          {"passed", !too_far && failed == 0}};
+    if (flags.max_mape_pct) doc["max_mape_pct"] = *flags.max_mape_pct;
+    print_json(doc);
+  } else {
+    fmt::print("# lagom validate: {} runs from {} file(s)\n", runs.size(), flags.files.size());
+    Table table({{"line", true},
+                 {"model", true},
+                 {"cluster", true},
+                 {"gpus"},
+                 {"precision", true},
+                 {"parallel", true},
+                 {"measured_s"},
+                 {"predicted_s"},
+                 {"error_%"},
+                 {"note", true}});
+    for (const auto& run : runs) {
+      const std::string where = fmt::format("{}:{}", run.file, run.line);
+      if (!run.failure.empty()) {
+        table.add_row({where, run.model, run.cluster, std::to_string(run.gpus), run.precision, run.parallel,
+                       fmt::format("{:.4f}", run.measured_s), "-", "-", "not simulated: " + run.failure});
+        continue;
+      }
+      table.add_row({where, run.model, run.cluster, std::to_string(run.gpus), run.precision, run.parallel,
+                     fmt::format("{:.4f}", run.measured_s), fmt::format("{:.4f}", run.predicted_s),
+                     pct(run.error_pct()),
+                     run.fits_in_memory ? run.note : "does not fit in memory; " + run.note});
+    }
+    fmt::print("{}", table.render());
+    Table summary({{"by", true}, {"group", true}, {"runs"}, {"mape_%"}, {"mean_signed_%"}, {"worst_%"}});
+    summary.add_row({"all", "all", std::to_string(overall.runs), fmt::format("{:.2f}", overall.mape_pct),
+                     pct(overall.mean_signed_pct), pct(overall.worst_pct)});
+    for (const auto& [key, named] : groups) {
+      for (const auto& [name, s] : named) {
+        summary.add_row({key, name, std::to_string(s.runs), fmt::format("{:.2f}", s.mape_pct),
+                         pct(s.mean_signed_pct), pct(s.worst_pct)});
+      }
+    }
+    fmt::print("{}", summary.render());
+    if (failed > 0) fmt::print("# {} run(s) could not be simulated\n", failed);
+    if (not_fitting > 0)
+      fmt::print("# {} run(s) do not fit in memory in the model (they ran)\n", not_fitting);
+    if (flags.max_mape_pct) {
+      fmt::print("# MAPE {:.2f} % {} the limit {:.2f} %\n", overall.mape_pct,
+                 too_far ? "exceeds" : "is within", *flags.max_mape_pct);
+    }
+  }
+  if (too_far || failed > 0) {
+    throw CommandFailed{make_error(
+        ErrorCode::failure, failed > 0 ? fmt::format("validate: {} run(s) could not be simulated", failed)
+                                       : fmt::format("validate: MAPE {:.2f} % exceeds --max-mape {:.2f} %",
+                                                     overall.mape_pct, *flags.max_mape_pct))};
+  }
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app, Context& context) {
+  auto* command =
+      app.add_subcommand("validate", "Compare measured runs (a runs CSV) with the iteration model");
+  add_common_flags(*command, context);
+  auto flags = std::make_shared<ValidateFlags>();
+  command->add_option("files", flags->files, "Runs files (CSV, docs/validate.md)")->required();
+  command->add_option_function<double>(
+      "--max-mape", [flags](const double& v) { flags->max_mape_pct = v; },
+      "Exit 1 when the mean absolute percentage error exceeds PCT");
+  command->callback([flags, &context] { run_validate(*flags, context); });
+}
+
+}  // namespace lagom::cli

@@ -1,0 +1,27 @@
+// The runs file of `lagom validate` (docs/validate.md): CSV with a header row, `#` comment lines and blank
+// lines skipped, one run per line (a quoted field may hold commas, not line breaks). Parsed with libcsv
+// (Debian's libcsv-dev).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace lagom::cli {
+
+struct RunsTable {
+  std::string path;
+  std::vector<std::string> columns;  // header names, trimmed
+  struct Row {
+    int line = 0;                    // 1-based line number in the file
+    std::vector<std::string> cells;  // one per column, trimmed ("" = not given)
+  };
+  std::vector<Row> rows;
+};
+
+// not_found when the file cannot be read; invalid_input (naming file and line) for a row whose cell count
+// is not the header's, a malformed quote, a repeated or empty column name, or a file without a header.
+Result<RunsTable> read_runs_table(const std::string& path);
+
+}  // namespace lagom::cli

@@ -1,0 +1,42 @@
+// `lagom validate`: a user's measured runs (cli/runs_csv.h, docs/validate.md) against the iteration model.
+// Each row is simulated with the flags its columns name, exactly as `lagom simulate` would run them, and
+// its prediction compared with the measurement.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli/runs_csv.h"
+#include "core/error.h"
+
+namespace lagom::cli {
+
+struct ValidatedRun {
+  std::string file;
+  int line = 0;
+  std::string model, cluster, precision, parallel;  // parallel: "tp2 pp4 cp1 ep1 vpp1"
+  std::string group, note;                          // the optional columns
+  int gpus = 0;
+  double measured_s = 0, predicted_s = 0;  // iteration time
+  bool fits_in_memory = true;
+  std::string failure;  // why the model could not simulate the row ("" = simulated)
+  // Signed error of the prediction, percent of the measurement.
+  [[nodiscard]] double error_pct() const { return 100.0 * (predicted_s - measured_s) / measured_s; }
+};
+
+struct ErrorStats {
+  int runs = 0;                                             // simulated runs counted
+  double mape_pct = 0, mean_signed_pct = 0, worst_pct = 0;  // worst: largest |error|, signed
+};
+ErrorStats error_stats(const std::vector<const ValidatedRun*>& runs);
+
+// Reads and checks every row of `table` (errors name file, line and column: a column no flag has, a value
+// the flag refuses, a missing or non-positive measurement), then simulates the rows. Model and cluster
+// values that name files are read relative to the table's folder.
+Result<std::vector<ValidatedRun>> validate_runs(const RunsTable& table);
+
+// Per-group statistics: by model, precision, cluster, parallel dimensions and the `group` column.
+std::map<std::string, std::map<std::string, ErrorStats>> grouped_stats(const std::vector<ValidatedRun>& runs);
+
+}  // namespace lagom::cli
