@@ -1,6 +1,8 @@
 // `lagom validate RUNS.csv...`: measured runs against the iteration model (cli/validate.h,
 // docs/validate.md): per-run predicted, measured and signed error; MAPE and mean signed error overall and
 // per group; exit 1 above --max-mape or when a run could not be simulated.
+#include <set>
+
 #include <fmt/format.h>
 
 #include "cli/app.h"
@@ -18,6 +20,8 @@ struct ValidateFlags {
 
 nlohmann::json stats_json(const ErrorStats& s) {
   return {{"runs", s.runs},
+          {"failed", s.failed},
+          {"median_abs_error_pct", s.median_abs_pct},
           {"mape_pct", s.mape_pct},
           {"mean_signed_error_pct", s.mean_signed_pct},
           {"worst_error_pct", s.worst_pct}};
@@ -32,15 +36,11 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
     fail(ErrorCode::invalid_input, "--max-mape: must be a percentage >= 0");
   }
   std::vector<ValidatedRun> runs;
-  context.progress().begin("validate", static_cast<long>(flags.files.size()));
-  long done = 0;
   for (const auto& file : flags.files) {
     const RunsTable table = unwrap(read_runs_table(file));
     auto more = unwrap(validate_runs(table));
     runs.insert(runs.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-    context.progress().step(++done, file);
   }
-  context.progress().end();
   std::vector<const ValidatedRun*> all;
   int failed = 0, not_fitting = 0;
   for (const auto& run : runs) {
@@ -67,6 +67,7 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
         row["failure"] = run.failure;
       }
       if (!run.group.empty()) row["group"] = run.group;
+      if (!run.planned.empty()) row["planned_ignored"] = run.planned;
       if (!run.note.empty()) row["note"] = run.note;
       rows.push_back(std::move(row));
     }
@@ -85,6 +86,13 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
     print_json(doc);
   } else {
     fmt::print("# lagom validate: {} runs from {} file(s)\n", runs.size(), flags.files.size());
+    std::set<std::string> planned;
+    for (const auto& run : runs) planned.insert(run.planned.begin(), run.planned.end());
+    if (!planned.empty()) {
+      std::string list;
+      for (const auto& p : planned) list += (list.empty() ? "" : ", ") + p;
+      fmt::print("# planned columns with values, not modelled yet (the predictions ignore them): {}\n", list);
+    }
     Table table({{"line", true},
                  {"model", true},
                  {"cluster", true},
@@ -108,14 +116,22 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
                      run.fits_in_memory ? run.note : "does not fit in memory; " + run.note});
     }
     fmt::print("{}", table.render());
-    Table summary({{"by", true}, {"group", true}, {"runs"}, {"mape_%"}, {"mean_signed_%"}, {"worst_%"}});
-    summary.add_row({"all", "all", std::to_string(overall.runs), fmt::format("{:.2f}", overall.mape_pct),
-                     pct(overall.mean_signed_pct), pct(overall.worst_pct)});
+    Table summary({{"by", true},
+                   {"group", true},
+                   {"runs"},
+                   {"failed"},
+                   {"mape_%"},
+                   {"median_%"},
+                   {"mean_signed_%"},
+                   {"worst_%"}});
+    auto add = [&](const std::string& by, const std::string& name, const ErrorStats& s) {
+      summary.add_row({by, name, std::to_string(s.runs), std::to_string(s.failed),
+                       fmt::format("{:.2f}", s.mape_pct), fmt::format("{:.2f}", s.median_abs_pct),
+                       pct(s.mean_signed_pct), pct(s.worst_pct)});
+    };
+    add("all", "all", overall);
     for (const auto& [key, named] : groups) {
-      for (const auto& [name, s] : named) {
-        summary.add_row({key, name, std::to_string(s.runs), fmt::format("{:.2f}", s.mape_pct),
-                         pct(s.mean_signed_pct), pct(s.worst_pct)});
-      }
+      for (const auto& [name, s] : named) add(key, name, s);
     }
     fmt::print("{}", summary.render());
     if (failed > 0) fmt::print("# {} run(s) could not be simulated\n", failed);

@@ -76,14 +76,37 @@ Result<simulator::IssuePriority> parse_issue_priority_flag(const std::string& va
   return *priority;
 }
 
-Result<model::WorkloadSpec> load_workload(const SpecFlags& flags) {
+Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, std::vector<std::string>* notes) {
   if (!flags.model.empty()) {
-    if (flags.layers || flags.hidden || flags.heads) {
-      return make_error(ErrorCode::invalid_input, "model: give --model or --layers/--hidden/..., not both");
+    model::WorkloadSpec loaded;
+    if (!looks_like_file(flags.model)) {
+      LAGOM_TRY(loaded, model::workload_preset(flags.model));
+    } else {
+      LAGOM_TRY(const nlohmann::json document, read_json_file(flags.model));
+      LAGOM_TRY(loaded, model::parse_workload_any(document, flags.model));
     }
-    if (!looks_like_file(flags.model)) return model::workload_preset(flags.model);
-    LAGOM_TRY(const nlohmann::json document, read_json_file(flags.model));
-    return model::parse_workload_any(document, flags.model);
+    // Shape flags given with --model override the model's values (a shorter sequence, a proxy depth);
+    // the result is checked like any workload file.
+    nlohmann::json document = model::to_json(loaded);
+    bool overridden = false;
+    auto override_field = [&](const char* flag, const char* field, long value) {
+      if (value == 0) return;
+      if (notes != nullptr) {
+        notes->push_back(fmt::format("--{} {} overrides {}'s {} = {}", flag, value, loaded.name, field,
+                                     document.value(field, nlohmann::json()).dump()));
+      }
+      document[field] = value;
+      overridden = true;
+    };
+    override_field("layers", "layers", flags.layers);
+    override_field("hidden", "hidden", flags.hidden);
+    override_field("heads", "heads", flags.heads);
+    override_field("kv-heads", "kv_heads", flags.kv_heads);
+    override_field("ffn-hidden", "ffn_hidden", flags.ffn_hidden);
+    override_field("vocab", "vocab", flags.vocab);
+    override_field("seq", "seq", flags.seq);
+    if (!overridden) return loaded;
+    return model::parse_workload(document, flags.model + " with the shape flags");
   }
   if (!flags.layers && !flags.hidden && !flags.heads) {
     return make_error(ErrorCode::invalid_input,
@@ -162,8 +185,9 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
 }
 
 Result<std::unique_ptr<simulator::Scenario>> load_scenario(const SpecFlags& spec,
-                                                           const StrategyFlags& strategy) {
-  LAGOM_TRY(model::WorkloadSpec workload, load_workload(spec));
+                                                           const StrategyFlags& strategy,
+                                                           std::vector<std::string>* notes) {
+  LAGOM_TRY(model::WorkloadSpec workload, load_workload(spec, notes));
   LAGOM_TRY(const model::Strategy requested, strategy_from_flags(strategy));
   LAGOM_TRY(ClusterSource source, load_cluster(spec, requested.gpus));
   return simulator::Scenario::make(std::move(workload), std::move(source.cluster), requested,

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -39,7 +40,9 @@ struct StrategyFlags {
 void add_spec_flags(CLI::App& command, SpecFlags& flags);
 void add_strategy_flags(CLI::App& command, StrategyFlags& flags);
 
-Result<model::WorkloadSpec> load_workload(const SpecFlags& flags);
+// The workload of --model (shape flags given with it override its values, each override described in
+// `notes` when given) or of the shape flags alone.
+Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, std::vector<std::string>* notes = nullptr);
 // The cluster with its node count set from `gpus` (⌈gpus / GPUs per node⌉), and the profile fits of
 // --db / localhost (cli/cluster_source.h).
 Result<ClusterSource> load_cluster(const SpecFlags& flags, int gpus);
@@ -52,6 +55,7 @@ Result<simulator::IssuePriority> parse_issue_priority_flag(const std::string& va
 // The workload, cluster (with --db / localhost fits) and resolved strategy of the flags, with the cost
 // model and the simulator's costs built for them.
 Result<std::unique_ptr<simulator::Scenario>> load_scenario(const SpecFlags& spec,
-                                                           const StrategyFlags& strategy);
+                                                           const StrategyFlags& strategy,
+                                                           std::vector<std::string>* notes = nullptr);
 
 }  // namespace lagom::cli

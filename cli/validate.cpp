@@ -8,7 +8,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/output.h"
 #include "cli/scenario.h"
+#include "simulator/comm_config.h"
 #include "simulator/simulator.h"
 
 namespace lagom::cli {
@@ -20,6 +22,38 @@ namespace fs = std::filesystem;
 // Columns that are not flags.
 const std::set<std::string> k_data_columns = {"measured_iteration_s", "measured_tokens_per_s", "group",
                                               "note"};
+// Columns of mechanisms the model does not have yet (docs/validate.md "Planned columns"): accepted,
+// listed in the report when they carry a value, and not used by the prediction.
+const std::set<std::string> k_planned_columns = {"cp-comm-type",
+                                                 "embedding-in-pipeline-split",
+                                                 "loss-in-pipeline-split",
+                                                 "first-stage-layers",
+                                                 "last-stage-layers",
+                                                 "p2p-overlap",
+                                                 "param-gather-overlap",
+                                                 "param-gather-with-optimizer",
+                                                 "grad-reduce-dtype",
+                                                 "defer-embedding-wgrad",
+                                                 "vocab-divisible-by",
+                                                 "fp8-recipe",
+                                                 "fp8-format",
+                                                 "fp8-amax-history",
+                                                 "fp8-amax-algo",
+                                                 "fp8-params",
+                                                 "fp8-wgrad",
+                                                 "fp8-attention",
+                                                 "fp8-bf16-layers",
+                                                 "moe-dispatcher",
+                                                 "moe-capacity-factor",
+                                                 "moe-pad-to-capacity",
+                                                 "moe-grouped-gemm",
+                                                 "expert-tp",
+                                                 "cuda-graphs",
+                                                 "dropout",
+                                                 "norm-sm-margin",
+                                                 "nccl-nvls",
+                                                 "cuda-max-connections",
+                                                 "nccl-p2p-chunk"};
 // Flags that take no value: a cell of 1/true/yes/on sets them, 0/false/no/off or empty leaves them off.
 const std::set<std::string> k_switches = {"sp"};
 
@@ -52,6 +86,9 @@ Result<double> positive_number(const std::string& value) {
 struct RowFlags {
   SpecFlags spec;
   StrategyFlags strategy;
+  std::string issue_priority, comm_config;
+  bool bucket_per_chunk = false;     // bucket-mb "chunk": one gradient bucket per model chunk
+  std::vector<std::string> planned;  // "column=value" of planned columns that carry a value
 };
 
 // The row's cells through the same CLI11 flags as `lagom simulate`, one cell at a time so an error names
@@ -60,6 +97,8 @@ Status parse_row(const RunsTable& table, const RunsTable::Row& row, RowFlags& fl
   CLI::App app{"validate row"};
   add_spec_flags(app, flags.spec);
   add_strategy_flags(app, flags.strategy);
+  app.add_option("--issue-priority", flags.issue_priority);
+  app.add_option("--comm-config", flags.comm_config);
   const fs::path folder = fs::path(table.path).parent_path();
   for (std::size_t c = 0; c < table.columns.size(); ++c) {
     const std::string& name = table.columns[c];
@@ -68,12 +107,27 @@ Status parse_row(const RunsTable& table, const RunsTable::Row& row, RowFlags& fl
     auto where = [&] {
       return fmt::format("{}:{}: column '{}' (column {})", table.path, row.line, name, c + 1);
     };
+    if (k_planned_columns.contains(name)) {
+      flags.planned.push_back(name + "=" + value);
+      continue;
+    }
+    // Planned values of existing columns, with the fixed fallback docs/validate.md states.
+    if (name == "tp-overlap" && value == "te") {
+      flags.planned.push_back("tp-overlap=te");
+      value = "flash";
+    }
+    if (name == "bucket-mb" && value == "chunk") {
+      flags.planned.push_back("bucket-mb=chunk");
+      flags.bucket_per_chunk = true;
+      continue;
+    }
     if (k_switches.contains(name)) {
       auto on = switch_value(value);
       if (!on.ok()) return make_error(ErrorCode::invalid_input, where() + ": " + on.error().message);
       if (!on.value()) continue;
     }
-    if ((name == "model" || name == "cluster") && looks_like_path(value) && fs::path(value).is_relative()) {
+    if ((name == "model" || name == "cluster" || name == "comm-config" || name == "db") &&
+        looks_like_path(value) && fs::path(value).is_relative()) {
       value = (folder / value).lexically_normal().string();
     }
     std::vector<std::string> args;
@@ -123,7 +177,15 @@ ErrorStats error_stats(const std::vector<const ValidatedRun*>& runs) {
   if (stats.runs > 0) {
     stats.mape_pct = abs_sum / stats.runs;
     stats.mean_signed_pct = signed_sum / stats.runs;
+    std::vector<double> absolute;
+    for (const ValidatedRun* run : runs) {
+      if (run->failure.empty()) absolute.push_back(std::fabs(run->error_pct()));
+    }
+    std::sort(absolute.begin(), absolute.end());
+    const std::size_t n = absolute.size();
+    stats.median_abs_pct = n % 2 ? absolute[n / 2] : 0.5 * (absolute[n / 2 - 1] + absolute[n / 2]);
   }
+  for (const ValidatedRun* run : runs) stats.failed += !run->failure.empty();
   return stats;
 }
 
@@ -161,12 +223,27 @@ Result<std::vector<ValidatedRun>> validate_runs(const RunsTable& table) {
     run.note = cell(table, row, "note");
     run.model = cell(table, row, "model").empty() ? "custom" : cell(table, row, "model");
     run.cluster = cell(table, row, "cluster");
+    run.planned = flags[r].planned;
     auto scenario = load_scenario(flags[r].spec, flags[r].strategy);
+    if (scenario.ok() && flags[r].bucket_per_chunk) {
+      // docs/validate.md's fallback for "chunk": the stage's gradient bytes (parameters over tp·pp, at the
+      // precision's bytes per gradient) divided by vpp, in MB.
+      const auto& st = scenario.value()->strategy;
+      const double bytes = model::bytes_per_element(st.precision);
+      flags[r].strategy.bucket_mb =
+          scenario.value()->workload.parameters() / (st.tp * st.pp) * bytes / st.vpp / 1e6;
+      scenario = load_scenario(flags[r].spec, flags[r].strategy);
+    }
     if (!scenario.ok()) {
-      // A row the flags describe but the model cannot build (a strategy that does not divide the shapes,
-      // an unknown preset) is an input error, as it is for `lagom simulate`.
-      return make_error(scenario.error().code,
-                        fmt::format("{}:{}: {}", table.path, row.line, scenario.error().message));
+      // A file that is not there is an input error; a row the model cannot build (a strategy that does
+      // not divide the shapes) is a failed run: the model could not answer it.
+      if (scenario.error().code == ErrorCode::not_found) {
+        return make_error(ErrorCode::not_found,
+                          fmt::format("{}:{}: {}", table.path, row.line, scenario.error().message));
+      }
+      run.failure = scenario.error().message;
+      runs.push_back(std::move(run));
+      continue;
     }
     const auto& s = *scenario.value();
     run.model = s.workload.name;
@@ -178,7 +255,16 @@ Result<std::vector<ValidatedRun>> validate_runs(const RunsTable& table) {
     run.measured_s = by_time ? measured[r]
                              : static_cast<double>(s.strategy.global_batch) *
                                    static_cast<double>(s.workload.seq) / measured[r];
-    auto result = simulator::simulate(s.workload, s.cluster, s.strategy, *s.costs);
+    simulator::CommAssignment assignment;
+    if (!flags[r].comm_config.empty()) {
+      LAGOM_TRY(const nlohmann::json document, read_json_file(flags[r].comm_config));
+      LAGOM_TRY(assignment, simulator::parse_comm_config(document, flags[r].comm_config));
+      LAGOM_TRY_STATUS(s.costs->validate(assignment));
+    }
+    if (!flags[r].issue_priority.empty()) {
+      LAGOM_TRY(assignment.priority, parse_issue_priority_flag(flags[r].issue_priority));
+    }
+    auto result = simulator::simulate(s.workload, s.cluster, s.strategy, *s.costs, assignment);
     if (result.ok()) {
       run.predicted_s = result.value().iteration_time_s;
       run.fits_in_memory = result.value().fits_in_memory;
@@ -198,7 +284,7 @@ std::map<std::string, std::map<std::string, ErrorStats>> grouped_stats(
     members["precision"][run.precision].push_back(&run);
     members["cluster"][run.cluster].push_back(&run);
     members["parallel"][run.parallel].push_back(&run);
-    if (!run.group.empty()) members["group"][run.group].push_back(&run);
+    members["group"][run.group.empty() ? "(none)" : run.group].push_back(&run);
   }
   std::map<std::string, std::map<std::string, ErrorStats>> out;
   for (const auto& [by, groups] : members) {

@@ -20,19 +20,23 @@ struct ValidatedRun {
   int gpus = 0;
   double measured_s = 0, predicted_s = 0;  // iteration time
   bool fits_in_memory = true;
-  std::string failure;  // why the model could not simulate the row ("" = simulated)
+  std::string failure;               // why the model could not simulate the row ("" = simulated)
+  std::vector<std::string> planned;  // planned columns with a value, "column=value" (not modelled yet)
   // Signed error of the prediction, percent of the measurement.
   [[nodiscard]] double error_pct() const { return 100.0 * (predicted_s - measured_s) / measured_s; }
 };
 
 struct ErrorStats {
-  int runs = 0;                                             // simulated runs counted
-  double mape_pct = 0, mean_signed_pct = 0, worst_pct = 0;  // worst: largest |error|, signed
+  int runs = 0;    // simulated runs counted
+  int failed = 0;  // runs the model could not simulate (not counted in the errors)
+  double mape_pct = 0, median_abs_pct = 0, mean_signed_pct = 0;
+  double worst_pct = 0;  // the largest |error|, signed
 };
 ErrorStats error_stats(const std::vector<const ValidatedRun*>& runs);
 
 // Reads and checks every row of `table` (errors name file, line and column: a column no flag has, a value
-// the flag refuses, a missing or non-positive measurement), then simulates the rows. Model and cluster
+// the flag refuses, a missing or non-positive measurement), then simulates the rows; a row the model
+// cannot build or simulate is kept with its `failure`. Model and cluster
 // values that name files are read relative to the table's folder.
 Result<std::vector<ValidatedRun>> validate_runs(const RunsTable& table);
 

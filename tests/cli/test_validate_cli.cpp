@@ -1,0 +1,136 @@
+// `lagom validate` as a user runs it: the shipped runs files, and files that are wrong in one place.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "support/run.h"
+
+using lagom::test::read_file;
+using lagom::test::run_lagom;
+using lagom::test::temp_dir;
+using lagom::test::write_file;
+
+namespace {
+
+const std::string k_data = std::string(LAGOM_TEST_DATA_DIR) + "/validate";
+
+// A runs file of two rows on a preset; `extra_header`/`extra_cells` add one column.
+std::string runs_file(const std::string& dir, const std::string& header, const std::string& row) {
+  const std::string path = dir + "/runs.csv";
+  write_file(path, "# a comment line\n" + header + "\n" + row + "\n");
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("validate reproduces the vTrain error thresholds through the runs files", "[cli][validate]") {
+  const auto single = run_lagom({"validate", k_data + "/vtrain-single.csv", "--json", "--max-mape", "10"});
+  INFO(single.err);
+  REQUIRE(single.exit_code == 0);
+  const auto s = nlohmann::json::parse(single.out);
+  CHECK(s["kind"] == "validate");
+  CHECK(s["overall"]["runs"] == 1440);
+  CHECK(s["failed"] == 0);
+  CHECK(s["overall"]["mape_pct"].get<double>() <= 10.0);
+  const auto multi = run_lagom({"validate", k_data + "/vtrain-multi.csv", "--json", "--max-mape", "12"});
+  INFO(multi.err);
+  REQUIRE(multi.exit_code == 0);
+  const auto m = nlohmann::json::parse(multi.out);
+  CHECK(m["overall"]["runs"] == 109);
+  CHECK(m["overall"]["mape_pct"].get<double>() <= 12.0);
+}
+
+TEST_CASE("validate's per-run error is the signed error of simulate's own prediction", "[cli][validate]") {
+  const std::string dir = temp_dir("validate");
+  const auto path = runs_file(dir, "model,cluster,gpus,tp,global-batch,measured_iteration_s,group",
+                              "llama3-8b,dgx-h100,64,2,512,1.0,mine");
+  const auto v = run_lagom({"validate", path, "--json"});
+  INFO(v.err);
+  REQUIRE(v.exit_code == 0);
+  const auto doc = nlohmann::json::parse(v.out);
+  const auto sim = run_lagom({"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "64",
+                              "--tp", "2", "--global-batch", "512", "--json"});
+  REQUIRE(sim.exit_code == 0);
+  const double predicted = nlohmann::json::parse(sim.out)["iteration_time_s"].get<double>();
+  REQUIRE(doc["runs"].size() == 1);
+  CHECK(doc["runs"][0]["predicted_iteration_s"].get<double>() == predicted);
+  CHECK(doc["runs"][0]["error_pct"].get<double>() == Approx(100.0 * (predicted - 1.0)));
+  CHECK(doc["runs"][0]["line"] == 3);  // the comment line counts
+  CHECK(doc["groups"]["group"]["mine"]["runs"] == 1);
+  // tokens/s is converted with the row's global batch and sequence length (llama3-8b: seq 8192).
+  const auto by_tokens = runs_file(dir, "model,cluster,gpus,tp,global-batch,measured_tokens_per_s",
+                                   "llama3-8b,dgx-h100,64,2,512," + std::to_string(512.0 * 8192 / 2.0));
+  const auto t = run_lagom({"validate", by_tokens, "--json"});
+  REQUIRE(t.exit_code == 0);
+  CHECK(nlohmann::json::parse(t.out)["runs"][0]["measured_iteration_s"].get<double>() == Approx(2.0));
+}
+
+TEST_CASE("a runs file that is wrong in one place is refused naming the file, the line and the column",
+          "[cli][validate]") {
+  const std::string dir = temp_dir("validate-bad");
+  struct Case {
+    std::string header, row, expected;
+  };
+  const std::vector<Case> cases = {
+      {"model,cluster,gpus,tpp,measured_iteration_s", "gpt2,dgx-a100,8,2,1.0", "column 'tpp' (column 4)"},
+      {"model,cluster,gpus,tp,measured_iteration_s", "gpt2,dgx-a100,8,two,1.0", "column 'tp' (column 4)"},
+      {"model,cluster,gpus,measured_iteration_s", "gpt2,dgx-a100,8,-1", "column 'measured_iteration_s'"},
+      {"model,cluster,gpus,measured_iteration_s", "gpt2,dgx-a100,8", "runs.csv:3: 3 cells, the header has 4"},
+      {"model,cluster,gpus", "gpt2,dgx-a100,8", "exactly one of the columns measured_iteration_s"},
+      {"model,cluster,gpus,sp,measured_iteration_s", "gpt2,dgx-a100,8,maybe,1.0", "column 'sp' (column 4)"},
+      {"model,model,gpus,measured_iteration_s", "gpt2,gpt2,8,1.0", "column 'model' appears twice"},
+      {"model,cluster,gpus,measured_iteration_s", "\"gpt2,dgx-a100,8,1.0", "runs.csv:3: malformed CSV"},
+  };
+  for (const auto& c : cases) {
+    const auto path = runs_file(dir, c.header, c.row);
+    const auto r = run_lagom({"validate", path});
+    INFO(c.header << " / " << c.row << " -> " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.rfind("lagom: error: ", 0) == 0);
+    CHECK(r.err.find(c.expected) != std::string::npos);
+    CHECK(r.out.empty());
+  }
+  CHECK(run_lagom({"validate", dir + "/missing.csv"}).exit_code == 2);
+}
+
+TEST_CASE("a run the model cannot build is reported as failed and fails validate", "[cli][validate]") {
+  const std::string dir = temp_dir("validate-failed");
+  // pp 5 does not divide gpt2's 12 layers: the model cannot answer this row; the other row still runs.
+  const std::string path = dir + "/runs.csv";
+  write_file(path,
+             "model,cluster,gpus,pp,global-batch,measured_iteration_s\n"
+             "gpt2,dgx-a100,5,5,20,1.0\n"
+             "gpt2,dgx-a100,8,1,64,1.0\n");
+  const auto r = run_lagom({"validate", path, "--json"});
+  CHECK(r.exit_code == 1);
+  const auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc["failed"] == 1);
+  CHECK(doc["runs"][0].contains("failure"));
+  CHECK(doc["runs"][1].contains("predicted_iteration_s"));
+  CHECK(doc["passed"] == false);
+}
+
+TEST_CASE("validate exits 1 above --max-mape and 0 within it", "[cli][validate]") {
+  const std::string dir = temp_dir("validate-mape");
+  const auto path =
+      runs_file(dir, "model,cluster,gpus,global-batch,measured_iteration_s", "gpt2,dgx-a100,8,64,100.0");
+  CHECK(run_lagom({"validate", path, "--max-mape", "5"}).exit_code == 1);
+  CHECK(run_lagom({"validate", path, "--max-mape", "100"}).exit_code == 0);
+  CHECK(run_lagom({"validate", path, "--max-mape", "-1"}).exit_code == 2);
+}
+
+TEST_CASE("seq given with a model overrides its sequence length and says so", "[cli][validate]") {
+  const std::vector<std::string> base = {"simulate", "--model", "llama3-8b",      "--cluster", "dgx-h100",
+                                         "--gpus",   "8",       "--global-batch", "64",        "--json"};
+  auto with = [&](const std::string& seq) {
+    auto args = base;
+    args.insert(args.end(), {"--seq", seq});
+    return run_lagom(args);
+  };
+  const auto short_seq = with("2048"), long_seq = with("16384");
+  REQUIRE(short_seq.exit_code == 0);
+  REQUIRE(long_seq.exit_code == 0);
+  CHECK(short_seq.err.find("--seq 2048 overrides llama3-8b's seq") != std::string::npos);
+  const double a = nlohmann::json::parse(short_seq.out)["iteration_time_s"].get<double>();
+  const double b = nlohmann::json::parse(long_seq.out)["iteration_time_s"].get<double>();
+  CHECK(b > 4 * a);  // 8× the tokens and longer attention
+}
