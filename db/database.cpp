@@ -1,9 +1,13 @@
 #include "db/database.h"
 
 #include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
+#include <unistd.h>
 #include <utility>
 
 #include <sqlite3.h>
@@ -172,6 +176,42 @@ std::optional<std::int64_t> query_int(sqlite3* db, const char* sql) {
 }
 
 // Verifies an existing non-empty file without writing to it (opened read-only).
+// Opens an existing file for reading without creating anything beside it. A WAL-mode file (header bytes
+// 18-19 = 2, the mode Lagom writes in) with no -wal file next to it has no writer: it is opened immutable,
+// so no -wal/-shm files appear and a read-only directory or mount works. With a -wal file (a writer is
+// active, or one was killed) the WAL must be read, which needs the -shm file (SQLite creates or maps it).
+int open_for_reading(const std::string& path, sqlite3** handle) {
+  bool wal_header = false;
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::array<char, 20> header{};
+    in.read(header.data(), header.size());
+    wal_header = in.gcount() == 20 && header[18] == 2 && header[19] == 2;
+  }
+  struct stat info {};
+  const bool wal_file = ::stat((path + "-wal").c_str(), &info) == 0;
+  if (wal_header && !wal_file) {
+    char* uri = sqlite3_mprintf("file:%q?immutable=1", path.c_str());
+    const int rc = sqlite3_open_v2(uri, handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+    sqlite3_free(uri);
+    return rc;
+  }
+  return sqlite3_open_v2(path.c_str(), handle, SQLITE_OPEN_READONLY, nullptr);
+}
+
+// Why a database cannot be opened for writing, or "" when it can: the file or its directory (where the
+// journal is created) is not writable, or the file system is mounted read-only.
+std::string why_not_writable(const std::string& path, bool exists) {
+  const std::string dir = std::filesystem::path(path).parent_path().empty()
+                              ? std::string(".")
+                              : std::filesystem::path(path).parent_path().string();
+  if (::access(dir.c_str(), W_OK) != 0)
+    return "its directory " + dir + " is not writable (" + std::strerror(errno) + ")";
+  if (exists && ::access(path.c_str(), W_OK) != 0)
+    return std::string("the file is not writable (") + std::strerror(errno) + ")";
+  return {};
+}
+
 Status verify_existing(const std::string& path) {
   {
     std::ifstream in(path, std::ios::binary);
@@ -182,7 +222,7 @@ Status verify_existing(const std::string& path) {
     }
   }
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  const int rc = open_for_reading(path, &raw);
   std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(raw, sqlite3_close);
   if (rc != SQLITE_OK) return not_lagom(path, std::string("cannot be opened: ") + sqlite3_errstr(rc));
   const auto app_id = query_int(db.get(), "PRAGMA application_id");
@@ -257,11 +297,20 @@ Result<Database> Database::open(const std::string& path, Mode mode) {
   }
   if (!empty) LAGOM_TRY_STATUS(verify_existing(path));
   if (mode == Mode::read_only && empty) return not_lagom(path, "empty file");
+  if (mode == Mode::read_write) {
+    if (const std::string why = why_not_writable(path, exists); !why.empty()) {
+      return make_error(ErrorCode::invalid_input,
+                        "--db " + path + ": cannot be written: " + why +
+                            "; commands that only read it (db list/show/export, --db) work, this one writes");
+    }
+  }
 
-  const int flags =
-      mode == Mode::read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   sqlite3* raw = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &raw, flags, nullptr) != SQLITE_OK) {
+  const int rc =
+      mode == Mode::read_only
+          ? open_for_reading(path, &raw)
+          : sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  if (rc != SQLITE_OK) {
     Error error = make_error(ErrorCode::io, "--db " + path + ": cannot open: " +
                                                 (raw != nullptr ? sqlite3_errmsg(raw) : "out of memory"));
     sqlite3_close(raw);

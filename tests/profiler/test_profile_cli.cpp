@@ -323,3 +323,57 @@ TEST_CASE(
   CHECK(3 * sigma <= 0.10);
   CHECK(std::fabs(deviation) <= std::max(0.05, 3 * sigma));
 }
+
+namespace {
+
+// Runs `script` (bash) in a private mount namespace where `<dir>/ro` is `<dir>/src` bound read-only, as a
+// shared calibration on a read-only mount is. 77: the machine does not allow it (no mount namespace).
+test::RunResult in_read_only_mount(const std::string& dir, const std::string& script) {
+  return run("unshare", {"-m", "bash", "-c",
+                         "mount --bind " + dir + "/src " + dir + "/ro && mount -o remount,ro,bind " + dir +
+                             "/ro || exit 77; " + script});
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a profile database on a read-only mount can be listed, shown, exported and used, and a write says why",
+    "[profiler][db]") {
+  const std::string dir = temp_dir("readonly");
+  REQUIRE(run("mkdir", {"-p", dir + "/src", dir + "/ro"}).exit_code == 0);
+  const auto made = run_lagom(
+      {"profile", "--backend", "cpu", "--suite", "compute", "--quick", "--quiet", "--db", dir + "/src/p.db"});
+  REQUIRE(made.exit_code == 0);
+  const std::string before = read_file(dir + "/src/p.db");
+  const std::string db = dir + "/ro/p.db";
+  const auto r = in_read_only_mount(
+      dir, k_lagom + " db list --db " + db + " && " + k_lagom + " db show 1 --db " + db + " >/dev/null && " +
+               k_lagom + " db export 1 --format json --db " + db + " >/dev/null && " + k_lagom +
+               " cost --gemm 1024,1024,1024 --precision fp32 --cluster localhost --db " + db +
+               " >/dev/null; echo read=$?; " + k_lagom +
+               " profile --backend cpu --suite compute --quick --quiet --db " + db + "; echo write=$?");
+  if (r.exit_code == 77) {
+    WARN("skipped: no mount namespace here: " << r.err);
+    return;
+  }
+  INFO(r.out << r.err);
+  CHECK(r.out.find("read=0") != std::string::npos);
+  CHECK(r.out.find("write=2") != std::string::npos);
+  CHECK(r.err.find("lagom: error: profile: --db " + db + ": cannot be written: its directory") !=
+        std::string::npos);
+  CHECK(r.err.find("Read-only file system") != std::string::npos);
+  CHECK(read_file(dir + "/src/p.db") == before);  // untouched
+}
+
+TEST_CASE("reading a profile database leaves no -wal or -shm file beside it", "[profiler][db]") {
+  const std::string dir = temp_dir("nowal");
+  const std::string db = dir + "/p.db";
+  REQUIRE(run_lagom({"profile", "--backend", "cpu", "--suite", "compute", "--quick", "--quiet", "--db", db})
+              .exit_code == 0);
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"db", "list", "--db", db}, {"db", "show", "1", "--db", db}}) {
+    CHECK(run_lagom(args).exit_code == 0);
+    CHECK(run("test", {"-e", db + "-wal"}).exit_code != 0);
+    CHECK(run("test", {"-e", db + "-shm"}).exit_code != 0);
+  }
+}
