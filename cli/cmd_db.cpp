@@ -179,6 +179,7 @@ void import_file(const DbFlags& flags, const Context& context) {
   if (flags.nodes < 1) fail(ErrorCode::invalid_input, what + ": --nodes must be at least 1");
   options.nodes = flags.nodes;
   const auto log = need(what, profiler::parse_log(flags.file, text.str(), options));
+  for (const auto& skipped : log.skipped) context.progress().warn(what + ": skipped " + skipped);
   auto database = open_db(what, flags.db_path, db::Database::Mode::read_write);
   db::Run run;
   run.backend = "import";
@@ -205,12 +206,16 @@ void import_file(const DbFlags& flags, const Context& context) {
                 {"ranks", log.ranks},
                 {"nodes", log.nodes},
                 {"samples", log.samples.size()},
+                {"skipped", log.skipped},
+                {"fits_skipped", outcome.skipped},
                 {"fits", profiler::to_json(outcome.fits)}});
     return;
   }
   fmt::print("# imported {} samples ({}, {} over {} ranks) as run {} in {}\n", log.samples.size(), log.format,
              log.collective, log.ranks, id, flags.db_path);
   fmt::print("{}", render_fits(outcome.fits));
+  if (!log.skipped.empty()) fmt::print("# skipped {} rows (listed on stderr)\n", log.skipped.size());
+  for (const auto& skipped : outcome.skipped) fmt::print("# not fitted: {}\n", skipped);
 }
 
 void fit(const DbFlags& flags, const Context& context) {

@@ -6,6 +6,8 @@
 #include <set>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "model/collective_factors.h"
 
 namespace lagom::profiler {
@@ -18,6 +20,11 @@ double median(std::vector<double> values) {
   const std::size_t mid = values.size() / 2;
   return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
 }
+
+// Physical bounds of a stored collective fit. Bus bandwidth: 10 TB/s, ten times the fastest GPU link
+// shipping in 2026 (NVLink 5: 900 GB/s per direction per GPU); latency: one second per call.
+constexpr double k_max_fitted_bus_bw_GBps = 10000;
+constexpr double k_max_fitted_latency_us = 1e6;
 
 double factor_of(const std::string& collective, int ranks) {
   const auto parsed = model::parse_collective(collective);
@@ -121,6 +128,15 @@ Result<db::CollectiveFitRecord> fit_collective_series(const std::vector<db::Comm
   if (!(line.slope > 0)) return make_error(ErrorCode::invalid_input, "time does not grow with size");
   // slope is µs per byte of algbw: algbw_GBps = 1 / (slope · 1e3).
   const double algbw_GBps = 1.0 / (line.slope * 1e3);
+  // A fit outside what hardware can do is never stored: the cost model would use it.
+  const double bus_bw_GBps = algbw_GBps * factor_of(first.collective, first.ranks);
+  if (!(bus_bw_GBps <= k_max_fitted_bus_bw_GBps) || !(line.intercept <= k_max_fitted_latency_us)) {
+    return make_error(
+        ErrorCode::invalid_input,
+        fmt::format("the fit (busbw {:.4g} GB/s, latency {:.4g} µs) is outside physical bounds (busbw "
+                    "<= {:g} GB/s, latency <= {:g} µs): the samples are no measurement of a link",
+                    bus_bw_GBps, line.intercept, k_max_fitted_bus_bw_GBps, k_max_fitted_latency_us));
+  }
   fit.latency_us = line.intercept;
   fit.bus_bw_GBps = algbw_GBps * factor_of(fit.collective, fit.ranks);
   fit.rel_error = line.rel_error;

@@ -243,7 +243,8 @@ Result<std::vector<db::CommSample>> measure_mpi_series(Group& group, const std::
     }
     if (round + 1 < batches) continue;
     bool agreed = true;
-    for (std::size_t i = 0; i < calls.size(); ++i) agreed = agreed && second[i] <= calls[i].time_us * (1 + timing.agreement);
+    for (std::size_t i = 0; i < calls.size(); ++i)
+      agreed = agreed && second[i] <= calls[i].time_us * (1 + timing.agreement);
     if (agreed) break;
   }
   std::vector<db::CommSample> samples;

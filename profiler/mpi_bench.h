@@ -6,9 +6,9 @@
 // barrier-started batch of every size and placement of the series in turn, so a stretch of load on a
 // shared machine (another process, a rank descheduled for a time slice) falls on all sizes alike rather
 // than on the few measured while it lasted; rounds continue (up to max_rounds) until every size's two
-// fastest batches agree. time_us is a size's fastest batch's slowest-rank mean time per call. (nccl-tests reports the plain mean over all timed calls averaged over ranks; such delays make
-// that mean arbitrary, while they never make a batch faster.) Every rank must call with the same
-// arguments.
+// fastest batches agree. time_us is a size's fastest batch's slowest-rank mean time per call. (nccl-tests
+// reports the plain mean over all timed calls averaged over ranks; such delays make that mean arbitrary,
+// while they never make a batch faster.) Every rank must call with the same arguments.
 #pragma once
 
 #include <cstdint>

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <regex>
 #include <set>
@@ -56,6 +57,33 @@ std::optional<double> to_number(const std::string& text) {
   } catch (const std::exception&) {
     return std::nullopt;
   }
+}
+
+// Bounds of a measurement a log can hold: sizes are whole bytes from 1 B to 1 PiB (nccl-tests' -e tops
+// out far below), times finite from above 0 to a day. Anything else is a typo or a broken run.
+constexpr double k_max_bytes = 1125899906842624.0;  // 2^50
+constexpr double k_max_time_us = 86400e6;
+
+// Why a size or time cell is not a measurement, or "" when it is one.
+std::string bad_size(const std::optional<double>& bytes) {
+  if (!bytes) return "size is not a number";
+  if (!(*bytes >= 1 && *bytes <= k_max_bytes) || *bytes != std::floor(*bytes)) {
+    return fmt::format("size {} is not a whole number of bytes from 1 to 2^50", *bytes);
+  }
+  return {};
+}
+std::string bad_time(const std::optional<double>& time_us) {
+  if (!time_us) return "time is not a number";
+  if (!(std::isfinite(*time_us) && *time_us > 0 && *time_us <= k_max_time_us)) {
+    return fmt::format("time {} µs is not a positive finite duration", *time_us);
+  }
+  return {};
+}
+
+// A printed bandwidth agrees with the one computed from size and time: nccl-tests prints two decimals,
+// so 1% or 0.01 GB/s (whichever is larger) of slack covers rounding and nothing else.
+bool agrees(double printed, double computed) {
+  return std::fabs(printed - computed) <= std::max(0.01 * std::fabs(computed), 0.0101);
 }
 
 std::string time_cell(double time_us) {
@@ -115,23 +143,40 @@ Result<ImportedLog> parse_vtrain(const std::vector<std::string>& lines, const st
   for (std::size_t i = 1; i < lines.size(); ++i) {
     if (lines[i].empty()) continue;
     const auto fields = split(lines[i], ',');
+    auto skip = [&](const std::string& why) {
+      log.skipped.push_back(fmt::format("line {}: {}", i + 1, why));
+    };
     if (fields.size() < 5 || (fields.size() - 3) % 2 != 0) {
-      return make_error(ErrorCode::invalid_input,
-                        fmt::format("line {}: expected size,count,type then time(ns),busbw pairs", i + 1));
+      skip(fmt::format("{} fields, expected size,count,type then time(ns),busbw pairs", fields.size()));
+      continue;
     }
     const auto bytes = to_number(fields[0]);
     const auto count = to_number(fields[1]);
-    if (!bytes || !count || *bytes <= 0)
-      return make_error(ErrorCode::invalid_input, fmt::format("line {}: bad size or count", i + 1));
+    if (const std::string why = bad_size(bytes); !why.empty()) {
+      skip(why);
+      continue;
+    }
+    if (!count || !(*count >= 0 && *count <= *bytes) || *count != std::floor(*count)) {
+      skip("count is not a whole number of elements within the size");
+      continue;
+    }
     for (std::size_t f = 3; f + 1 < fields.size(); f += 2) {
       const auto time_ns = to_number(fields[f]);
-      if (!time_ns || *time_ns <= 0)
-        return make_error(ErrorCode::invalid_input, fmt::format("line {}: bad time", i + 1));
+      const std::optional<double> time_us = time_ns ? std::optional<double>(*time_ns / 1e3) : std::nullopt;
+      if (const std::string why = bad_time(time_us); !why.empty()) {
+        skip(why);
+        continue;
+      }
       // vTrain times are ns; the row's busbw column is recomputed from the time (same definition).
       log.samples.push_back(make_sample(log.collective, log.ranks, log.nodes,
                                         static_cast<std::int64_t>(*bytes), static_cast<std::int64_t>(*count),
                                         fields[2], "sum", -1, false, *time_ns / 1e3, -1));
     }
+  }
+  if (log.samples.empty()) {
+    return make_error(
+        ErrorCode::invalid_input,
+        "no usable vTrain rows" + (log.skipped.empty() ? std::string() : " (" + log.skipped.front() + ")"));
   }
   return log;
 }
@@ -147,8 +192,10 @@ Result<ImportedLog> parse_nccl_tests(const std::vector<std::string>& lines, cons
   static const std::regex rank_line(R"(^#\s*Rank\s+[0-9]+\s.*\son\s+(\S+)\s+device)");
   static const std::regex lagom_series(R"(^# Collective test: (\w+).*ranks (\d+).*nodes (\d+))");
   std::optional<int> declared_ranks;
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& line : lines) {
+  std::vector<std::pair<std::size_t, std::vector<std::string>>> rows;  // (line number, fields)
+  std::vector<std::string> short_rows;
+  for (std::size_t n = 0; n < lines.size(); ++n) {
+    const std::string& line = lines[n];
     std::smatch match;
     if (std::regex_search(line, match, rank_line)) {
       ++rank_lines;
@@ -164,10 +211,19 @@ Result<ImportedLog> parse_nccl_tests(const std::vector<std::string>& lines, cons
     }
     const auto fields = split(line, ' ');
     if (fields.empty() || fields[0][0] == '#') continue;
-    if (fields.size() != 12 && fields.size() != 13) continue;
-    if (!to_number(fields[0]) || !to_number(fields[1])) continue;
-    rows.push_back(fields);
+    const bool numeric = to_number(fields[0]).has_value();
+    if (fields.size() != 12 && fields.size() != 13) {
+      // A row that starts like a data row but is cut short (or has extra cells) is reported, not guessed.
+      if (numeric && fields.size() >= 4) {
+        short_rows.push_back(
+            fmt::format("line {}: {} fields, an nccl-tests row has 12 or 13", n + 1, fields.size()));
+      }
+      continue;
+    }
+    if (!numeric) continue;
+    rows.emplace_back(n + 1, fields);
   }
+  log.skipped = short_rows;
   if (rows.empty()) return make_error(ErrorCode::invalid_input, "no nccl-tests data rows found");
   if (options.collective) {
     log.collective = *options.collective;
@@ -189,26 +245,71 @@ Result<ImportedLog> parse_nccl_tests(const std::vector<std::string>& lines, cons
   } else {
     return make_error(ErrorCode::invalid_input, "cannot tell the rank count from the log; pass --ranks");
   }
-  for (const auto& fields : rows) {
+  const auto parsed = model::parse_collective(log.collective);
+  if (!parsed) return make_error(ErrorCode::invalid_input, "unknown collective " + log.collective);
+  const double bus_factor = model::busbw_factor(*parsed, std::max(log.ranks, 1));
+  for (const auto& [line_number, fields] : rows) {
+    auto skip = [&, n = line_number](const std::string& why) {
+      log.skipped.push_back(fmt::format("line {}: {}", n, why));
+    };
     const bool has_root = fields.size() == 13;
     const std::size_t first = has_root ? 5 : 4;
     const int root = has_root ? static_cast<int>(to_number(fields[4]).value_or(-1)) : -1;
-    const auto bytes = static_cast<std::int64_t>(*to_number(fields[0]));
-    const auto count = static_cast<std::int64_t>(*to_number(fields[1]));
+    const auto size = to_number(fields[0]);
+    if (const std::string why = bad_size(size); !why.empty()) {
+      skip(why);
+      continue;
+    }
+    const auto count_cell = to_number(fields[1]);
+    if (!count_cell || !(*count_cell >= 0 && *count_cell <= *size) ||
+        *count_cell != std::floor(*count_cell)) {
+      skip("count is not a whole number of elements within the size");
+      continue;
+    }
+    const auto bytes = static_cast<std::int64_t>(*size);
+    const auto count = static_cast<std::int64_t>(*count_cell);
     for (int place = 0; place < 2; ++place) {
       const std::size_t at = first + static_cast<std::size_t>(place) * 4;
+      const char* which = place == 0 ? "out-of-place" : "in-place";
       const auto time_us = to_number(fields[at]);
-      if (!time_us || *time_us <= 0) continue;
-      const auto wrong = to_number(fields[at + 3]);
+      if (const std::string why = bad_time(time_us); !why.empty()) {
+        skip(std::string(which) + " " + why);
+        continue;
+      }
+      const auto wrong = to_number(fields[at + 3]);  // N/A when checking was off
+      if (wrong && *wrong != 0) {
+        skip(fmt::format("{} #wrong {}: the collective returned wrong data, its time is no measurement",
+                         which, fields[at + 3]));
+        continue;
+      }
       auto sample = make_sample(log.collective, log.ranks, log.nodes, bytes, count, fields[2], fields[3],
-                                root, place == 1, *time_us, wrong ? static_cast<std::int64_t>(*wrong) : -1);
+                                root, place == 1, *time_us, wrong ? 0 : -1);
+      // The log's own bandwidth columns must be what its size and time say (algbw = size / time, busbw =
+      // algbw × the collective's bus factor for these ranks): a mismatch is a corrupt row, or a log of
+      // another collective or rank count than the one given.
+      const auto algbw = to_number(fields[at + 1]);
+      const auto busbw = to_number(fields[at + 2]);
+      if (algbw && !agrees(*algbw, sample.algbw_GBps)) {
+        skip(fmt::format("{} algbw {} GB/s is not size / time = {:.2f} GB/s", which, *algbw,
+                         sample.algbw_GBps));
+        continue;
+      }
+      if (algbw && busbw && !agrees(*busbw, *algbw * bus_factor)) {
+        skip(fmt::format("{} busbw {} GB/s is not algbw × {:.3f} ({} over {} ranks) = {:.2f} GB/s", which,
+                         *busbw, bus_factor, log.collective, log.ranks, *algbw * bus_factor));
+        continue;
+      }
       // Keep the log's own bandwidth columns: they are what the user saw.
-      if (auto algbw = to_number(fields[at + 1])) sample.algbw_GBps = *algbw;
-      if (auto busbw = to_number(fields[at + 2])) sample.busbw_GBps = *busbw;
+      if (algbw) sample.algbw_GBps = *algbw;
+      if (busbw) sample.busbw_GBps = *busbw;
       log.samples.push_back(std::move(sample));
     }
   }
-  if (log.samples.empty()) return make_error(ErrorCode::invalid_input, "no timed nccl-tests rows found");
+  if (log.samples.empty()) {
+    return make_error(ErrorCode::invalid_input,
+                      "no usable nccl-tests rows" +
+                          (log.skipped.empty() ? std::string() : " (" + log.skipped.front() + ")"));
+  }
   return log;
 }
 

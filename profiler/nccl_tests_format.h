@@ -38,10 +38,14 @@ struct ImportedLog {
   int nodes = 1;
   std::string host;  // first host named in the log, "" when none
   std::vector<db::CommSample> samples;
+  // Rows not imported, each "line N: why" (a size or time that is not a measurement, #wrong > 0, a row
+  // whose bandwidth columns contradict its size and time or the collective's bus factor, a short row).
+  std::vector<std::string> skipped;
 };
 
 // Parses `text` read from a file named `file_name` (base name used for the collective and rank count
-// when the log does not say). Errors (invalid_input): no data rows, unknown collective, no rank count.
+// when the log does not say). Every row is checked (ImportedLog::skipped says what was left out and
+// why). Errors (invalid_input): no usable data rows, unknown collective, no rank count.
 Result<ImportedLog> parse_log(const std::string& file_name, const std::string& text,
                               const ImportOptions& options);
 

@@ -48,6 +48,19 @@ TEST_CASE("the alpha-beta fit recovers latency and bus bandwidth from exact allr
         Approx(200.0).epsilon(1e-5));  // latency still costs 1.2e-6
 }
 
+TEST_CASE("a fit outside physical bounds is refused, never stored", "[profiler]") {
+  // Times that imply 10^7 GB/s of bus bandwidth (a corrupt log): no link does that.
+  std::vector<db::CommSample> series;
+  for (std::int64_t bytes = 1 << 20; bytes <= (64 << 20); bytes *= 2)
+    series.push_back(synthetic("allreduce", 8, bytes, 5.0, 1e7, 1.75));
+  const auto fit = profiler::fit_collective_series(series);
+  REQUIRE_FALSE(fit.ok());
+  CHECK(fit.error().message.find("outside physical bounds") != std::string::npos);
+  const auto outcome = profiler::fit_run(series, {}, {});
+  CHECK(outcome.fits.collectives.empty());
+  REQUIRE(outcome.skipped.size() == 1);
+}
+
 TEST_CASE("samples whose data check failed are left out of the fit", "[profiler]") {
   std::vector<db::CommSample> series;
   for (std::int64_t bytes = 1024; bytes <= (1 << 20); bytes *= 2)

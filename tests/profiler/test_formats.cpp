@@ -1,3 +1,5 @@
+#include <cmath>
+
 #include <catch2/catch.hpp>
 
 #include "profiler/nccl_tests_format.h"
@@ -57,12 +59,56 @@ TEST_CASE("an nccl-tests log without a collective in its name needs --collective
   REQUIRE_FALSE(log.ok());
   CHECK(log.error().message == "nccl-tests output does not name its collective; pass --collective");
   profiler::ImportOptions options;
+  options.collective = "allreduce";
+  const auto forced = profiler::parse_log("run3.txt", k_nccl_tests_log, options);
+  REQUIRE(forced.ok());
+  CHECK(forced.value().collective == "allreduce");
+  CHECK(forced.value().ranks == 4);
+  CHECK(forced.value().skipped.empty());
+}
+
+TEST_CASE("a log forced to another collective or rank count than its busbw says is refused, row by row",
+          "[profiler]") {
+  profiler::ImportOptions options;
   options.collective = "reducescatter";
   options.ranks = 8;
   const auto forced = profiler::parse_log("run3.txt", k_nccl_tests_log, options);
-  REQUIRE(forced.ok());
-  CHECK(forced.value().collective == "reducescatter");
-  CHECK(forced.value().ranks == 8);
+  REQUIRE_FALSE(forced.ok());
+  CHECK(forced.error().message.find("busbw 0.08 GB/s is not algbw × 0.875 (reducescatter over 8 ranks)") !=
+        std::string::npos);
+}
+
+TEST_CASE("nccl-tests rows that are no measurement are skipped with the line and the reason", "[profiler]") {
+  std::string log = k_nccl_tests_log;
+  // Planted after the three good rows: a size of 10^26, a negative size, #wrong > 0, a short row, a nan
+  // time, an algbw that contradicts size and time.
+  const std::string bad =
+      "  1e26   256  float  sum  -1  20.00  0.05  0.08  0  19.50  0.05  0.08  0\n"
+      "  -4096  1024 float  sum  -1  22.00  0.19  0.28  0  21.50  0.19  0.29  0\n"
+      "  8192   2048 float  sum  -1  23.00  0.36  0.53  5  23.00  0.36  0.53  0\n"
+      "  16384  4096 float  sum  -1  24.00  0.68\n"
+      "  32768  8192 float  sum  -1  nan    1.00  1.50  0  nan    1.00  1.50  0\n"
+      "  65536 16384 float  sum  -1  30.00  9.99  14.9  0  30.00  2.18  3.28  0\n";
+  log.insert(log.find("# Out of bounds"), bad);
+  const auto parsed = profiler::parse_log("all_reduce_perf.log", log, {});
+  REQUIRE(parsed.ok());
+  const auto& skipped = parsed.value().skipped;
+  std::string all;
+  for (const auto& s : skipped) all += s + "\n";
+  INFO(all);
+  CHECK(all.find("size 1e+26 is not a whole number of bytes from 1 to 2^50") != std::string::npos);
+  CHECK(all.find("size -4096 is not") != std::string::npos);
+  CHECK(all.find("out-of-place #wrong 5") != std::string::npos);
+  CHECK(all.find("line 18: 7 fields, an nccl-tests row has 12 or 13") != std::string::npos);
+  CHECK(all.find("time nan µs is not a positive finite duration") != std::string::npos);
+  CHECK(all.find("out-of-place algbw 9.99 GB/s is not size / time = 2.18 GB/s") != std::string::npos);
+  // What stays: the three good rows (both placements), the in-place half of the #wrong row and of the
+  // contradicting row.
+  CHECK(parsed.value().samples.size() == 6 + 2);
+  for (const auto& s : parsed.value().samples) {
+    CHECK(s.bytes > 0);
+    CHECK(std::isfinite(s.time_us));
+  }
 }
 
 TEST_CASE("a vTrain LUT with a byte order mark and CRLF lines imports both repetitions", "[profiler]") {
