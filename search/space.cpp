@@ -1,6 +1,7 @@
 #include "search/space.h"
 
 #include <algorithm>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -8,7 +9,6 @@ namespace lagom::search {
 
 namespace {
 
-using simulator::Group;
 using simulator::OpClassKey;
 
 constexpr std::array<model::Algo, 8> k_algos{
@@ -16,12 +16,25 @@ constexpr std::array<model::Algo, 8> k_algos{
     model::Algo::collnet_chain, model::Algo::nvls, model::Algo::nvls_tree,
     model::Algo::pat,           model::Algo::p2p};
 
+// std::visit over one lambda per alternative.
+template <typename... Fs>
+struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <typename... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
+
 bool is_p2p(model::Collective collective) {
   return collective == model::Collective::alltoall || collective == model::Collective::sendrecv;
 }
 
 model::CommGroup shape_of(const SpaceContext& context, Group group) {
   return simulator::communicator_shape(group, context.strategy, context.model->cluster().gpus_per_node);
+}
+
+model::CollConfig nccl_default(const SpaceContext& context, const OpClassKey& key) {
+  return context.model->nccl_default(key.collective, static_cast<double>(key.bytes),
+                                     shape_of(context, key.group));
 }
 
 std::vector<int> grid_channels(const SpaceContext& context) {
@@ -40,10 +53,106 @@ std::string config_label(const model::CollConfig& config, bool with_resources) {
   return label;
 }
 
+// A decision whose options are one list (one block, one axis).
+Decision listed(std::string name, std::string scope, std::vector<Option> options) {
+  Decision d{std::move(name), std::move(scope), std::move(options), {}};
+  d.grid.axes[0] = d.options.size();
+  return d;
+}
+
+Decision tp_overlap_decision() {
+  std::vector<Option> options;
+  for (const auto& method : grid_tp_overlaps())
+    options.push_back({model::to_string(method), TpOverlapSetting{method}});
+  return listed("tp-overlap", "structural", std::move(options));
+}
+
+Decision bucket_decision() {
+  std::vector<Option> options;
+  for (double mb : k_grid_bucket_mb) options.push_back({fmt::format("{} MB", mb), BucketSetting{mb}});
+  return listed("bucket-mb", "structural", std::move(options));
+}
+
+Decision prefetch_decision() {
+  std::vector<Option> options;
+  for (int depth : k_grid_prefetch)
+    options.push_back({fmt::format("{} layer{}", depth, depth > 1 ? "s" : ""), PrefetchSetting{depth}});
+  return listed("fsdp-prefetch", "structural", std::move(options));
+}
+
+Decision priority_decision() {
+  std::vector<Option> options;
+  for (const auto priority :
+       {simulator::IssuePriority::as_scheduled, simulator::IssuePriority::critical_first})
+    options.push_back({std::string(simulator::to_string(priority)), PrioritySetting{priority}});
+  return listed("issue-priority", "structural", std::move(options));
+}
+
+// NCCL_NTHREADS and NCCL_BUFFSIZE: one value per process.
+Decision process_decision() {
+  std::vector<Option> options;
+  for (int threads : k_grid_threads) {
+    for (std::int64_t chunk : k_grid_chunk_bytes) {
+      options.push_back(
+          {fmt::format("threads {} chunk {}", threads, format_bytes(chunk)), ProcessSetting{threads, chunk}});
+    }
+  }
+  return listed("process", "per process", std::move(options));
+}
+
+// The communicators that run alltoall/sendrecv, in the order of their first such class.
+std::vector<Group> p2p_groups(const std::vector<simulator::OpClass>& classes) {
+  std::vector<Group> out;
+  for (const auto& c : classes) {
+    if (is_p2p(c.key.collective) && std::find(out.begin(), out.end(), c.key.group) == out.end())
+      out.push_back(c.key.group);
+  }
+  return out;
+}
+
+// A communicator running alltoall/sendrecv: its CTAs are the channels of those calls.
+Decision communicator_decision(const SpaceContext& context, Group group) {
+  std::vector<Option> options;
+  for (int ch : grid_channels(context))
+    options.push_back({fmt::format("ctas {}", ch), CommunicatorSetting{group, ch}});
+  return listed(fmt::format("communicator {}", simulator::to_string(group)), "per communicator",
+                std::move(options));
+}
+
+// Every (algorithm, protocol) NCCL allows for the class, each over the channels (and, under nccl-extended,
+// threads × chunk per call). Empty when NCCL allows none.
+Decision op_class_decision(const SpaceContext& context, const OpClassKey& key) {
+  const bool extended = context.runtime == model::Runtime::nccl_extended;
+  const std::vector<int> channels = grid_channels(context);
+  const std::vector<int> threads =
+      extended ? std::vector<int>(k_grid_threads.begin(), k_grid_threads.end()) : std::vector<int>{0};
+  const std::vector<std::int64_t> chunks =
+      extended ? std::vector<std::int64_t>(k_grid_chunk_bytes.begin(), k_grid_chunk_bytes.end())
+               : std::vector<std::int64_t>{0};
+  const model::CommGroup shape = shape_of(context, key.group);
+  Decision d{simulator::op_class_name(key), "per call", {}, {}};
+  d.grid = OptionGrid{0, {channels.size(), threads.size(), chunks.size()}};
+  for (model::Algo algo : k_algos) {
+    for (model::Proto proto : model::k_all_protos) {
+      if (!context.model->nccl_allows(key.collective, algo, proto, shape).ok()) continue;
+      ++d.grid.blocks;
+      for (int ch : channels) {
+        for (int thr : threads) {
+          for (std::int64_t chunk : chunks) {
+            const model::CollConfig config{algo, proto, ch, thr, chunk};
+            d.options.push_back({config_label(config, extended), OpClassSetting{key, config}});
+          }
+        }
+      }
+    }
+  }
+  return d;
+}
+
 }  // namespace
 
-std::vector<model::TpOverlap> grid_tp_overlaps() {
-  using Kind = model::TpOverlap::Kind;
+std::vector<TpOverlap> grid_tp_overlaps() {
+  using Kind = TpOverlap::Kind;
   return {{Kind::none, 0}, {Kind::slice, 2}, {Kind::slice, 4}, {Kind::slice, 8}, {Kind::flash, 0}};
 }
 
@@ -74,69 +183,68 @@ std::string_view to_string(DecisionKind kind) {
   return "?";
 }
 
+DecisionKind kind_of(const Setting& setting) {
+  return std::visit([](const auto& s) { return s.k_kind; }, setting);
+}
+
+void apply(const Setting& setting, Choice& choice) {
+  std::visit(Overloaded{
+                 [&](const TpOverlapSetting& s) { choice.tp_overlap = s.method; },
+                 [&](const BucketSetting& s) { choice.bucket_mb = s.mb; },
+                 [&](const PrefetchSetting& s) { choice.prefetch = s.layers; },
+                 [&](const PrioritySetting& s) { choice.priority = s.priority; },
+                 [&](const ProcessSetting& s) {
+                   choice.threads = s.threads;
+                   choice.chunk_bytes = s.chunk_bytes;
+                 },
+                 [&](const CommunicatorSetting& s) { choice.ctas[s.group] = s.ctas; },
+                 [&](const OpClassSetting& s) { choice.classes[s.key] = s.config; },
+             },
+             setting);
+}
+
+bool holds(const Choice& choice, const Setting& setting) {
+  return std::visit(Overloaded{
+                        [&](const TpOverlapSetting& s) { return choice.tp_overlap == s.method; },
+                        [&](const BucketSetting& s) { return choice.bucket_mb == s.mb; },
+                        [&](const PrefetchSetting& s) { return choice.prefetch == s.layers; },
+                        [&](const PrioritySetting& s) { return choice.priority == s.priority; },
+                        [&](const ProcessSetting& s) {
+                          return choice.threads == s.threads && choice.chunk_bytes == s.chunk_bytes;
+                        },
+                        [&](const CommunicatorSetting& s) {
+                          auto it = choice.ctas.find(s.group);
+                          return it != choice.ctas.end() && it->second == s.ctas;
+                        },
+                        [&](const OpClassSetting& s) {
+                          auto it = choice.classes.find(s.key);
+                          return it != choice.classes.end() && it->second == s.config;
+                        },
+                    },
+                    setting);
+}
+
+const Option* Decision::held(const Choice& choice) const {
+  for (const Option& o : options) {
+    if (holds(choice, o.setting)) return &o;
+  }
+  return nullptr;
+}
+
 bool comm_knobs_searchable(const SpaceContext& context) {
   return context.model->cluster().has_nccl;
 }
 
 std::vector<Decision> structural_decisions(const SpaceContext& context) {
   const model::Strategy& s = context.strategy;
-  std::vector<Decision> out;
-  if (!context.pins.tp_overlap && s.tp > 1 && s.sp) {
-    Decision d;
-    d.kind = DecisionKind::tp_overlap;
-    d.name = "tp-overlap";
-    d.scope = "structural";
-    for (const auto& method : grid_tp_overlaps()) {
-      Option o;
-      o.label = model::to_string(method);
-      o.tp_overlap = method;
-      d.options.push_back(o);
-    }
-    out.push_back(std::move(d));
-  }
-  if (!context.pins.bucket_mb && s.dp * s.cp > 1 && s.zero < 3) {
-    Decision d;
-    d.kind = DecisionKind::bucket_mb;
-    d.name = "bucket-mb";
-    d.scope = "structural";
-    for (double mb : k_grid_bucket_mb) {
-      Option o;
-      o.label = fmt::format("{} MB", mb);
-      o.bucket_mb = mb;
-      d.options.push_back(o);
-    }
-    out.push_back(std::move(d));
-  }
-  if (!context.pins.prefetch && s.dp * s.cp > 1 && s.zero == 3) {
-    Decision d;
-    d.kind = DecisionKind::prefetch;
-    d.name = "fsdp-prefetch";
-    d.scope = "structural";
-    for (int depth : k_grid_prefetch) {
-      Option o;
-      o.label = fmt::format("{} layer{}", depth, depth > 1 ? "s" : "");
-      o.prefetch = depth;
-      d.options.push_back(o);
-    }
-    out.push_back(std::move(d));
-  }
   const bool grads = s.dp * s.cp > 1;
   const int streams = static_cast<int>(s.tp > 1 && s.sp) + static_cast<int>(s.pp > 1) +
                       static_cast<int>(grads) + static_cast<int>(grads && s.zero == 3);
-  if (!context.pins.priority && streams >= 2) {
-    Decision d;
-    d.kind = DecisionKind::priority;
-    d.name = "issue-priority";
-    d.scope = "structural";
-    for (const auto priority :
-         {simulator::IssuePriority::as_scheduled, simulator::IssuePriority::critical_first}) {
-      Option o;
-      o.label = std::string(simulator::to_string(priority));
-      o.priority = priority;
-      d.options.push_back(o);
-    }
-    out.push_back(std::move(d));
-  }
+  std::vector<Decision> out;
+  if (!context.pins.tp_overlap && s.tp > 1 && s.sp) out.push_back(tp_overlap_decision());
+  if (!context.pins.bucket_mb && grads && s.zero < 3) out.push_back(bucket_decision());
+  if (!context.pins.prefetch && grads && s.zero == 3) out.push_back(prefetch_decision());
+  if (!context.pins.priority && streams >= 2) out.push_back(priority_decision());
   return out;
 }
 
@@ -144,91 +252,31 @@ std::vector<Decision> comm_decisions(const SpaceContext& context,
                                      const std::vector<simulator::OpClass>& classes) {
   std::vector<Decision> out;
   if (!comm_knobs_searchable(context)) return out;
-  const model::CostModel& cm = *context.model;
   const bool extended = context.runtime == model::Runtime::nccl_extended;
-  const std::vector<int> channels = grid_channels(context);
-
   if (!extended) {
-    // NCCL_NTHREADS and NCCL_BUFFSIZE: one value per process.
-    Decision d;
-    d.kind = DecisionKind::process;
-    d.name = "process";
-    d.scope = "per process";
-    for (int threads : k_grid_threads) {
-      for (std::int64_t chunk : k_grid_chunk_bytes) {
-        Option o;
-        o.label = fmt::format("threads {} chunk {}", threads, format_bytes(chunk));
-        o.threads = threads;
-        o.chunk_bytes = chunk;
-        d.options.push_back(o);
-      }
-    }
-    out.push_back(std::move(d));
-    // Communicators running alltoall/sendrecv: their CTAs are the channels of those calls.
-    std::vector<Group> p2p_groups;
-    for (const auto& c : classes) {
-      if (is_p2p(c.key.collective) &&
-          std::find(p2p_groups.begin(), p2p_groups.end(), c.key.group) == p2p_groups.end()) {
-        p2p_groups.push_back(c.key.group);
-      }
-    }
-    for (Group g : p2p_groups) {
-      Decision cd;
-      cd.kind = DecisionKind::communicator;
-      cd.group = g;
-      cd.name = fmt::format("communicator {}", simulator::to_string(g));
-      cd.scope = "per communicator";
-      for (int ch : channels) {
-        Option o;
-        o.label = fmt::format("ctas {}", ch);
-        o.ctas = ch;
-        cd.options.push_back(o);
-      }
-      out.push_back(std::move(cd));
-    }
+    out.push_back(process_decision());
+    for (Group g : p2p_groups(classes)) out.push_back(communicator_decision(context, g));
   }
-
   for (const auto& c : classes) {
-    const bool p2p = is_p2p(c.key.collective);
-    if (!extended && p2p) continue;  // NCCL asks no tuner about them; channels come from the communicator
-    Decision d;
-    d.kind = DecisionKind::op_class;
-    d.key = c.key;
-    d.group = c.key.group;
-    d.name = simulator::op_class_name(c.key);
-    d.scope = "per call";
-    const model::CommGroup shape = shape_of(context, c.key.group);
-    for (model::Algo algo : k_algos) {
-      for (model::Proto proto : model::k_all_protos) {
-        if (!cm.nccl_allows(c.key.collective, algo, proto, shape).ok()) continue;
-        for (int ch : channels) {
-          model::CollConfig config;
-          config.algo = algo;
-          config.proto = proto;
-          config.channels = ch;
-          if (!extended) {
-            Option o;
-            o.label = config_label(config, false);
-            o.config = config;
-            d.options.push_back(o);
-            continue;
-          }
-          for (int threads : k_grid_threads) {
-            for (std::int64_t chunk : k_grid_chunk_bytes) {
-              config.threads = threads;
-              config.chunk_bytes = chunk;
-              Option o;
-              o.label = config_label(config, true);
-              o.config = config;
-              d.options.push_back(o);
-            }
-          }
-        }
-      }
-    }
+    // Under nccl no tuner is asked about alltoall/sendrecv: their channels come from the communicator.
+    if (!extended && is_p2p(c.key.collective)) continue;
+    Decision d = op_class_decision(context, c.key);
     if (!d.options.empty()) out.push_back(std::move(d));
   }
   return out;
+}
+
+const Decision* channels_decision(const std::vector<Decision>& decisions, const simulator::OpClassKey& key) {
+  for (const Decision& d : decisions) {
+    const auto* s = std::get_if<OpClassSetting>(&d.options.front().setting);
+    if (s != nullptr && s->key == key) return &d;
+  }
+  if (!is_p2p(key.collective)) return nullptr;
+  for (const Decision& d : decisions) {
+    const auto* s = std::get_if<CommunicatorSetting>(&d.options.front().setting);
+    if (s != nullptr && s->group == key.group) return &d;
+  }
+  return nullptr;
 }
 
 Choice default_choice(const SpaceContext& context) {
@@ -240,93 +288,24 @@ Choice default_choice(const SpaceContext& context) {
   return choice;
 }
 
-void complete_choice(const SpaceContext& context, const std::vector<simulator::OpClass>& classes,
-                     Choice& choice) {
+Choice complete_choice(const SpaceContext& context, const std::vector<simulator::OpClass>& classes,
+                       Choice choice) {
+  if (!comm_knobs_searchable(context)) return choice;
   std::map<OpClassKey, model::CollConfig> kept;
   for (const auto& c : classes) {
     auto it = choice.classes.find(c.key);
-    if (it != choice.classes.end()) {
-      kept.emplace(c.key, it->second);
-      continue;
-    }
-    model::CollConfig config = context.model->nccl_default(c.key.collective, static_cast<double>(c.key.bytes),
-                                                           shape_of(context, c.key.group));
-    kept.emplace(c.key, config);
+    kept.emplace(c.key, it != choice.classes.end() ? it->second : nccl_default(context, c.key));
   }
   choice.classes = std::move(kept);
   std::map<Group, int> ctas;
-  for (const auto& [group, n] : choice.ctas) {
-    for (const auto& c : classes) {
-      if (c.key.group == group && is_p2p(c.key.collective)) {
-        ctas[group] = n;
-        break;
-      }
-    }
+  for (const auto& entry : choice.ctas) {
+    const bool runs_p2p = std::any_of(classes.begin(), classes.end(), [&](const simulator::OpClass& c) {
+      return c.key.group == entry.first && is_p2p(c.key.collective);
+    });
+    if (runs_p2p) ctas.insert(entry);
   }
   choice.ctas = std::move(ctas);
-}
-
-void apply(const Decision& decision, const Option& option, Choice& choice) {
-  switch (decision.kind) {
-    case DecisionKind::tp_overlap:
-      choice.tp_overlap = option.tp_overlap;
-      break;
-    case DecisionKind::bucket_mb:
-      choice.bucket_mb = option.bucket_mb;
-      break;
-    case DecisionKind::prefetch:
-      choice.prefetch = option.prefetch;
-      break;
-    case DecisionKind::priority:
-      choice.priority = option.priority;
-      break;
-    case DecisionKind::process:
-      choice.threads = option.threads;
-      choice.chunk_bytes = option.chunk_bytes;
-      break;
-    case DecisionKind::communicator:
-      choice.ctas[decision.group] = option.ctas;
-      break;
-    case DecisionKind::op_class:
-      choice.classes[decision.key] = option.config;
-      break;
-  }
-}
-
-int current_option(const Decision& decision, const Choice& choice) {
-  for (std::size_t i = 0; i < decision.options.size(); ++i) {
-    const Option& o = decision.options[i];
-    bool same = false;
-    switch (decision.kind) {
-      case DecisionKind::tp_overlap:
-        same = choice.tp_overlap == o.tp_overlap;
-        break;
-      case DecisionKind::bucket_mb:
-        same = choice.bucket_mb == o.bucket_mb;
-        break;
-      case DecisionKind::prefetch:
-        same = choice.prefetch == o.prefetch;
-        break;
-      case DecisionKind::priority:
-        same = choice.priority == o.priority;
-        break;
-      case DecisionKind::process:
-        same = choice.threads == o.threads && choice.chunk_bytes == o.chunk_bytes;
-        break;
-      case DecisionKind::communicator: {
-        auto it = choice.ctas.find(decision.group);
-        same = it != choice.ctas.end() && it->second == o.ctas;
-        break;
-      }
-      case DecisionKind::op_class: {
-        auto it = choice.classes.find(decision.key);
-        same = it != choice.classes.end() && it->second == o.config;
-        break;
-      }
-    }
-    if (same) return static_cast<int>(i);
-  }
-  return -1;
+  return choice;
 }
 
 simulator::CommAssignment to_assignment(const SpaceContext& context, const Choice& choice) {

@@ -2,7 +2,8 @@
 // according to the knob scopes of the runtime, and how one full choice becomes the simulator's
 // CommAssignment.
 //
-// A *decision* is one knob setting that a deployment makes once:
+// A *decision* is one knob setting that a deployment makes once; its options are complete settings (one
+// type per kind, `Setting`), so a search moves a choice by applying an option and reads nothing else:
 //   - structural (taken first, because they change which op classes exist or how they share links): TP
 //     overlap method, DP bucket size, FSDP prefetch depth, issue priority of concurrent collectives;
 //   - per process (`--runtime nccl`): NCCL_NTHREADS and the Simple chunk (NCCL_BUFFSIZE / 2), one value
@@ -15,19 +16,30 @@
 // op classes uses (the tuner can only lower channels per call), so raising channels is possible but
 // is a communicator-wide setting in the files written.
 //
+// How the searches use it: default_choice → simulate → complete_choice (NCCL's defaults for the op classes
+// that structure issues) → decisions (structural_decisions, comm_decisions) → apply options to the choice →
+// to_assignment (the one way from a choice to what the simulator runs).
+//
 // Thread safety: plain values and pure functions.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "model/cost_model.h"
 #include "simulator/simulator.h"
 
 namespace lagom::search {
+
+// The model and simulator types the space is written in, named once here.
+using Group = simulator::Group;
+using TpOverlap = model::TpOverlap;
 
 // The fixed grid (DESIGN.md). Channels are further capped by CostModel::max_channels().
 inline constexpr std::array<int, 8> k_grid_channels{1, 2, 4, 8, 12, 16, 24, 32};
@@ -37,7 +49,7 @@ inline constexpr std::array<std::int64_t, 6> k_grid_chunk_bytes{128 << 10, 256 <
 inline constexpr std::array<double, 4> k_grid_bucket_mb{25, 50, 100, 200};
 inline constexpr std::array<int, 2> k_grid_prefetch{1, 2};
 // TP overlap methods: none, slice:2, slice:4, slice:8, flash.
-std::vector<model::TpOverlap> grid_tp_overlaps();
+std::vector<TpOverlap> grid_tp_overlaps();
 
 // Which knobs the user pinned on the command line (not searched).
 struct Pins {
@@ -49,13 +61,13 @@ struct Pins {
 
 // One full setting of every knob (what a search moves around). Values 0 mean NCCL's default.
 struct Choice {
-  model::TpOverlap tp_overlap;  // structural
-  double bucket_mb = 25;        // structural, MB (10^6 bytes)
-  int prefetch = 1;             // structural: FSDP layers gathered ahead (1..2)
+  TpOverlap tp_overlap;   // structural
+  double bucket_mb = 25;  // structural, MB (10^6 bytes)
+  int prefetch = 1;       // structural: FSDP layers gathered ahead (1..2)
   simulator::IssuePriority priority = simulator::IssuePriority::as_scheduled;  // structural
-  int threads = 0;                       // per process (nccl): NCCL_NTHREADS
-  std::int64_t chunk_bytes = 0;          // per process (nccl): Simple chunk = NCCL_BUFFSIZE / 2
-  std::map<simulator::Group, int> ctas;  // per communicator (nccl): CTAs of groups running p2p
+  int threads = 0;               // per process (nccl): NCCL_NTHREADS
+  std::int64_t chunk_bytes = 0;  // per process (nccl): Simple chunk = NCCL_BUFFSIZE / 2
+  std::map<Group, int> ctas;     // per communicator (nccl): CTAs of groups running p2p
   std::map<simulator::OpClassKey, model::CollConfig> classes;  // per op class
   bool operator==(const Choice&) const = default;
 };
@@ -63,26 +75,77 @@ struct Choice {
 enum class DecisionKind { tp_overlap, bucket_mb, prefetch, priority, process, communicator, op_class };
 std::string_view to_string(DecisionKind kind);
 
-// One value a decision can take. Only the fields of the decision's kind are meaningful.
+// What one option sets: one type per decision kind, each naming the knob it sets and where (the op class,
+// the communicator), so an option is complete on its own and applies to a choice without its decision.
+struct TpOverlapSetting {  // structural: Choice::tp_overlap
+  static constexpr DecisionKind k_kind = DecisionKind::tp_overlap;
+  TpOverlap method;
+};
+struct BucketSetting {  // structural: Choice::bucket_mb
+  static constexpr DecisionKind k_kind = DecisionKind::bucket_mb;
+  double mb = 25;  // MB (10^6 bytes)
+};
+struct PrefetchSetting {  // structural: Choice::prefetch
+  static constexpr DecisionKind k_kind = DecisionKind::prefetch;
+  int layers = 1;  // FSDP layers gathered ahead
+};
+struct PrioritySetting {  // structural: Choice::priority
+  static constexpr DecisionKind k_kind = DecisionKind::priority;
+  simulator::IssuePriority priority = simulator::IssuePriority::as_scheduled;
+};
+struct ProcessSetting {  // per process (nccl): Choice::threads and Choice::chunk_bytes
+  static constexpr DecisionKind k_kind = DecisionKind::process;
+  int threads = 0;               // NCCL_NTHREADS
+  std::int64_t chunk_bytes = 0;  // Simple chunk = NCCL_BUFFSIZE / 2
+};
+struct CommunicatorSetting {  // per communicator (nccl): Choice::ctas[group]
+  static constexpr DecisionKind k_kind = DecisionKind::communicator;
+  Group group = Group::tp;
+  int ctas = 0;
+};
+struct OpClassSetting {  // per op class: Choice::classes[key]
+  static constexpr DecisionKind k_kind = DecisionKind::op_class;
+  simulator::OpClassKey key;
+  model::CollConfig config;
+};
+using Setting = std::variant<TpOverlapSetting, BucketSetting, PrefetchSetting, PrioritySetting,
+                             ProcessSetting, CommunicatorSetting, OpClassSetting>;
+
+DecisionKind kind_of(const Setting& setting);
+// Sets the one knob `setting` names; every other knob of `choice` keeps its value.
+void apply(const Setting& setting, Choice& choice);
+// Whether `choice` holds `setting` (false for an op class or communicator the choice does not set).
+bool holds(const Choice& choice, const Setting& setting);
+
+// One value a decision can take.
 struct Option {
-  std::string label;             // e.g. "ring/simple ch 4", "threads 256 chunk 512K", "bucket 50 MB"
-  model::CollConfig config;      // op_class
-  int ctas = 0;                  // communicator
-  int threads = 0;               // process
-  std::int64_t chunk_bytes = 0;  // process
-  model::TpOverlap tp_overlap;   // tp_overlap
-  double bucket_mb = 0;          // bucket_mb
-  int prefetch = 1;              // prefetch
-  simulator::IssuePriority priority = simulator::IssuePriority::as_scheduled;  // priority
+  std::string label;  // e.g. "ring/simple ch 4", "threads 256 chunk 512K", "50 MB"
+  Setting setting;
 };
 
+// How a decision's options are laid out: `blocks` blocks, each the product of three axes, outermost
+// first. Communication decisions have one block per allowed (algorithm, protocol) and the axes channels ×
+// threads × chunk (an axis not set per call has one value); other decisions are one block on one axis.
+struct OptionGrid {
+  std::size_t blocks = 1;
+  std::array<std::size_t, 3> axes{1, 1, 1};
+  // The option at `point` (one index per axis) of `block`.
+  [[nodiscard]] std::size_t index(std::size_t block, const std::array<std::size_t, 3>& point) const {
+    return ((block * axes[0] + point[0]) * axes[1] + point[1]) * axes[2] + point[2];
+  }
+};
+
+// One knob setting that a deployment makes once, with every value the grid offers for it. The space
+// builds only decisions with at least one option, all of one kind, laid out as `grid` says.
 struct Decision {
-  DecisionKind kind = DecisionKind::op_class;
-  std::string name;           // op class name, "process", "communicator tp", "tp-overlap", ...
-  std::string scope;          // "per call", "per communicator", "per process", "structural"
-  simulator::OpClassKey key;  // op_class
-  simulator::Group group = simulator::Group::tp;  // communicator
+  std::string name;   // op class name, "process", "communicator tp", "tp-overlap", ...
+  std::string scope;  // "per call", "per communicator", "per process", "structural"
   std::vector<Option> options;
+  OptionGrid grid;
+
+  [[nodiscard]] DecisionKind kind() const { return kind_of(options.front().setting); }
+  // The option `choice` holds, or nullptr (e.g. NCCL's default when it is not on the grid).
+  [[nodiscard]] const Option* held(const Choice& choice) const;
 };
 
 // Everything the space depends on. `strategy` resolved; `model` bound to the cluster.
@@ -104,20 +167,22 @@ bool comm_knobs_searchable(const SpaceContext& context);
 // ZeRO-3 gathers).
 std::vector<Decision> structural_decisions(const SpaceContext& context);
 
-// The per-process, per-communicator and per-op-class decisions for the op classes an iteration issues.
+// The per-process, per-communicator and per-op-class decisions for the op classes an iteration issues, in
+// that order (communicators and op classes in the order of `classes`).
 std::vector<Decision> comm_decisions(const SpaceContext& context,
                                      const std::vector<simulator::OpClass>& classes);
 
+// The decision among `decisions` that sets the channels of op class `key`: its own, or (under nccl, for
+// alltoall/sendrecv) its communicator's CTAs; nullptr when there is none.
+const Decision* channels_decision(const std::vector<Decision>& decisions, const simulator::OpClassKey& key);
+
 // The starting choice: the strategy's structural values and NCCL's own choice for every op class.
 Choice default_choice(const SpaceContext& context);
-// Sets NCCL's default configuration for every op class not in `choice` and drops classes that are not
-// in `classes` (after a structural change).
-void complete_choice(const SpaceContext& context, const std::vector<simulator::OpClass>& classes,
-                     Choice& choice);
-
-void apply(const Decision& decision, const Option& option, Choice& choice);
-// The index of the option `choice` currently holds for `decision`, or -1 (e.g. NCCL's default).
-int current_option(const Decision& decision, const Choice& choice);
+// `choice` for the op classes one structure issues: NCCL's default configuration for every class it does
+// not set, none for classes not in `classes` (after a structural change), and CTAs only for communicators
+// that still run alltoall/sendrecv. Unchanged on a cluster without NCCL (no class takes a configuration).
+Choice complete_choice(const SpaceContext& context, const std::vector<simulator::OpClass>& classes,
+                       Choice choice);
 
 // The simulator's assignment for a choice: per-class configs with the per-process knobs filled in
 // (threads for LL and Simple, chunk for Simple, as NCCL applies NCCL_NTHREADS / NCCL_BUFFSIZE), and CTAs
