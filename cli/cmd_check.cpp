@@ -55,9 +55,11 @@ void run_check(const CheckOptions& options, const Context& context) {
   const regression::Report report = regression::compare(base_kind, base_metrics, cur_metrics, tolerance);
 
   if (!options.junit_path.empty()) {
-    std::ofstream out(options.junit_path, std::ios::binary | std::ios::trunc);
-    out << regression::render_junit(report);
-    if (!out) fail(ErrorCode::io, fmt::format("check: --junit {}: cannot write", options.junit_path));
+    if (auto written = write_output_file(options.junit_path, regression::render_junit(report),
+                                         {options.baseline, options.current, options.db_path});
+        !written.ok()) {
+      throw CommandFailed{written.error().with_context("check: --junit")};
+    }
   }
   if (context.json) {
     print_json(regression::render_json(report));

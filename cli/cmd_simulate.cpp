@@ -20,19 +20,6 @@ namespace lagom::cli {
 
 namespace {
 
-Status write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) return make_error(ErrorCode::io, fmt::format("{}: cannot write", path));
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) return make_error(ErrorCode::io, fmt::format("{}: cannot write ({})", path, ec.message()));
-  return {};
-}
-
 struct SimulateFlags {
   SpecFlags spec;
   StrategyFlags strategy;
@@ -60,7 +47,10 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
   options.timeline = !flags.trace.empty();
   const simulator::SimulationResult result =
       unwrap(simulator::simulate(workload, cluster, strategy, costs, assignment, options));
-  if (!flags.trace.empty()) check(write_file_atomically(flags.trace, simulator::chrome_trace(result).dump()));
+  if (!flags.trace.empty()) {
+    check(write_output_file(flags.trace, simulator::chrome_trace(result).dump(),
+                            {flags.spec.model, flags.spec.cluster, flags.comm_config, flags.spec.db}));
+  }
   if (context.json) {
     print_json(simulation_json(result, strategy, cluster, workload));
     return;
