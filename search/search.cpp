@@ -15,7 +15,7 @@ namespace lagom::search {
 
 namespace {
 
-using simulator::Group;
+using model::Group;
 using simulator::OpClass;
 using simulator::OpClassKey;
 
@@ -283,7 +283,7 @@ Status run_autoccl(const Problem& problem, Evaluator& evaluator, TuneResult& out
                : std::vector<std::int64_t>{0};
   for (const auto& c : current.result->op_classes) {
     const model::CommGroup shape =
-        simulator::communicator_shape(c.key.group, ctx.strategy, cm.cluster().gpus_per_node);
+        model::communicator_shape(c.key.group, ctx.strategy, cm.cluster().gpus_per_node);
     const bool p2p = is_p2p(c.key.collective);
     CdUnit unit;
     unit.key = c.key;
@@ -298,7 +298,7 @@ Status run_autoccl(const Problem& problem, Evaluator& evaluator, TuneResult& out
         continue;
       }
       unit.communicator = true;
-      unit.name = fmt::format("communicator {}", simulator::to_string(c.key.group));
+      unit.name = fmt::format("communicator {}", model::to_string(c.key.group));
       unit.groups.emplace_back(model::Algo::p2p, model::Proto::simple);
     } else {
       for (model::Algo a :
@@ -377,7 +377,7 @@ std::vector<const Option*> undominated(const Problem& problem, const Decision& d
   }
   const SpaceContext& ctx = problem.space;
   const model::CommGroup shape =
-      simulator::communicator_shape(decision.key.group, ctx.strategy, ctx.model->cluster().gpus_per_node);
+      model::communicator_shape(decision.key.group, ctx.strategy, ctx.model->cluster().gpus_per_node);
   struct Priced {
     const Option* option;
     std::array<double, 4> v;

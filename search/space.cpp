@@ -8,7 +8,7 @@ namespace lagom::search {
 
 namespace {
 
-using simulator::Group;
+using model::Group;
 using simulator::OpClassKey;
 
 constexpr std::array<model::Algo, 8> k_algos{
@@ -21,7 +21,7 @@ bool is_p2p(model::Collective collective) {
 }
 
 model::CommGroup shape_of(const SpaceContext& context, Group group) {
-  return simulator::communicator_shape(group, context.strategy, context.model->cluster().gpus_per_node);
+  return model::communicator_shape(group, context.strategy, context.model->cluster().gpus_per_node);
 }
 
 std::vector<int> grid_channels(const SpaceContext& context) {
@@ -42,9 +42,9 @@ std::string config_label(const model::CollConfig& config, bool with_resources) {
 
 }  // namespace
 
-std::vector<model::TpOverlap> grid_tp_overlaps() {
-  using Kind = model::TpOverlap::Kind;
-  return {{Kind::none, 0}, {Kind::slice, 2}, {Kind::slice, 4}, {Kind::slice, 8}, {Kind::flash, 0}};
+std::vector<model::OverlapMethod> grid_tp_overlaps() {
+  using Kind = model::OverlapMethodKind;
+  return {{Kind::none, 1}, {Kind::slice, 2}, {Kind::slice, 4}, {Kind::slice, 8}, {Kind::flash, 1}};
 }
 
 std::string format_bytes(std::int64_t bytes) {
@@ -176,7 +176,7 @@ std::vector<Decision> comm_decisions(const SpaceContext& context,
       Decision cd;
       cd.kind = DecisionKind::communicator;
       cd.group = g;
-      cd.name = fmt::format("communicator {}", simulator::to_string(g));
+      cd.name = fmt::format("communicator {}", model::to_string(g));
       cd.scope = "per communicator";
       for (int ch : channels) {
         Option o;

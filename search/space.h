@@ -37,7 +37,7 @@ inline constexpr std::array<std::int64_t, 6> k_grid_chunk_bytes{128 << 10, 256 <
 inline constexpr std::array<double, 4> k_grid_bucket_mb{25, 50, 100, 200};
 inline constexpr std::array<int, 2> k_grid_prefetch{1, 2};
 // TP overlap methods: none, slice:2, slice:4, slice:8, flash.
-std::vector<model::TpOverlap> grid_tp_overlaps();
+std::vector<model::OverlapMethod> grid_tp_overlaps();
 
 // Which knobs the user pinned on the command line (not searched).
 struct Pins {
@@ -49,13 +49,13 @@ struct Pins {
 
 // One full setting of every knob (what a search moves around). Values 0 mean NCCL's default.
 struct Choice {
-  model::TpOverlap tp_overlap;  // structural
-  double bucket_mb = 25;        // structural, MB (10^6 bytes)
-  int prefetch = 1;             // structural: FSDP layers gathered ahead (1..2)
+  model::OverlapMethod tp_overlap;  // structural
+  double bucket_mb = 25;            // structural, MB (10^6 bytes)
+  int prefetch = 1;                 // structural: FSDP layers gathered ahead (1..2)
   simulator::IssuePriority priority = simulator::IssuePriority::as_scheduled;  // structural
-  int threads = 0;                       // per process (nccl): NCCL_NTHREADS
-  std::int64_t chunk_bytes = 0;          // per process (nccl): Simple chunk = NCCL_BUFFSIZE / 2
-  std::map<simulator::Group, int> ctas;  // per communicator (nccl): CTAs of groups running p2p
+  int threads = 0;                   // per process (nccl): NCCL_NTHREADS
+  std::int64_t chunk_bytes = 0;      // per process (nccl): Simple chunk = NCCL_BUFFSIZE / 2
+  std::map<model::Group, int> ctas;  // per communicator (nccl): CTAs of groups running p2p
   std::map<simulator::OpClassKey, model::CollConfig> classes;  // per op class
   bool operator==(const Choice&) const = default;
 };
@@ -65,23 +65,23 @@ std::string_view to_string(DecisionKind kind);
 
 // One value a decision can take. Only the fields of the decision's kind are meaningful.
 struct Option {
-  std::string label;             // e.g. "ring/simple ch 4", "threads 256 chunk 512K", "bucket 50 MB"
-  model::CollConfig config;      // op_class
-  int ctas = 0;                  // communicator
-  int threads = 0;               // process
-  std::int64_t chunk_bytes = 0;  // process
-  model::TpOverlap tp_overlap;   // tp_overlap
-  double bucket_mb = 0;          // bucket_mb
-  int prefetch = 1;              // prefetch
+  std::string label;                // e.g. "ring/simple ch 4", "threads 256 chunk 512K", "bucket 50 MB"
+  model::CollConfig config;         // op_class
+  int ctas = 0;                     // communicator
+  int threads = 0;                  // process
+  std::int64_t chunk_bytes = 0;     // process
+  model::OverlapMethod tp_overlap;  // tp_overlap
+  double bucket_mb = 0;             // bucket_mb
+  int prefetch = 1;                 // prefetch
   simulator::IssuePriority priority = simulator::IssuePriority::as_scheduled;  // priority
 };
 
 struct Decision {
   DecisionKind kind = DecisionKind::op_class;
-  std::string name;           // op class name, "process", "communicator tp", "tp-overlap", ...
-  std::string scope;          // "per call", "per communicator", "per process", "structural"
-  simulator::OpClassKey key;  // op_class
-  simulator::Group group = simulator::Group::tp;  // communicator
+  std::string name;                       // op class name, "process", "communicator tp", "tp-overlap", ...
+  std::string scope;                      // "per call", "per communicator", "per process", "structural"
+  simulator::OpClassKey key;              // op_class
+  model::Group group = model::Group::tp;  // communicator
   std::vector<Option> options;
 };
 

@@ -117,7 +117,7 @@ TEST_CASE("per-process threads reach LL and Simple calls and the chunk only Simp
   CHECK(simple.chunk_bytes == 512 << 10);
   // The dp communicator is built with as many CTAs as its widest call.
   REQUIRE(a.comm_ctas.size() == 1);
-  CHECK(a.comm_ctas[0].first == simulator::Group::dp);
+  CHECK(a.comm_ctas[0].first == model::Group::dp);
   CHECK(a.comm_ctas[0].second >= 4);
 }
 
