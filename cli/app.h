@@ -41,6 +41,13 @@ inline void check(const Status& status) {
   if (!status.ok()) throw CommandFailed{status.error()};
 }
 [[noreturn]] void fail(ErrorCode code, const std::string& message);
+// The value a library parser made of flag `flag`'s argument, or CommandFailed "<flag>: <the parser's
+// message>" (so a bad value ends the command at the flag, before it runs: "lagom: error: --tp-overlap: ...").
+template <typename T>
+T flag_value(const std::string& flag, Result<T> parsed) {
+  if (!parsed.ok()) throw CommandFailed{parsed.error().with_context(flag)};
+  return std::move(parsed).value();
+}
 
 // Adds --json and --quiet to a subcommand (both spellings, before or after the command name, work).
 void add_common_flags(CLI::App& command, Context& context);

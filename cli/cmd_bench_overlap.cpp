@@ -22,8 +22,8 @@ namespace {
 
 struct BenchOverlapOptions {
   std::string kernel;
-  std::string method;
-  std::string m, n, k;  // sizes: digits with optional K/M/G suffix
+  model::OverlapMethod method;  // parsed at the flag
+  std::string m, n, k;          // sizes: digits with optional K/M/G suffix
   std::optional<int> ranks;
   int reps = 10;
   int warmup = 1;
@@ -46,10 +46,7 @@ void run(const BenchOverlapOptions& o, const Context& context) {
     request.kernel = *kernel;
   else
     bad(kernel.error());
-  if (auto method = model::parse_overlap_method(o.method); method.ok())
-    request.method = *method;
-  else
-    bad(method.error());
+  request.method = o.method;
   request.m = parse_dim(o.m, "m");
   request.n = parse_dim(o.n, "n");
   request.k = parse_dim(o.k, "k");
@@ -223,10 +220,17 @@ void add_bench_overlap_command(CLI::App& app, Context& context) {
   auto options = std::make_shared<BenchOverlapOptions>();
   auto* command = app.add_subcommand(
       "bench-overlap",
-      "Run a GEMM with its collective decomposed for overlap (vanilla, slice:K, flash) and time it");
+      "Run a GEMM with its collective decomposed for overlap (none, slice:K, flash) and time it");
   add_common_flags(*command, context);
   command->add_option("--kernel", options->kernel, "ag-gemm | gemm-rs | a2a")->required();
-  command->add_option("--method", options->method, "vanilla | slice:K | flash")->required();
+  command
+      ->add_option_function<std::string>(
+          "--method",
+          [options](const std::string& v) {
+            options->method = flag_value("--method", model::parse_overlap_method(v));
+          },
+          "none (or vanilla) | slice:K (K 2..4096) | flash")
+      ->required();
   command->add_option("--m", options->m, "Rows of X and Y (global; K/M/G suffixes)")->required();
   command->add_option("--n", options->n, "Columns of W and Y (global)")->required();
   command->add_option("--k", options->k, "Columns of X, rows of W (global)")->required();

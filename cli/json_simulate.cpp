@@ -17,7 +17,7 @@ nlohmann::json simulation_json(const simulator::SimulationResult& r, const model
   for (const auto& c : r.op_classes) {
     ops.push_back({{"name", simulator::op_class_name(c.key)},
                    {"collective", std::string(model::to_string(c.key.collective))},
-                   {"group", std::string(simulator::to_string(c.key.group))},
+                   {"group", std::string(model::to_string(c.key.group))},
                    {"bytes", c.key.bytes},
                    {"ranks", c.shape.ranks},
                    {"nodes", c.shape.nodes},

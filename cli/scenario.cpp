@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/app.h"
 #include "cli/output.h"
 #include "model/presets.h"
 
@@ -59,7 +60,12 @@ void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
       "--micro-batch", [&flags](const long& v) { flags.micro_batch = v; }, "Sequences per micro-batch [1]");
   text_flag("--recompute", flags.recompute, "none|selective|full [none]");
   text_flag("--schedule", flags.schedule, "1f1b|gpipe|interleaved [1f1b]");
-  text_flag("--tp-overlap", flags.tp_overlap, "none|slice:K|flash [none]");
+  command.add_option_function<std::string>(
+      "--tp-overlap",
+      [&flags](const std::string& v) {
+        flags.tp_overlap = flag_value("--tp-overlap", model::parse_overlap_method(v));
+      },
+      "none|slice:K (K 2..4096)|flash [none]");
   text_flag("--dp-overlap", flags.dp_overlap, "on|off [on]");
   command.add_option_function<double>(
       "--bucket-mb", [&flags](const double& v) { flags.bucket_mb = v; }, "DP gradient bucket, MB [25]");
@@ -156,9 +162,7 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
                         fmt::format("schedule: '{}' is not 1f1b, gpipe or interleaved", *f.schedule));
     s.schedule = *v;
   }
-  if (f.tp_overlap) {
-    LAGOM_TRY(s.tp_overlap, model::parse_tp_overlap(*f.tp_overlap));
-  }
+  if (f.tp_overlap) s.tp_overlap = *f.tp_overlap;
   if (f.dp_overlap) {
     if (*f.dp_overlap != "on" && *f.dp_overlap != "off") {
       return make_error(ErrorCode::invalid_input,

@@ -33,7 +33,8 @@ struct StrategyFlags {
   std::optional<int> gpus, tp, pp, dp, cp, ep, vpp, zero;
   bool sp = false;
   std::optional<long> global_batch, micro_batch;
-  std::optional<std::string> recompute, schedule, tp_overlap, dp_overlap, precision, attention;
+  std::optional<std::string> recompute, schedule, dp_overlap, precision, attention;
+  std::optional<model::OverlapMethod> tp_overlap;  // parsed at the flag (model::parse_overlap_method)
   std::optional<double> bucket_mb;
 };
 

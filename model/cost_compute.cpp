@@ -36,52 +36,6 @@ double ceil_div(double a, double b) {
 
 }  // namespace
 
-std::string_view to_string(Phase phase) {
-  switch (phase) {
-    case Phase::forward:
-      return "forward";
-    case Phase::backward:
-      return "backward";
-    case Phase::recompute:
-      return "recompute";
-  }
-  return "forward";
-}
-std::string_view to_string(OpKind kind) {
-  switch (kind) {
-    case OpKind::gemm:
-      return "gemm";
-    case OpKind::attention:
-      return "attention";
-    case OpKind::elementwise:
-      return "elementwise";
-    case OpKind::norm:
-      return "norm";
-    case OpKind::embedding:
-      return "embedding";
-    case OpKind::loss:
-      return "loss";
-    case OpKind::optimizer:
-      return "optimizer";
-  }
-  return "gemm";
-}
-std::string_view to_string(Group group) {
-  switch (group) {
-    case Group::tp:
-      return "tp";
-    case Group::cp:
-      return "cp";
-    case Group::ep:
-      return "ep";
-    case Group::dp:
-      return "dp";
-    case Group::pp:
-      return "pp";
-  }
-  return "tp";
-}
-
 CostModel::CostModel(ClusterSpec cluster, std::optional<Calibration> calibration)
     : m_cluster(std::move(cluster)), m_calibration(std::move(calibration)) {
   if (m_calibration) {
@@ -91,46 +45,6 @@ CostModel::CostModel(ClusterSpec cluster, std::optional<Calibration> calibration
     if (fit.compute_slowdown_per_channel)
       m_interference.slowdown_per_channel = *fit.compute_slowdown_per_channel;
   }
-}
-
-CommGroup CostModel::group_shape(Group group, const Strategy& s) const {
-  // Megatron's order: tp fastest, then cp, then dp (ep is a contiguous block of dp·cp), then pp.
-  long stride = 1;
-  long size = 1;
-  switch (group) {
-    case Group::tp:
-      stride = 1;
-      size = s.tp;
-      break;
-    case Group::cp:
-      stride = s.tp;
-      size = s.cp;
-      break;
-    case Group::ep:
-      stride = s.tp;
-      size = s.ep;
-      break;
-    case Group::dp:
-      stride = static_cast<long>(s.tp) * s.cp;
-      size = s.dp;
-      break;
-    case Group::pp:
-      stride = static_cast<long>(s.tp) * s.cp * s.dp;
-      size = s.pp;
-      break;
-  }
-  const long gpn = std::max(1, m_cluster.gpus_per_node);
-  CommGroup g;
-  g.ranks = static_cast<int>(std::max(1L, size));
-  if (stride * size <= gpn) {
-    g.nodes = 1;
-  } else if (stride >= gpn) {
-    g.nodes = g.ranks;
-  } else {
-    const long per_node = std::max(1L, gpn / stride);
-    g.nodes = static_cast<int>((size + per_node - 1) / per_node);
-  }
-  return g;
 }
 
 double CostModel::memory_bw_GBps() const {
@@ -574,12 +488,6 @@ double CostModel::pp_message_bytes(const WorkloadSpec& w, const Strategy& s) con
   const double e = s.precision == Precision::fp32 || s.precision == Precision::tf32 ? 4.0 : 2.0;
   return static_cast<double>(s.micro_batch) * static_cast<double>(w.seq) / s.cp * w.hidden * e /
          (s.sp ? s.tp : 1);
-}
-
-double CostModel::dp_gradient_bytes(const WorkloadSpec& w, const Strategy& s) const {
-  // Gradients are reduced in the parameter dtype (bf16: 2 bytes; fp32: 4).
-  const double e = s.precision == Precision::fp32 || s.precision == Precision::tf32 ? 4.0 : 2.0;
-  return parameters_per_gpu(w, s) * e;
 }
 
 double CostModel::model_flops_per_iteration(const WorkloadSpec& w, long global_batch) {

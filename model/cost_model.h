@@ -19,58 +19,11 @@
 #include "model/calibration.h"
 #include "model/collective_factors.h"
 #include "model/collectives.h"
+#include "model/groups.h"
 #include "model/specs.h"
+#include "model/steps.h"
 
 namespace lagom::model {
-
-// ---------------------------------------------------------------------------------------------------
-// Compute ops
-
-enum class Phase { forward, backward, recompute };
-std::string_view to_string(Phase phase);
-
-enum class OpKind { gemm, attention, elementwise, norm, embedding, loss, optimizer };
-std::string_view to_string(OpKind kind);
-
-// A (batched) GEMM C[m×n] = A[m×k]·B[k×n], `batch` independent problems (e.g. heads, experts).
-struct GemmShape {
-  std::int64_t m = 0, n = 0, k = 0, batch = 1;
-  [[nodiscard]] double flops() const { return 2.0 * m * n * k * batch; }
-  [[nodiscard]] bool empty() const { return m == 0; }
-};
-
-// One kernel on one GPU for one micro-batch.
-struct ComputeOp {
-  std::string name;  // e.g. "qkv", "attention", "mlp.fc1.dgrad"
-  OpKind kind = OpKind::gemm;
-  Phase phase = Phase::forward;
-  double flops = 0;        // arithmetic executed (hardware FLOPs; matmuls only, elementwise ops 0)
-  double model_flops = 0;  // FLOPs counted as model FLOPs (DESIGN.md convention; 0 for recompute)
-  double bytes = 0;        // HBM traffic, bytes
-  GemmShape gemm;          // the GEMM shape when kind is gemm or attention (per GPU)
-  double time_us = 0;      // isolated time (no concurrent collective)
-};
-
-// Which communicator a collective runs on (Megatron's rank order: tp fastest, then cp, dp, pp; ep inside
-// dp·cp).
-enum class Group { tp, cp, ep, dp, pp };
-std::string_view to_string(Group group);
-
-// A collective between compute ops, for one micro-batch.
-struct CommOp {
-  std::string name;  // e.g. "attn.allreduce", "moe.dispatch"
-  Collective collective = Collective::allreduce;
-  Group group = Group::tp;
-  double bytes = 0;  // nccl-tests' size (DESIGN.md: per-rank buffer, total for AG/RS)
-  Phase phase = Phase::forward;
-};
-
-// One step of a layer, in issue order: a compute op or a collective (exactly one is meaningful).
-struct Step {
-  bool is_comm = false;
-  ComputeOp compute;
-  CommOp comm;
-};
 
 // ---------------------------------------------------------------------------------------------------
 // Collectives
@@ -126,11 +79,8 @@ class CostModel {
 
   [[nodiscard]] const ClusterSpec& cluster() const { return m_cluster; }
   [[nodiscard]] const std::optional<Calibration>& calibration() const { return m_calibration; }
-  [[nodiscard]] const InterferenceParams& interference_params() const { return m_interference; }
 
-  // --- groups ---
-  // Where the ranks of `group` sit for a strategy on this cluster (Megatron's rank order).
-  [[nodiscard]] CommGroup group_shape(Group group, const Strategy& strategy) const;
+  // --- groups --- (a strategy's communicators: model::communicator_shape, model/groups.h)
   // A communicator of `ranks` consecutive ranks (nodes = ⌈ranks / gpus_per_node⌉).
   [[nodiscard]] CommGroup contiguous_group(int ranks) const;
 
@@ -156,8 +106,6 @@ class CostModel {
   [[nodiscard]] ComputeOp optimizer_op(const WorkloadSpec& workload, const Strategy& strategy) const;
   // Bytes of one pipeline send/recv of activations (one micro-batch, one direction).
   [[nodiscard]] double pp_message_bytes(const WorkloadSpec& workload, const Strategy& strategy) const;
-  // Gradient bytes a DP rank reduces per iteration for pipeline stage `stage` (dense, expert parts).
-  [[nodiscard]] double dp_gradient_bytes(const WorkloadSpec& workload, const Strategy& strategy) const;
 
   // Model FLOPs per iteration (DESIGN.md convention), the whole model, all GPUs.
   [[nodiscard]] static double model_flops_per_iteration(const WorkloadSpec& workload, long global_batch);

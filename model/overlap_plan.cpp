@@ -1,7 +1,6 @@
 #include "model/overlap_plan.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -15,7 +14,6 @@ namespace lagom::model {
 namespace {
 
 constexpr int k_max_ranks = 1024;
-constexpr int k_max_slices = 4096;
 
 int mod(int a, int p) {
   return ((a % p) + p) % p;
@@ -49,7 +47,7 @@ RankPlan plan_ag_gemm(const OverlapMethod& method, int rank, int ranks) {
   RankPlan plan;
   const int steps = ranks - 1;  // ring steps of one all-gather
   switch (method.kind) {
-    case OverlapMethodKind::vanilla: {
+    case OverlapMethodKind::none: {
       append_ring_allgather(plan, rank, ranks, 0, -1, 0);
       for (int s = 0; s < ranks; ++s) {
         plan.compute.push_back({ComputeKind::gemm, {mod(rank - s, ranks), 0}, steps - 1, steps + s});
@@ -108,7 +106,7 @@ RankPlan plan_owner_pieces(OverlapKernel kernel, const OverlapMethod& method, in
     }
   };
   switch (method.kind) {
-    case OverlapMethodKind::vanilla: {
+    case OverlapMethodKind::none: {
       add_gemms(0, 0, false);
       append_direct_exchange(plan, rank, ranks, 0, ranks - 1, 1);
       if (reduce) plan.compute.push_back({ComputeKind::reduce, {rank, 0}, steps - 1, 1 + steps});
@@ -154,66 +152,14 @@ RankPlan plan_owner_pieces(OverlapKernel kernel, const OverlapMethod& method, in
 
 }  // namespace
 
-std::string_view to_string(OverlapKernel kernel) {
-  switch (kernel) {
-    case OverlapKernel::ag_gemm:
-      return "ag-gemm";
-    case OverlapKernel::gemm_rs:
-      return "gemm-rs";
-    case OverlapKernel::a2a:
-      return "a2a";
-  }
-  return "?";
-}
-
-std::string to_string(const OverlapMethod& method) {
-  switch (method.kind) {
-    case OverlapMethodKind::vanilla:
-      return "vanilla";
-    case OverlapMethodKind::slice:
-      return fmt::format("slice:{}", method.slices);
-    case OverlapMethodKind::flash:
-      return "flash";
-  }
-  return "?";
-}
-
-Result<OverlapKernel> parse_overlap_kernel(std::string_view text) {
-  if (text == "ag-gemm") return OverlapKernel::ag_gemm;
-  if (text == "gemm-rs") return OverlapKernel::gemm_rs;
-  if (text == "a2a") return OverlapKernel::a2a;
-  return make_error(ErrorCode::invalid_input,
-                    fmt::format("'{}': unknown kernel (expected ag-gemm, gemm-rs or a2a)", text));
-}
-
-Result<OverlapMethod> parse_overlap_method(std::string_view text) {
-  if (text == "vanilla") return OverlapMethod{OverlapMethodKind::vanilla, 1};
-  if (text == "flash") return OverlapMethod{OverlapMethodKind::flash, 1};
-  if (text.rfind("slice:", 0) == 0) {
-    const std::string_view digits = text.substr(6);
-    int slices = 0;
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), slices);
-    if (ec != std::errc() || end != digits.data() + digits.size() || slices < 1 || slices > k_max_slices) {
-      return make_error(
-          ErrorCode::invalid_input,
-          fmt::format("'{}': K in slice:K must be an integer from 1 to {}", text, k_max_slices));
-    }
-    return OverlapMethod{OverlapMethodKind::slice, slices};
-  }
-  return make_error(ErrorCode::invalid_input,
-                    fmt::format("'{}': unknown method (expected vanilla, slice:K or flash)", text));
-}
-
 Result<OverlapShape> overlap_shape(const OverlapRequest& request) {
   const int p = request.ranks;
-  const int slices = request.method.slices;
   if (p < 1 || p > k_max_ranks) {
     return make_error(ErrorCode::invalid_input,
                       fmt::format("ranks must be from 1 to {} (got {})", k_max_ranks, p));
   }
-  if (slices < 1 || slices > k_max_slices) {
-    return make_error(ErrorCode::invalid_input, fmt::format("slices must be from 1 to {}", k_max_slices));
-  }
+  LAGOM_TRY_STATUS(check_overlap_method(request.method));
+  const int slices = request.method.kind == OverlapMethodKind::slice ? request.method.slices : 1;
   if (request.m < 1 || request.n < 1 || request.k < 1) {
     return make_error(ErrorCode::invalid_input, fmt::format("m, n and k must be at least 1 (got {}, {}, {})",
                                                             request.m, request.n, request.k));
@@ -590,7 +536,7 @@ Result<OverlapPrediction> price_overlap_plan(const OverlapPlan& plan, const Over
 
 double closed_form_exposed_us(const OverlapMethod& method, int ranks, double comm_us, double compute_us) {
   switch (method.kind) {
-    case OverlapMethodKind::vanilla:
+    case OverlapMethodKind::none:
       return comm_us;
     case OverlapMethodKind::slice:
       return comm_us / method.slices;

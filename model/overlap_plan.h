@@ -35,21 +35,9 @@
 #include <vector>
 
 #include "core/error.h"
+#include "model/overlap_method.h"
 
 namespace lagom::model {
-
-enum class OverlapKernel { ag_gemm, gemm_rs, a2a };
-enum class OverlapMethodKind { vanilla, slice, flash };
-
-struct OverlapMethod {
-  OverlapMethodKind kind = OverlapMethodKind::vanilla;
-  int slices = 1;  // K for slice:K (2..4096); 1 for vanilla and flash
-};
-
-std::string_view to_string(OverlapKernel kernel);
-std::string to_string(const OverlapMethod& method);                 // "vanilla", "slice:4", "flash"
-Result<OverlapKernel> parse_overlap_kernel(std::string_view text);  // ag-gemm | gemm-rs | a2a
-Result<OverlapMethod> parse_overlap_method(std::string_view text);  // vanilla | slice:K | flash
 
 // The padded per-rank geometry of one problem. All sizes are element counts.
 struct OverlapShape {
@@ -120,12 +108,12 @@ struct OverlapPlan {
   [[nodiscard]] int piece_tag(const PlanPiece& piece) const { return piece.owner * slices() + piece.slice; }
 };
 
-// Padded geometry for a request. invalid_input for ranks < 1, a dimension < 1, or slice:K with
-// K·P rows more than 2^31.
+// Padded geometry for a request. invalid_input for ranks < 1, a dimension < 1, slice:K outside the
+// method's bounds (check_overlap_method), or K·P rows more than 2^31.
 Result<OverlapShape> overlap_shape(const OverlapRequest& request);
 
 // The plan of every rank. Methods:
-//   vanilla  the collective (ring all-gather; direct-send reduce-scatter / all-to-all: P−1 steps), then
+//   none     the collective (ring all-gather; direct-send reduce-scatter / all-to-all: P−1 steps), then
 //            the GEMM (issued as the same per-piece calls flash makes), then (gemm-rs) the reduction;
 //   slice:K  K chunks of rows, each a full collective + GEMM, pipelined: all-gather of chunk i+1 runs
 //            beside the GEMM of chunk i (chunk 0's all-gather is exposed); reduce-scatter of chunk i
@@ -176,7 +164,7 @@ struct OverlapPrediction {
 Result<OverlapPrediction> price_overlap_plan(const OverlapPlan& plan, const OverlapTiming& timing);
 
 // DESIGN.md's closed forms for the exposed communication with P ranks, collective time C and compute
-// time G (used by tests and docs): flash max(0, C − G·(P−1)/P); slice:K about C/K; vanilla C.
+// time G (used by tests and docs): flash max(0, C − G·(P−1)/P); slice:K about C/K; none C.
 double closed_form_exposed_us(const OverlapMethod& method, int ranks, double comm_us, double compute_us);
 
 }  // namespace lagom::model

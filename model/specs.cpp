@@ -539,37 +539,6 @@ nlohmann::json to_json(const WorkloadSpec& w) {
 
 // ---------------------------------------------------------------------------------------------------
 
-std::string to_string(const TpOverlap& value) {
-  switch (value.kind) {
-    case TpOverlap::Kind::none:
-      return "none";
-    case TpOverlap::Kind::flash:
-      return "flash";
-    case TpOverlap::Kind::slice:
-      return fmt::format("slice:{}", value.slices);
-  }
-  return "none";
-}
-
-Result<TpOverlap> parse_tp_overlap(std::string_view text) {
-  if (text == "none") return TpOverlap{};
-  if (text == "flash") return TpOverlap{TpOverlap::Kind::flash, 0};
-  if (text.rfind("slice:", 0) == 0) {
-    const std::string k(text.substr(6));
-    int slices = 0;
-    for (char ch : k) {
-      if (ch < '0' || ch > '9' || slices > 1000) {
-        slices = -1;
-        break;
-      }
-      slices = slices * 10 + (ch - '0');
-    }
-    if (!k.empty() && slices >= 2) return TpOverlap{TpOverlap::Kind::slice, slices};
-  }
-  return make_error(ErrorCode::invalid_input,
-                    fmt::format("tp-overlap: '{}' is not none, slice:K (K >= 2) or flash", text));
-}
-
 Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const ClusterSpec& cluster) {
   auto bad = [](const std::string& why) { return make_error(ErrorCode::invalid_input, why); };
   if (s.gpus < 1) return bad(fmt::format("gpus {} must be a positive integer", s.gpus));
@@ -609,7 +578,7 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
   if (s.sp && (w.seq / s.cp) % s.tp != 0) {
     return bad(fmt::format("sp: tp={} does not divide the sequence per cp rank ({})", s.tp, w.seq / s.cp));
   }
-  if (s.tp_overlap.kind != TpOverlap::Kind::none && s.tp < 2) {
+  if (s.tp_overlap.kind != OverlapMethodKind::none && s.tp < 2) {
     return bad(fmt::format("tp-overlap {} needs tp > 1", to_string(s.tp_overlap)));
   }
   if (s.ep > 1) {

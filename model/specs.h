@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "model/overlap_method.h"
 
 namespace lagom::model {
 
@@ -167,15 +168,6 @@ std::optional<Recompute> parse_recompute(std::string_view name);
 std::optional<Schedule> parse_schedule(std::string_view name);
 std::optional<Attention> parse_attention(std::string_view name);
 
-// Tensor-parallel overlap method: none, slice:K (K chunks), flash (ring P2P decomposition).
-struct TpOverlap {
-  enum class Kind { none, slice, flash } kind = Kind::none;
-  int slices = 0;  // K for slice:K (>= 2)
-  bool operator==(const TpOverlap&) const = default;
-};
-std::string to_string(const TpOverlap& value);
-Result<TpOverlap> parse_tp_overlap(std::string_view text);
-
 struct Strategy {
   int gpus = 1;                                // total GPUs
   int tp = 1, pp = 1, dp = 0, cp = 1, ep = 1;  // dp 0 = derive gpus / (tp·pp·cp)
@@ -186,9 +178,9 @@ struct Strategy {
   long micro_batch = 1;
   Recompute recompute = Recompute::none;
   Schedule schedule = Schedule::one_f_one_b;
-  TpOverlap tp_overlap;
-  bool dp_overlap = true;  // DP gradient reduction overlapped with backward
-  double bucket_mb = 25;   // DP gradient bucket, MB (10^6 bytes, PyTorch DDP's bucket_cap_mb)
+  OverlapMethod tp_overlap;  // TP overlap (model/overlap_method.h): none, slice:K, flash
+  bool dp_overlap = true;    // DP gradient reduction overlapped with backward
+  double bucket_mb = 25;     // DP gradient bucket, MB (10^6 bytes, PyTorch DDP's bucket_cap_mb)
   Precision precision = Precision::bf16;
   Attention attention = Attention::flash;
   bool operator==(const Strategy&) const = default;

@@ -124,7 +124,7 @@ nlohmann::json ops_json(const Problem& problem, const TuneResult& result) {
   for (const auto& r : op_reports(problem, result)) {
     ops.push_back({{"name", simulator::op_class_name(r.op.key)},
                    {"collective", std::string(model::to_string(r.op.key.collective))},
-                   {"group", std::string(simulator::to_string(r.op.key.group))},
+                   {"group", std::string(model::to_string(r.op.key.group))},
                    {"bytes", r.op.key.bytes},
                    {"ranks", r.op.shape.ranks},
                    {"nodes", r.op.shape.nodes},
@@ -144,7 +144,7 @@ nlohmann::json config_json(const Problem& problem, const TuneResult& result, con
   nlohmann::json ops = ops_json(problem, result);
   nlohmann::json communicators = nlohmann::json::array();
   for (const auto& [group, ctas] : result.assignment.comm_ctas) {
-    communicators.push_back({{"group", std::string(simulator::to_string(group))},
+    communicators.push_back({{"group", std::string(model::to_string(group))},
                              {"ctas", ctas},
                              {"min_ctas", ctas},
                              {"max_ctas", ctas}});

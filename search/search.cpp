@@ -17,6 +17,7 @@ namespace lagom::search {
 
 namespace {
 
+using model::Group;
 using simulator::OpClass;
 using simulator::OpClassKey;
 
@@ -409,7 +410,7 @@ Price price_of(const Problem& problem, const Choice& choice, const OpClassSettin
   }
   const SpaceContext& ctx = problem.space;
   const model::CommGroup shape =
-      simulator::communicator_shape(setting.key.group, ctx.strategy, ctx.model->cluster().gpus_per_node);
+      model::communicator_shape(setting.key.group, ctx.strategy, ctx.model->cluster().gpus_per_node);
   const simulator::CollectivePrice p = problem.costs->collective(
       {setting.key.collective, shape, setting.key.bytes, ctas}, effective_config(a, setting.key));
   return {p.latency_us, p.time_us - p.latency_us, p.compute_slowdown, p.comm_slowdown};

@@ -9,6 +9,7 @@ namespace lagom::search {
 
 namespace {
 
+using model::Group;
 using simulator::OpClassKey;
 
 constexpr std::array<model::Algo, 8> k_algos{
@@ -29,7 +30,7 @@ bool is_p2p(model::Collective collective) {
 }
 
 model::CommGroup shape_of(const SpaceContext& context, Group group) {
-  return simulator::communicator_shape(group, context.strategy, context.model->cluster().gpus_per_node);
+  return model::communicator_shape(group, context.strategy, context.model->cluster().gpus_per_node);
 }
 
 model::CollConfig nccl_default(const SpaceContext& context, const OpClassKey& key) {
@@ -115,7 +116,7 @@ Decision communicator_decision(const SpaceContext& context, Group group) {
   std::vector<Option> options;
   for (int ch : grid_channels(context))
     options.push_back({fmt::format("ctas {}", ch), CommunicatorSetting{group, ch}});
-  return listed(fmt::format("communicator {}", simulator::to_string(group)), "per communicator",
+  return listed(fmt::format("communicator {}", model::to_string(group)), "per communicator",
                 std::move(options));
 }
 
@@ -151,9 +152,9 @@ Decision op_class_decision(const SpaceContext& context, const OpClassKey& key) {
 
 }  // namespace
 
-std::vector<TpOverlap> grid_tp_overlaps() {
-  using Kind = TpOverlap::Kind;
-  return {{Kind::none, 0}, {Kind::slice, 2}, {Kind::slice, 4}, {Kind::slice, 8}, {Kind::flash, 0}};
+std::vector<model::OverlapMethod> grid_tp_overlaps() {
+  using Kind = model::OverlapMethodKind;
+  return {{Kind::none, 1}, {Kind::slice, 2}, {Kind::slice, 4}, {Kind::slice, 8}, {Kind::flash, 1}};
 }
 
 std::string format_bytes(std::int64_t bytes) {

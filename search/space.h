@@ -33,13 +33,11 @@
 #include <vector>
 
 #include "model/cost_model.h"
+#include "model/groups.h"
+#include "model/overlap_method.h"
 #include "simulator/simulator.h"
 
 namespace lagom::search {
-
-// The model and simulator types the space is written in, named once here.
-using Group = simulator::Group;
-using TpOverlap = model::TpOverlap;
 
 // The fixed grid (DESIGN.md). Channels are further capped by CostModel::max_channels().
 inline constexpr std::array<int, 8> k_grid_channels{1, 2, 4, 8, 12, 16, 24, 32};
@@ -49,7 +47,7 @@ inline constexpr std::array<std::int64_t, 6> k_grid_chunk_bytes{128 << 10, 256 <
 inline constexpr std::array<double, 4> k_grid_bucket_mb{25, 50, 100, 200};
 inline constexpr std::array<int, 2> k_grid_prefetch{1, 2};
 // TP overlap methods: none, slice:2, slice:4, slice:8, flash.
-std::vector<TpOverlap> grid_tp_overlaps();
+std::vector<model::OverlapMethod> grid_tp_overlaps();
 
 // Which knobs the user pinned on the command line (not searched).
 struct Pins {
@@ -61,13 +59,13 @@ struct Pins {
 
 // One full setting of every knob (what a search moves around). Values 0 mean NCCL's default.
 struct Choice {
-  TpOverlap tp_overlap;   // structural
-  double bucket_mb = 25;  // structural, MB (10^6 bytes)
-  int prefetch = 1;       // structural: FSDP layers gathered ahead (1..2)
+  model::OverlapMethod tp_overlap;  // structural
+  double bucket_mb = 25;            // structural, MB (10^6 bytes)
+  int prefetch = 1;                 // structural: FSDP layers gathered ahead (1..2)
   simulator::IssuePriority priority = simulator::IssuePriority::as_scheduled;  // structural
-  int threads = 0;               // per process (nccl): NCCL_NTHREADS
-  std::int64_t chunk_bytes = 0;  // per process (nccl): Simple chunk = NCCL_BUFFSIZE / 2
-  std::map<Group, int> ctas;     // per communicator (nccl): CTAs of groups running p2p
+  int threads = 0;                   // per process (nccl): NCCL_NTHREADS
+  std::int64_t chunk_bytes = 0;      // per process (nccl): Simple chunk = NCCL_BUFFSIZE / 2
+  std::map<model::Group, int> ctas;  // per communicator (nccl): CTAs of groups running p2p
   std::map<simulator::OpClassKey, model::CollConfig> classes;  // per op class
   bool operator==(const Choice&) const = default;
 };
@@ -79,7 +77,7 @@ std::string_view to_string(DecisionKind kind);
 // the communicator), so an option is complete on its own and applies to a choice without its decision.
 struct TpOverlapSetting {  // structural: Choice::tp_overlap
   static constexpr DecisionKind k_kind = DecisionKind::tp_overlap;
-  TpOverlap method;
+  model::OverlapMethod method;
 };
 struct BucketSetting {  // structural: Choice::bucket_mb
   static constexpr DecisionKind k_kind = DecisionKind::bucket_mb;
@@ -100,7 +98,7 @@ struct ProcessSetting {  // per process (nccl): Choice::threads and Choice::chun
 };
 struct CommunicatorSetting {  // per communicator (nccl): Choice::ctas[group]
   static constexpr DecisionKind k_kind = DecisionKind::communicator;
-  Group group = Group::tp;
+  model::Group group = model::Group::tp;
   int ctas = 0;
 };
 struct OpClassSetting {  // per op class: Choice::classes[key]

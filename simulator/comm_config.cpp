@@ -47,7 +47,7 @@ Result<CommAssignment> parse_comm_config(const nlohmann::json& document, const s
       if (!collective)
         return bad(origin, where + ".collective", fmt::format("unknown collective '{}'", collective_name));
       LAGOM_TRY(const std::string group_name, get_string(op, "group", origin, where));
-      const auto group = parse_group(group_name);
+      const auto group = model::parse_group(group_name);
       if (!group) return bad(origin, where + ".group", fmt::format("unknown group '{}'", group_name));
       LAGOM_TRY(const std::int64_t bytes, get_int(op, "bytes", origin, where, true));
       LAGOM_TRY(const std::string algo_name, get_string(op, "algo", origin, where));
@@ -74,7 +74,7 @@ Result<CommAssignment> parse_comm_config(const nlohmann::json& document, const s
       const std::string where = fmt::format("communicators[{}]", i);
       if (!comms[i].is_object()) return bad(origin, where, "must be an object");
       LAGOM_TRY(const std::string group_name, get_string(comms[i], "group", origin, where));
-      const auto group = parse_group(group_name);
+      const auto group = model::parse_group(group_name);
       if (!group) return bad(origin, where + ".group", fmt::format("unknown group '{}'", group_name));
       LAGOM_TRY(const std::int64_t ctas, get_int(comms[i], "ctas", origin, where, true));
       if (ctas < 1) return bad(origin, where + ".ctas", "must be at least 1");
@@ -86,7 +86,7 @@ Result<CommAssignment> parse_comm_config(const nlohmann::json& document, const s
     if (!overlap.is_object()) return bad(origin, "overlap", "must be an object");
     if (overlap.contains("tp_overlap")) {
       if (!overlap.at("tp_overlap").is_string()) return bad(origin, "overlap.tp_overlap", "must be a string");
-      auto method = model::parse_tp_overlap(overlap.at("tp_overlap").get<std::string>());
+      auto method = model::parse_overlap_method(overlap.at("tp_overlap").get<std::string>());
       if (!method.ok()) return bad(origin, "overlap.tp_overlap", method.error().message);
       assignment.tp_overlap = *method;
     }
@@ -117,7 +117,7 @@ nlohmann::json to_json(const CommAssignment& assignment) {
   for (const auto& [key, config] : assignment.per_class) {
     ops.push_back({{"name", op_class_name(key)},
                    {"collective", std::string(model::to_string(key.collective))},
-                   {"group", std::string(to_string(key.group))},
+                   {"group", std::string(model::to_string(key.group))},
                    {"bytes", key.bytes},
                    {"algo", std::string(model::to_string(config.algo))},
                    {"proto", std::string(model::to_string(config.proto))},
@@ -127,7 +127,7 @@ nlohmann::json to_json(const CommAssignment& assignment) {
   }
   nlohmann::json comms = nlohmann::json::array();
   for (const auto& [group, ctas] : assignment.comm_ctas) {
-    comms.push_back({{"group", std::string(to_string(group))}, {"ctas", ctas}});
+    comms.push_back({{"group", std::string(model::to_string(group))}, {"ctas", ctas}});
   }
   return {
       {"ops", std::move(ops)}, {"communicators", std::move(comms)}, {"overlap", overlap_json(assignment)}};

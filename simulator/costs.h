@@ -15,30 +15,11 @@
 #include "core/error.h"
 #include "model/collective_factors.h"
 #include "model/collectives.h"
+#include "model/overlap_method.h"
 #include "model/specs.h"
+#include "model/steps.h"
 
 namespace lagom::simulator {
-
-// The communicator a collective runs on (Megatron's rank order tp, cp, dp, pp; ep carved from dp·cp;
-// expert_dp: the data-parallel group of expert weights, dp·cp/ep ranks; embedding: the first and the last
-// pipeline stage's ranks, which sum the tied embedding's gradient when pp > 1).
-enum class Group { tp, cp, ep, pp, dp, expert_dp, embedding };
-
-enum class Pass { forward, backward, recompute };
-
-// One step of a pass in issue order: a compute kernel, or a collective the compute stream waits for.
-struct Step {
-  std::string name;  // e.g. "qkv", "attn.allreduce"
-  bool is_comm = false;
-  double time_us = 0;  // compute: alone time
-  // compute: the per-GPU GEMM C[m×n] = A[m×k]·B[k×n] when the step is one weight GEMM (m = 0 otherwise);
-  // used to price TP overlap (model/overlap_plan.h).
-  std::int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0;
-  // comm:
-  model::Collective collective = model::Collective::allreduce;
-  Group group = Group::tp;
-  std::int64_t bytes = 0;  // nccl-tests bytes (DESIGN.md)
-};
 
 // One collective call as priced: what, on which communicator shape, how many bytes.
 struct CollectiveCall {
@@ -56,15 +37,12 @@ struct CollectivePrice {
   double comm_slowdown = 1;     // >= 1: factor by which it slows while compute runs beside it
 };
 
-// The two FlashOverlap kernels of a TP layer (model::OverlapKernel's ag_gemm and gemm_rs).
-enum class OverlapPair { ag_gemm, gemm_rs };
-
 // One overlapped pair of a TP layer to price (overlap.h prices it through model's overlap plans).
 struct OverlapQuery {
-  OverlapPair kernel = OverlapPair::ag_gemm;
-  model::TpOverlap method;           // slice:K or flash (none is invalid here)
-  int ranks = 2;                     // tp
-  std::int64_t m = 0, n = 0, k = 0;  // the global GEMM (model/overlap_plan.h)
+  model::OverlapKernel kernel = model::OverlapKernel::ag_gemm;  // ag_gemm or gemm_rs
+  model::OverlapMethod method;                                  // slice:K or flash (none is invalid here)
+  int ranks = 2;                                                // tp
+  std::int64_t m = 0, n = 0, k = 0;                             // the global GEMM (model/overlap_plan.h)
   int element_bytes = 2;
   double gemm_us = 0;          // the GEMM on one rank, alone
   CollectivePrice collective;  // the unsplit collective on the tp group, alone, and its interference
@@ -91,15 +69,17 @@ struct IterationFlops {
 class IterationCosts {
  public:
   virtual ~IterationCosts() = default;
-  // Layer `layer` (0-based over the whole model), one micro-batch. Pass::recompute: what the backward
-  // reruns first (nothing without recomputation).
-  [[nodiscard]] virtual std::vector<Step> layer_steps(int layer, Pass pass) const = 0;
+  // Layer `layer` (0-based over the whole model), one micro-batch, in issue order. Phase::recompute: what
+  // the backward reruns first (nothing without recomputation). The simulator reads a step's name, a
+  // compute op's time_us and (for TP overlap) the shape of a weight GEMM (ComputeOp::is_weight_gemm), a
+  // collective's collective, group and bytes.
+  [[nodiscard]] virtual std::vector<model::Step> layer_steps(int layer, model::Phase phase) const = 0;
   // Layers with the same variant have identical steps (every pass) and parameters, so the simulator prices
   // one of them for all; default: every layer its own. (ModelCosts: dense or MoE.)
   [[nodiscard]] virtual int layer_variant(int layer) const { return layer; }
   // The embedding (first pipeline stage) and the output layer with the loss (last stage); no recompute.
-  [[nodiscard]] virtual std::vector<Step> embedding_steps(Pass pass) const = 0;
-  [[nodiscard]] virtual std::vector<Step> logits_steps(Pass pass) const = 0;
+  [[nodiscard]] virtual std::vector<model::Step> embedding_steps(model::Phase phase) const = 0;
+  [[nodiscard]] virtual std::vector<model::Step> logits_steps(model::Phase phase) const = 0;
   [[nodiscard]] virtual LayerParams layer_params(int layer) const = 0;
   [[nodiscard]] virtual double embedding_params() const = 0;  // on the first stage
   [[nodiscard]] virtual double logits_params() const = 0;     // on the last stage (0 when pp = 1 and tied)

@@ -40,11 +40,9 @@ std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& w,
   const ExplorePins& p = options.pinned;
   const int gpus = base.gpus;
   std::vector<model::Strategy> out;
-  const std::vector<model::TpOverlap> overlaps{{model::TpOverlap::Kind::none, 0},
-                                               {model::TpOverlap::Kind::slice, 2},
-                                               {model::TpOverlap::Kind::slice, 4},
-                                               {model::TpOverlap::Kind::slice, 8},
-                                               {model::TpOverlap::Kind::flash, 0}};
+  using Kind = model::OverlapMethodKind;
+  const std::vector<model::OverlapMethod> overlaps{
+      {Kind::none, 1}, {Kind::slice, 2}, {Kind::slice, 4}, {Kind::slice, 8}, {Kind::flash, 1}};
   for (const int tp : pin(p.tp, divisors(gpus, gpus))) {
     if (w.heads % tp != 0 || w.kv_heads % tp != 0) continue;
     for (const int cp : pin(p.cp, divisors(gpus / tp, gpus))) {
@@ -77,7 +75,7 @@ std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& w,
                          std::vector<model::Recompute>{model::Recompute::none, model::Recompute::selective,
                                                        model::Recompute::full})) {
                   for (const int zero : pin(p.zero, std::vector<int>{0, 1, 2, 3})) {
-                    std::vector<model::TpOverlap> ovs{overlaps.front()};
+                    std::vector<model::OverlapMethod> ovs{overlaps.front()};
                     if (sp) ovs = overlaps;
                     for (const auto& overlap : pin(p.tp_overlap, ovs)) {
                       model::Strategy s = base;

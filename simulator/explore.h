@@ -31,7 +31,7 @@ struct ExplorePins {
   std::optional<bool> sp;
   std::optional<long> micro_batch;
   std::optional<model::Recompute> recompute;
-  std::optional<model::TpOverlap> tp_overlap;
+  std::optional<model::OverlapMethod> tp_overlap;
 };
 
 struct ExploreOptions {

@@ -14,34 +14,6 @@ namespace lagom::simulator {
 
 namespace {
 
-model::Phase phase_of(Pass pass) {
-  switch (pass) {
-    case Pass::forward:
-      return model::Phase::forward;
-    case Pass::backward:
-      return model::Phase::backward;
-    case Pass::recompute:
-      return model::Phase::recompute;
-  }
-  return model::Phase::forward;
-}
-
-Group group_of(model::Group group, bool expert) {
-  switch (group) {
-    case model::Group::tp:
-      return Group::tp;
-    case model::Group::cp:
-      return Group::cp;
-    case model::Group::ep:
-      return Group::ep;
-    case model::Group::dp:
-      return expert ? Group::expert_dp : Group::dp;
-    case model::Group::pp:
-      return Group::pp;
-  }
-  return Group::tp;
-}
-
 void sum_flops(const std::vector<model::Step>& steps, double& flops, double& model_flops) {
   for (const auto& step : steps) {
     if (step.is_comm) continue;
@@ -165,8 +137,7 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
     }
     if (layer < 0) continue;
     for (int pass = 0; pass < 3; ++pass) {
-      const auto steps = m_model.layer_steps(w, s, phase_of(static_cast<Pass>(pass)), layer);
-      m_layer_steps[static_cast<std::size_t>(kind)][static_cast<std::size_t>(pass)] = convert(steps);
+      auto steps = m_model.layer_steps(w, s, static_cast<model::Phase>(pass), layer);
       int count = 0;
       for (int l = 0; l < w.layers; ++l) count += kind_of(l) == kind ? 1 : 0;
       double f = 0, mf = 0;
@@ -179,6 +150,7 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
             m_representative_op = step.compute;
         }
       }
+      m_layer_steps[static_cast<std::size_t>(kind)][static_cast<std::size_t>(pass)] = std::move(steps);
     }
     // Parameters of one layer on one GPU, from the workload's shapes.
     const double h = static_cast<double>(w.hidden);
@@ -197,13 +169,13 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
     m_layer_params[static_cast<std::size_t>(kind)] = params;
   }
   for (int pass = 0; pass < 3; ++pass) {
-    const auto phase = phase_of(static_cast<Pass>(pass));
-    const auto emb = m_model.embedding_steps(w, s, phase);
-    const auto logits = m_model.head_steps(w, s, phase);
-    m_embedding_steps[static_cast<std::size_t>(pass)] = convert(emb);
-    m_logits_steps[static_cast<std::size_t>(pass)] = convert(logits);
+    const auto phase = static_cast<model::Phase>(pass);
+    auto emb = m_model.embedding_steps(w, s, phase);
+    auto logits = m_model.head_steps(w, s, phase);
     sum_flops(emb, hw_flops, mdl_flops);
     sum_flops(logits, hw_flops, mdl_flops);
+    m_embedding_steps[static_cast<std::size_t>(pass)] = std::move(emb);
+    m_logits_steps[static_cast<std::size_t>(pass)] = std::move(logits);
   }
   const model::ComputeOp optimizer = m_model.optimizer_op(w, s);
   m_optimizer_us = optimizer.time_us;
@@ -217,40 +189,14 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
               units::bytes_to_gib(memory.total_bytes())};
 }
 
-std::vector<Step> ModelCosts::convert(const std::vector<model::Step>& steps) const {
-  std::vector<Step> out;
-  out.reserve(steps.size());
-  for (const auto& step : steps) {
-    Step s;
-    s.is_comm = step.is_comm;
-    if (step.is_comm) {
-      s.name = step.comm.name;
-      s.collective = step.comm.collective;
-      // Expert gradients (if the model ever issues them in a layer) reduce over the expert-dp group.
-      s.group = group_of(step.comm.group, false);
-      s.bytes = static_cast<std::int64_t>(std::llround(step.comm.bytes));
-    } else {
-      s.name = step.compute.name;
-      s.time_us = step.compute.time_us;
-      if (step.compute.kind == model::OpKind::gemm && step.compute.gemm.batch == 1) {
-        s.gemm_m = step.compute.gemm.m;
-        s.gemm_n = step.compute.gemm.n;
-        s.gemm_k = step.compute.gemm.k;
-      }
-    }
-    out.push_back(std::move(s));
-  }
-  return out;
+std::vector<model::Step> ModelCosts::layer_steps(int layer, model::Phase phase) const {
+  return m_layer_steps[static_cast<std::size_t>(kind_of(layer))][static_cast<std::size_t>(phase)];
 }
-
-std::vector<Step> ModelCosts::layer_steps(int layer, Pass pass) const {
-  return m_layer_steps[static_cast<std::size_t>(kind_of(layer))][static_cast<std::size_t>(pass)];
+std::vector<model::Step> ModelCosts::embedding_steps(model::Phase phase) const {
+  return m_embedding_steps[static_cast<std::size_t>(phase)];
 }
-std::vector<Step> ModelCosts::embedding_steps(Pass pass) const {
-  return m_embedding_steps[static_cast<std::size_t>(pass)];
-}
-std::vector<Step> ModelCosts::logits_steps(Pass pass) const {
-  return m_logits_steps[static_cast<std::size_t>(pass)];
+std::vector<model::Step> ModelCosts::logits_steps(model::Phase phase) const {
+  return m_logits_steps[static_cast<std::size_t>(phase)];
 }
 LayerParams ModelCosts::layer_params(int layer) const {
   return m_layer_params[static_cast<std::size_t>(kind_of(layer))];
@@ -307,7 +253,8 @@ double ModelCosts::peak_tflops() const {
 
 Status ModelCosts::validate(const CommAssignment& assignment) const {
   for (const auto& [key, config] : assignment.per_class) {
-    const model::CommGroup group = communicator_shape(key.group, m_strategy, m_model.cluster().gpus_per_node);
+    const model::CommGroup group =
+        model::communicator_shape(key.group, m_strategy, m_model.cluster().gpus_per_node);
     if (group.ranks < 2) continue;
     const Status status =
         m_model.validate_config(key.collective, static_cast<double>(key.bytes), group, config);

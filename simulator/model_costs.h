@@ -78,10 +78,10 @@ class ModelCosts final : public IterationCosts {
   ModelCosts(const model::CostModel& model, model::WorkloadSpec workload, model::Strategy strategy,
              std::shared_ptr<const SharedPrices> prices = nullptr);
 
-  [[nodiscard]] std::vector<Step> layer_steps(int layer, Pass pass) const override;
+  [[nodiscard]] std::vector<model::Step> layer_steps(int layer, model::Phase phase) const override;
   [[nodiscard]] int layer_variant(int layer) const override { return kind_of(layer); }
-  [[nodiscard]] std::vector<Step> embedding_steps(Pass pass) const override;
-  [[nodiscard]] std::vector<Step> logits_steps(Pass pass) const override;
+  [[nodiscard]] std::vector<model::Step> embedding_steps(model::Phase phase) const override;
+  [[nodiscard]] std::vector<model::Step> logits_steps(model::Phase phase) const override;
   [[nodiscard]] LayerParams layer_params(int layer) const override;
   [[nodiscard]] double embedding_params() const override;
   [[nodiscard]] double logits_params() const override;
@@ -100,7 +100,6 @@ class ModelCosts final : public IterationCosts {
   [[nodiscard]] Status validate(const CommAssignment& assignment) const;
 
  private:
-  [[nodiscard]] std::vector<Step> convert(const std::vector<model::Step>& steps) const;
   [[nodiscard]] int kind_of(int layer) const { return m_workload.is_moe_layer(layer) ? 1 : 0; }
 
   const model::CostModel& m_model;
@@ -108,9 +107,9 @@ class ModelCosts final : public IterationCosts {
   model::WorkloadSpec m_workload;
   model::Strategy m_strategy;
   // [dense, moe][forward, backward, recompute]
-  std::array<std::array<std::vector<Step>, 3>, 2> m_layer_steps;
+  std::array<std::array<std::vector<model::Step>, 3>, 2> m_layer_steps;
   std::array<LayerParams, 2> m_layer_params{};
-  std::array<std::vector<Step>, 3> m_embedding_steps, m_logits_steps;
+  std::array<std::vector<model::Step>, 3> m_embedding_steps, m_logits_steps;
   model::ComputeOp m_representative_op;
   double m_optimizer_us = 0, m_optimizer_params = 0;
   IterationFlops m_flops;

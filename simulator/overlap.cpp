@@ -7,19 +7,11 @@
 namespace lagom::simulator {
 
 Result<OverlapCost> price_overlap(const OverlapQuery& query) {
+  if (query.method.kind == model::OverlapMethodKind::none)
+    return make_error(ErrorCode::invalid_input, "tp-overlap none has no overlap plan");
   model::OverlapRequest request;
-  request.kernel =
-      query.kernel == OverlapPair::ag_gemm ? model::OverlapKernel::ag_gemm : model::OverlapKernel::gemm_rs;
-  switch (query.method.kind) {
-    case model::TpOverlap::Kind::none:
-      return make_error(ErrorCode::invalid_input, "tp-overlap none has no overlap plan");
-    case model::TpOverlap::Kind::slice:
-      request.method = {model::OverlapMethodKind::slice, query.method.slices};
-      break;
-    case model::TpOverlap::Kind::flash:
-      request.method = {model::OverlapMethodKind::flash, 1};
-      break;
-  }
+  request.kernel = query.kernel;
+  request.method = query.method;
   request.ranks = query.ranks;
   request.m = std::max<std::int64_t>(query.m, 1);
   request.n = std::max<std::int64_t>(query.n, 1);

@@ -15,7 +15,13 @@
 //     core), the schedules of schedule.h, DP buckets issued as the last micro-batch's backward produces
 //     gradients (dp_overlap) or after the backward, ZeRO 1/2 (reduce-scatter, optimizer on a 1/dp shard,
 //     parameter all-gather), ZeRO-3 (all-gather before every layer's forward and backward with prefetch,
-//     reduce-scatter after every layer's backward), the optimizer step.
+//     reduce-scatter after every layer's backward), the optimizer step, the tied embedding's all-reduce
+//     between the first and last stage.
+//
+// How (simulator.cpp runs these in turn): pass_plan.h prices each layer's steps once (op_classes.h prices
+// the collectives with the assignment's knobs); stage_plan.h plans every stage's tasks from them as data;
+// graph.h emits the task graph from that plan and engine.h runs it; lower_bound.h sums the same plan's
+// chains; trace.h records the timeline and writes the trace.
 //
 // Thread safety: simulate() and op_classes() are pure functions of their arguments (the IterationCosts must
 // be const-safe); call them from any number of threads.
@@ -29,19 +35,18 @@
 #include <vector>
 
 #include "core/error.h"
+#include "model/groups.h"
+#include "model/overlap_method.h"
 #include "model/specs.h"
 #include "simulator/costs.h"
 
 namespace lagom::simulator {
 
-std::string_view to_string(Group group);  // "tp", "cp", "ep", "pp", "dp", "edp", "emb"
-std::optional<Group> parse_group(std::string_view name);
-
 // An op class (DESIGN.md "Search"): the collectives one tuning decision covers — same collective, same
 // communicator, same size.
 struct OpClassKey {
   model::Collective collective = model::Collective::allreduce;
-  Group group = Group::tp;
+  model::Group group = model::Group::tp;
   std::int64_t bytes = 0;  // nccl-tests bytes
   auto operator<=>(const OpClassKey&) const = default;
 };
@@ -69,9 +74,9 @@ struct CommAssignment {
   std::vector<std::pair<OpClassKey, model::CollConfig>> per_class;
   // Per communicator: CTAs (ncclConfig_t minCTAs = maxCTAs). A call without explicit channels on that
   // communicator uses this many channels; explicit channels above it are capped to it.
-  std::vector<std::pair<Group, int>> comm_ctas;
+  std::vector<std::pair<model::Group, int>> comm_ctas;
   // Structural overlap knobs; unset = the strategy's value.
-  std::optional<model::TpOverlap> tp_overlap;
+  std::optional<model::OverlapMethod> tp_overlap;
   std::optional<double> bucket_mb;
   int fsdp_prefetch = 1;  // ZeRO-3: layers whose parameters are gathered ahead of the running one (>= 1)
   IssuePriority priority = IssuePriority::as_scheduled;
@@ -84,10 +89,18 @@ struct Breakdown {
   }
 };
 
-// One event of the timeline (trace.h renders them).
+// The streams of a simulated stage: compute, tp (the blocking TP/CP/EP collectives inside compute passes, in
+// timelines), pp (send/recv), dp (gradient buckets, ZeRO reduce-scatters and parameter all-gathers), fsdp
+// (ZeRO-3 parameter all-gathers), emb (the tied embedding's all-reduce). Also the trace's threads, in this
+// order.
+enum class StreamKind { compute, tp, pp, dp, fsdp, emb };
+inline constexpr std::size_t k_stream_kinds = 6;
+std::string_view to_string(StreamKind kind);  // "compute", "tp", "pp", "dp", "fsdp", "emb"
+
+// One event of the timeline (trace.h records and renders them).
 struct TimelineEvent {
   int stage = 0;
-  std::string_view stream;  // "compute", "tp", "pp", "dp", "fsdp", "emb"
+  StreamKind stream = StreamKind::compute;
   std::string name;
   std::string_view category;  // "compute", "optimizer", "comm", "bubble"
   double start_us = 0, duration_us = 0;
@@ -133,9 +146,9 @@ Result<std::vector<OpClass>> op_classes(const model::WorkloadSpec& workload,
 //   3. a task starts only after every task it depends on has finished.
 // So along any chain of tasks where each one follows the previous through stream order or a dependency,
 // the iteration lasts at least the sum of their work alone. Both bounds are such chains (less a 1e-9
-// relative margin for rounding) and use the exact work the task graph holds: the same plans, prices,
-// buckets and optimizer shares as simulate(). Contention, waits and bubbles other than the chains' own
-// are what they leave out.
+// relative margin for rounding) and use the exact work the task graph holds: both read the plan the graph
+// is emitted from (stage_plan.h: its passes, prices, buckets and optimizer shares). Contention, waits and
+// bubbles other than the chains' own are what they leave out.
 //
 // iteration_lower_bound_us — O(layers), no task graph (explore computes it for every candidate). Per stage
 // s, the longest of these chains:
@@ -144,12 +157,15 @@ Result<std::vector<OpClass>> op_classes(const model::WorkloadSpec& workload,
 //     then stage s's compute stream: every pass of every micro-batch (compute, blocking collectives and
 //     the exposed part of overlapped ones), with a transfer after every sending pass but the last (Megatron's
 //     p2p is synchronous: the next pass waits for the send); then the gradient tasks issued after its last
-//     compute task, the optimizer step that waits for them, ZeRO-1/2's parameter all-gather after it;
+//     compute task, on the first and last stage the tied embedding's all-reduce that waits for the last of
+//     them (when that one follows the last compute task, or there is none), the optimizer step that waits
+//     for them, ZeRO-1/2's parameter all-gather after it;
 //   - the same up to stage s's last pass (chunk 0's backward of the last micro-batch: every schedule ends
 //     with it, schedule.h), then pipeline drain: that gradient's transfer and chunk-0 backward on stages
-//     s−1 … 0, then stage 0's gradient tasks, optimizer and parameter all-gather;
-//   - the dp stream alone: every gradient task, the optimizer that waits for the last one, the parameter
-//     all-gather; for ZeRO-3 the fsdp stream alone: every gather, then the optimizer;
+//     s−1 … 0, then stage 0's gradient tasks, embedding all-reduce, optimizer and parameter all-gather;
+//   - the dp stream alone: every gradient task, the embedding all-reduce that waits for the last one (first
+//     and last stage), the optimizer, the parameter all-gather; for ZeRO-3 the fsdp stream alone: every
+//     gather, then the optimizer;
 //   - ZeRO-3, when every gradient task is on the dp group's link: all gathers and gradient tasks (that link
 //     serves one unit of work alone per unit of time however they share it, engine.h), then the optimizer.
 // iteration_critical_path_us — the longest chain of the whole task graph (simulate() without contention;
@@ -169,13 +185,5 @@ Result<std::optional<SimulationResult>> simulate_unless_slower(const model::Work
                                                                const model::ClusterSpec& cluster,
                                                                const model::Strategy& strategy,
                                                                const IterationCosts& costs, double limit_us);
-
-// The shape of a communicator for a resolved strategy (Megatron's rank order: tp fastest, then cp, dp, pp;
-// ep consecutive inside dp·cp at stride tp; expert-dp at stride tp·ep; pp neighbours tp·cp·dp apart).
-model::CommGroup communicator_shape(Group group, const model::Strategy& strategy, int gpus_per_node);
-
-// Placement of a group of `ranks` members spaced `stride` apart in global rank order on nodes of
-// `gpus_per_node` GPUs.
-model::CommGroup group_shape(int ranks, int stride, int gpus_per_node);
 
 }  // namespace lagom::simulator

@@ -22,7 +22,7 @@ extern "C" {
 
 typedef struct {
   int kernel;      /* model::OverlapKernel: 0 ag-gemm, 1 gemm-rs, 2 a2a */
-  int method;      /* model::OverlapMethodKind: 0 vanilla, 1 slice, 2 flash */
+  int method;      /* model::OverlapMethodKind: 0 none, 1 slice, 2 flash */
   int slices;      /* K of slice:K, 1 otherwise */
   int ranks;       /* P */
   int64_t m, n, k; /* global GEMM shape */

@@ -23,23 +23,31 @@ OverlapPlan plan_for(OverlapKernel kernel, const std::string& method, int ranks,
 }
 
 const OverlapKernel k_kernels[] = {OverlapKernel::ag_gemm, OverlapKernel::gemm_rs, OverlapKernel::a2a};
-const char* const k_methods[] = {"vanilla", "slice:1", "slice:2", "slice:3", "slice:4", "flash"};
+const char* const k_methods[] = {"none", "slice:2", "slice:3", "slice:4", "flash"};
 
 }  // namespace
 
-TEST_CASE("kernel and method names parse and print back", "[kernels]") {
+TEST_CASE("kernel names parse and print back", "[kernels]") {
+  // Methods: tests/model/test_overlap_method.cpp.
   for (const char* name : {"ag-gemm", "gemm-rs", "a2a"})
     CHECK(to_string(parse_overlap_kernel(name).value()) == name);
-  for (const char* name : {"vanilla", "slice:4", "slice:16", "flash"}) {
-    CHECK(to_string(parse_overlap_method(name).value()) == name);
-  }
   CHECK(parse_overlap_kernel("allgather").error().message ==
         "'allgather': unknown kernel (expected ag-gemm, gemm-rs or a2a)");
-  CHECK(parse_overlap_method("slice:0").error().message ==
-        "'slice:0': K in slice:K must be an integer from 1 to 4096");
-  CHECK(parse_overlap_method("slice:x").error().code == lagom::ErrorCode::invalid_input);
-  CHECK(parse_overlap_method("ring").error().message ==
-        "'ring': unknown method (expected vanilla, slice:K or flash)");
+}
+
+TEST_CASE("a plan of slice:K needs K from 2 to 4096, as the method's parser does", "[kernels]") {
+  // slice:1 would be the whole collective, then the whole GEMM: none's plan under a second name.
+  OverlapRequest request;
+  request.ranks = 2;
+  request.m = request.n = request.k = 8;
+  for (const int slices : {1, 4097}) {
+    request.method = {OverlapMethodKind::slice, slices};
+    const auto plan = make_overlap_plan(request);
+    REQUIRE_FALSE(plan.ok());
+    CHECK(plan.error().message == "slice:K needs K from 2 to 4096 (got " + std::to_string(slices) + ")");
+  }
+  request.method = {OverlapMethodKind::slice, 4096};
+  CHECK(make_overlap_plan(request).ok());
 }
 
 TEST_CASE("every generated plan satisfies the invariants for 1 to 8 ranks", "[kernels]") {

@@ -127,7 +127,7 @@ TEST_CASE("per-process threads reach LL and Simple calls and the chunk only Simp
   CHECK(simple.chunk_bytes == 512 << 10);
   // The dp communicator is built with as many CTAs as its widest call.
   REQUIRE(a.comm_ctas.size() == 1);
-  CHECK(a.comm_ctas[0].first == simulator::Group::dp);
+  CHECK(a.comm_ctas[0].first == model::Group::dp);
   CHECK(a.comm_ctas[0].second >= 4);
 }
 
@@ -184,7 +184,7 @@ void restore(const search::Setting& setting, const search::Choice& base, search:
       changed.chunk_bytes = base.chunk_bytes;
       break;
     case DecisionKind::communicator: {
-      const search::Group group = std::get<search::CommunicatorSetting>(setting).group;
+      const model::Group group = std::get<search::CommunicatorSetting>(setting).group;
       if (base.ctas.count(group) != 0) {
         changed.ctas[group] = base.ctas.at(group);
       } else {
@@ -287,7 +287,7 @@ TEST_CASE(
       REQUIRE(d != nullptr);
       if (c.key.collective == model::Collective::alltoall && runtime == model::Runtime::nccl) {
         ++alltoalls;
-        CHECK(d->name == "communicator " + std::string(simulator::to_string(c.key.group)));
+        CHECK(d->name == "communicator " + std::string(model::to_string(c.key.group)));
       } else {
         CHECK(key_of(*d) == c.key);
       }

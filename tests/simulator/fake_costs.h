@@ -1,6 +1,7 @@
 // A tiny deterministic cost model for the simulator's identities: every layer costs `forward_us` forward
 // and 2× backward, split over the five Megatron segments; a collective costs latency_us + bytes / bw;
-// optimizer 1 µs per million parameters. Numbers are chosen so the expected times are easy to write down.
+// optimizer 1 µs per million parameters; no embedding or output layer parameters unless set. Numbers are
+// chosen so the expected times are easy to write down.
 #pragma once
 
 #include "model/specs.h"
@@ -22,27 +23,28 @@ struct FakeCosts final : simulator::IterationCosts {
   bool sp = false;
   model::Recompute recompute = model::Recompute::none;
   std::int64_t tp_bytes = 100000;  // per TP collective
+  double embedding_param_count =
+      0;                          // on the first stage (a tied copy sums its gradient with the last stage's)
+  double logits_param_count = 0;  // on the last stage
 
-  std::vector<simulator::Step> pass_steps(double scale, bool forward) const {
-    using simulator::Step;
+  std::vector<model::Step> pass_steps(double scale, bool forward) const {
+    using model::Step;
     std::vector<Step> steps;
-    auto compute = [&](const char* name, std::int64_t m) {
+    auto compute = [&](const char* name, std::int64_t m) {  // a weight GEMM of m×1024×1024 (m 0: none)
       Step s;
-      s.name = name;
-      s.time_us = forward_us * 0.2 * scale;
-      s.gemm_m = m;
-      s.gemm_n = 1024;
-      s.gemm_k = 1024;
+      s.compute.name = name;
+      s.compute.time_us = forward_us * 0.2 * scale;
+      s.compute.gemm = {m, 1024, 1024, 1};
       steps.push_back(s);
     };
     auto comm = [&](model::Collective c) {
       if (tp < 2) return;
       Step s;
-      s.name = "tp";
       s.is_comm = true;
-      s.collective = c;
-      s.group = simulator::Group::tp;
-      s.bytes = tp_bytes;
+      s.comm.name = "tp";
+      s.comm.collective = c;
+      s.comm.group = model::Group::tp;
+      s.comm.bytes = static_cast<double>(tp_bytes);
       steps.push_back(s);
     };
     const auto out = sp ? model::Collective::reducescatter : model::Collective::allreduce;
@@ -69,33 +71,31 @@ struct FakeCosts final : simulator::IterationCosts {
     }
     return steps;
   }
-  std::vector<simulator::Step> layer_steps(int, simulator::Pass pass) const override {
-    switch (pass) {
-      case simulator::Pass::forward:
+  std::vector<model::Step> layer_steps(int, model::Phase phase) const override {
+    switch (phase) {
+      case model::Phase::forward:
         return pass_steps(1.0, true);
-      case simulator::Pass::backward:
+      case model::Phase::backward:
         return pass_steps(2.0, false);
-      case simulator::Pass::recompute:
-        return recompute == model::Recompute::full ? pass_steps(1.0, true) : std::vector<simulator::Step>{};
+      case model::Phase::recompute:
+        return recompute == model::Recompute::full ? pass_steps(1.0, true) : std::vector<model::Step>{};
     }
     return {};
   }
-  std::vector<simulator::Step> head(simulator::Pass pass, const char* name) const {
-    if (head_us <= 0 || pass == simulator::Pass::recompute) return {};
-    simulator::Step s;
-    s.name = name;
-    s.time_us = head_us * (pass == simulator::Pass::backward ? 2.0 : 1.0);
+  std::vector<model::Step> head(model::Phase phase, const char* name) const {
+    if (head_us <= 0 || phase == model::Phase::recompute) return {};
+    model::Step s;
+    s.compute.name = name;
+    s.compute.time_us = head_us * (phase == model::Phase::backward ? 2.0 : 1.0);
     return {s};
   }
-  std::vector<simulator::Step> embedding_steps(simulator::Pass pass) const override {
-    return head(pass, "embedding");
+  std::vector<model::Step> embedding_steps(model::Phase phase) const override {
+    return head(phase, "embedding");
   }
-  std::vector<simulator::Step> logits_steps(simulator::Pass pass) const override {
-    return head(pass, "logits");
-  }
+  std::vector<model::Step> logits_steps(model::Phase phase) const override { return head(phase, "logits"); }
   simulator::LayerParams layer_params(int) const override { return {params_per_layer, 0}; }
-  double embedding_params() const override { return 0; }
-  double logits_params() const override { return 0; }
+  double embedding_params() const override { return embedding_param_count; }
+  double logits_params() const override { return logits_param_count; }
   std::int64_t pp_message_bytes() const override { return pp_bytes; }
   double optimizer_us(double params) const override { return optimizer_us_per_mparam * params / 1e6; }
   simulator::CollectivePrice collective(const simulator::CollectiveCall& call,

@@ -47,7 +47,7 @@ std::vector<Space> spaces() {
   out.back().options.pinned.recompute = model::Recompute::selective;
   out.back().options.pinned.micro_batch = 1;
   out.back().options.pinned.cp = 1;
-  out.back().options.pinned.tp_overlap = model::TpOverlap{};
+  out.back().options.pinned.tp_overlap = model::OverlapMethod{};
   return out;
 }
 
@@ -145,7 +145,7 @@ TEST_CASE("a tied embedding split over pipeline stages sums its gradient between
     REQUIRE(result.ok());
     std::vector<simulator::OpClass> out;
     for (const auto& c : result->op_classes) {
-      if (c.key.group == simulator::Group::embedding) out.push_back(c);
+      if (c.key.group == model::Group::embedding) out.push_back(c);
     }
     return out;
   };

@@ -73,7 +73,8 @@ TEST_CASE("the compute stream's busy time equals compute plus optimizer", "[simu
   for (int stage = 0; stage < 2; ++stage) {
     double busy_us = 0;
     for (const auto& e : r.timeline) {
-      if (e.stage == stage && e.stream == "compute" && e.category != "bubble") busy_us += e.duration_us;
+      if (e.stage == stage && e.stream == simulator::StreamKind::compute && e.category != "bubble")
+        busy_us += e.duration_us;
     }
     const auto& b = r.stages[static_cast<std::size_t>(stage)];
     CHECK(busy_us * 1e-6 == Approx(b.compute_s + b.optimizer_s).epsilon(1e-9));
@@ -152,7 +153,7 @@ TEST_CASE("tp overlap without sequence parallelism is refused with the reason", 
   costs.tp = 2;
   auto s = fake_strategy(1, 1, 1, 1);
   s.tp = 2;
-  s.tp_overlap = {model::TpOverlap::Kind::flash, 0};
+  s.tp_overlap = {model::OverlapMethodKind::flash, 1};
   const auto r = simulator::simulate(fake_workload(1), fake_cluster(), s, costs);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message ==
@@ -168,7 +169,7 @@ TEST_CASE("flash tp overlap hides communication that sequence parallelism expose
   s.tp = 4;
   s.sp = true;
   const auto plain = run(fake_workload(2), s, costs);
-  s.tp_overlap = {model::TpOverlap::Kind::flash, 0};
+  s.tp_overlap = {model::OverlapMethodKind::flash, 1};
   const auto flash = run(fake_workload(2), s, costs);
   CHECK(flash.breakdown.exposed_comm_s < plain.breakdown.exposed_comm_s);
   CHECK(flash.breakdown.compute_s == Approx(plain.breakdown.compute_s).epsilon(1e-12));

@@ -1,0 +1,34 @@
+// The communicators of a parallel strategy (Group) and where their ranks sit (communicator_shape): the one
+// place that knows Megatron's rank order. The cost model's layer steps name the group each collective runs
+// on; the simulator, the searches and the tuner's outputs price and name them through it.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+#include "model/collectives.h"
+#include "model/specs.h"
+
+namespace lagom::model {
+
+// The communicator a collective runs on (Megatron's rank order tp, cp, dp, pp; ep carved from dp·cp;
+// expert_dp: the data-parallel group of expert weights, dp·cp/ep ranks; embedding: the first and the last
+// pipeline stage's ranks, which sum the tied embedding's gradient when pp > 1). The order is part of
+// op classes' order (simulator::OpClassKey) and so of tuner outputs: append, do not reorder.
+enum class Group { tp, cp, ep, pp, dp, expert_dp, embedding };
+inline constexpr std::size_t k_groups = 7;
+std::string_view to_string(Group group);  // "tp", "cp", "ep", "pp", "dp", "edp", "emb"
+std::optional<Group> parse_group(std::string_view name);
+
+// The shape of a communicator for a resolved strategy on nodes of `gpus_per_node` GPUs (Megatron's rank
+// order: tp fastest, then cp, dp, pp; ep consecutive inside dp·cp at stride tp; expert-dp at stride tp·ep;
+// pp neighbours tp·cp·dp apart; the embedding group joins the first and the last stage). Every symmetric
+// copy of a group (one per coordinate of the others) has this shape.
+CommGroup communicator_shape(Group group, const Strategy& strategy, int gpus_per_node);
+
+// Placement of a group of `ranks` members spaced `stride` apart in global rank order on nodes of
+// `gpus_per_node` GPUs ({1, 1} for ranks <= 1).
+CommGroup group_shape(int ranks, int stride, int gpus_per_node);
+
+}  // namespace lagom::model

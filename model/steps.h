@@ -1,0 +1,61 @@
+// What one pass of a layer is made of, as the cost model lists it and the simulator runs it: compute ops
+// and the collectives between them, in Megatron's issue order, for one micro-batch on one GPU
+// (CostModel::layer_steps makes them; simulator::IterationCosts hands them to the simulator).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "model/collectives.h"
+#include "model/groups.h"
+
+namespace lagom::model {
+
+// The pass a step belongs to: recompute is what the backward reruns first (nothing without recomputation;
+// selective: the attention core; full: the whole forward with its collectives).
+enum class Phase { forward, backward, recompute };
+std::string_view to_string(Phase phase);
+
+enum class OpKind { gemm, attention, elementwise, norm, embedding, loss, optimizer };
+std::string_view to_string(OpKind kind);
+
+// A (batched) GEMM C[m×n] = A[m×k]·B[k×n], `batch` independent problems (e.g. heads, experts).
+struct GemmShape {
+  std::int64_t m = 0, n = 0, k = 0, batch = 1;
+  [[nodiscard]] double flops() const { return 2.0 * m * n * k * batch; }
+  [[nodiscard]] bool empty() const { return m == 0; }
+};
+
+// One kernel on one GPU for one micro-batch.
+struct ComputeOp {
+  std::string name;  // e.g. "qkv", "attention", "mlp.fc1.dgrad"
+  OpKind kind = OpKind::gemm;
+  Phase phase = Phase::forward;
+  double flops = 0;        // arithmetic executed (hardware FLOPs; matmuls only, elementwise ops 0)
+  double model_flops = 0;  // FLOPs counted as model FLOPs (DESIGN.md convention; 0 for recompute)
+  double bytes = 0;        // HBM traffic, bytes
+  GemmShape gemm;          // the GEMM shape when kind is gemm or attention (per GPU)
+  double time_us = 0;      // isolated time (no concurrent collective)
+  // One weight GEMM (kind gemm, not batched, non-empty): what TP overlap decomposes with its collective
+  // (model/overlap_plan.h).
+  [[nodiscard]] bool is_weight_gemm() const { return kind == OpKind::gemm && gemm.batch == 1 && gemm.m > 0; }
+};
+
+// A collective between compute ops, for one micro-batch.
+struct CommOp {
+  std::string name;  // e.g. "attn.allreduce", "moe.dispatch"
+  Collective collective = Collective::allreduce;
+  Group group = Group::tp;
+  double bytes = 0;  // nccl-tests' size (DESIGN.md: per-rank buffer, total for AG/RS)
+  Phase phase = Phase::forward;
+};
+
+// One step of a layer, in issue order: a compute op or a collective (exactly one is meaningful).
+struct Step {
+  bool is_comm = false;
+  ComputeOp compute;
+  CommOp comm;
+};
+
+}  // namespace lagom::model

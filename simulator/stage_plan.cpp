@@ -1,0 +1,277 @@
+#include "simulator/stage_plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace lagom::simulator {
+
+namespace {
+
+// Whether the first and last stage sum the tied embedding's gradient: Megatron does it when the output
+// layer shares the embedding and they are on different stages; ZeRO-3 shards those gradients instead.
+bool tied_embedding_sync(const model::WorkloadSpec& w, const model::Strategy& s) {
+  return w.tied_embeddings && s.pp > 1 && s.zero < 3;
+}
+
+// The layers of chunk `chunk` on stage `stage` (first, count): Megatron's interleaved assignment of equal
+// chunks, virtual stage chunk·pp + stage holding the chunk of that index.
+std::pair<int, int> chunk_layers(const model::WorkloadSpec& w, const model::Strategy& s, int stage,
+                                 int chunk) {
+  const int per_chunk = w.layers / (s.pp * s.vpp);
+  return {(chunk * s.pp + stage) * per_chunk, per_chunk};
+}
+
+// Bytes per element on the wire: activations travel in 16-bit (fp8 GEMMs still exchange bf16 activations),
+// gradients are reduced and parameters gathered in the parameters' dtype (Megatron's default); fp32/tf32
+// runs use 4 bytes for all three.
+int element_bytes(const model::Strategy& s) {
+  return s.precision == model::Precision::fp32 || s.precision == model::Precision::tf32 ? 4 : 2;
+}
+
+Status check_strategy(const model::WorkloadSpec& w, const model::Strategy& s, const CommAssignment& a,
+                      const model::OverlapMethod& tp_overlap) {
+  const double bucket_mb = a.bucket_mb.value_or(s.bucket_mb);
+  if (!(bucket_mb > 0)) return make_error(ErrorCode::invalid_input, "bucket-mb must be a positive number");
+  if (a.fsdp_prefetch < 1) return make_error(ErrorCode::invalid_input, "fsdp prefetch must be at least 1");
+  if (tp_overlap.kind != model::OverlapMethodKind::none) {
+    if (s.tp < 2) {
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("tp-overlap {} needs tp > 1", model::to_string(tp_overlap)));
+    }
+    if (!s.sp) {
+      return make_error(
+          ErrorCode::invalid_input,
+          fmt::format("tp-overlap {} needs --sp (the overlapped kernels are all-gather+GEMM and "
+                      "GEMM+reduce-scatter)",
+                      model::to_string(tp_overlap)));
+    }
+  }
+  if (s.dp < 1 || s.pp < 1 || s.vpp < 1 || s.micro_batch < 1 || s.global_batch < 1) {
+    return make_error(ErrorCode::invalid_input, "simulate: the strategy is not resolved");
+  }
+  if (s.cp > 1 && (w.heads / s.tp) % s.cp != 0) {
+    return make_error(
+        ErrorCode::invalid_input,
+        fmt::format("cp={} (Ulysses all-to-all over heads) does not divide the heads per tp rank ({})", s.cp,
+                    w.heads / s.tp));
+  }
+  if (static_cast<int>(s.micro_batches()) < 1 || w.layers / (s.pp * s.vpp) < 1) {
+    return make_error(ErrorCode::invalid_input, "simulate: the strategy is not resolved");
+  }
+  return {};
+}
+
+PassSpan make_span(const LayerPlans& plans, bool forward, int first_layer, int layers, bool embedding,
+                   bool logits) {
+  PassSpan span{forward, first_layer, layers, embedding, logits};
+  double compute_us = 0, blocking_us = 0;
+  for_each_part(span, plans, [&](const PassPlan& part) {
+    compute_us += part.compute_us;
+    blocking_us += part.blocking_us;
+  });
+  span.compute_us = compute_us;
+  span.blocking_us = blocking_us;
+  return span;
+}
+
+// Plans the stages of one iteration; the sizes and knobs every stage shares.
+class StagePlanner {
+ public:
+  StagePlanner(const model::WorkloadSpec& workload, const model::Strategy& strategy,
+               const IterationCosts& costs, const OpClassTable& classes, const LayerPlans& layers,
+               double bucket_bytes)
+      : m_workload(workload),
+        m_strategy(strategy),
+        m_costs(costs),
+        m_classes(classes),
+        m_layers(layers),
+        m_bucket_bytes(bucket_bytes) {
+    m_grad_elem = m_param_elem = element_bytes(strategy);
+    const bool dp_reduce = classes.ranks(model::Group::dp) > 1 || classes.ranks(model::Group::expert_dp) > 1;
+    m_sync = strategy.zero == 3                 ? GradientSync::every_backward
+             : strategy.dp_overlap && dp_reduce ? GradientSync::last_backward
+                                                : GradientSync::after_backward;
+    m_grad_collective = strategy.zero >= 1 ? model::Collective::reducescatter : model::Collective::allreduce;
+  }
+
+  [[nodiscard]] StagePlan plan_stage(int stage) const;
+
+ private:
+  void add_chunk(StagePlan& plan, int chunk) const;
+  void add_gradient_tasks(StagePlan& plan) const;
+  void add_buckets(StagePlan& plan, double& pending, double bucket_bytes, model::Group group,
+                   model::Collective collective, bool flush) const;
+
+  const model::WorkloadSpec& m_workload;
+  const model::Strategy& m_strategy;
+  const IterationCosts& m_costs;
+  const OpClassTable& m_classes;
+  const LayerPlans& m_layers;
+  double m_bucket_bytes = 0;
+  double m_grad_elem = 2, m_param_elem = 2;
+  GradientSync m_sync = GradientSync::after_backward;
+  model::Collective m_grad_collective = model::Collective::allreduce;
+};
+
+// The tasks that `pending` bytes of gradients or parameters make: the full buckets of `bucket_bytes` as one
+// task with a count, and with `flush` the rest (when >= 1 byte) as one more; none on a group of one rank.
+// Takes them out of `pending`.
+void StagePlanner::add_buckets(StagePlan& plan, double& pending, double bucket_bytes, model::Group group,
+                               model::Collective collective, bool flush) const {
+  if (m_classes.ranks(group) < 2) {
+    pending = 0;
+    return;
+  }
+  const double full = std::floor(pending / bucket_bytes);
+  if (full >= 1) {
+    plan.comm_tasks.push_back({collective, group, static_cast<std::int64_t>(bucket_bytes), full});
+    pending -= full * bucket_bytes;
+  }
+  if (flush && pending >= 1) {
+    plan.comm_tasks.push_back({collective, group, static_cast<std::int64_t>(std::llround(pending)), 1});
+    pending = 0;
+  }
+}
+
+void StagePlanner::add_chunk(StagePlan& plan, int c) const {
+  const int s = plan.stage;
+  const auto [first, layers] = chunk_layers(m_workload, m_strategy, s, c);
+  ChunkPlan chunk;
+  chunk.first_layer = first;
+  chunk.layers = layers;
+  chunk.embedding = s == 0 && c == 0;
+  chunk.logits = s == m_strategy.pp - 1 && c == m_strategy.vpp - 1;
+  chunk.forward = make_span(m_layers, true, first, layers, chunk.embedding, chunk.logits);
+  chunk.backward = make_span(m_layers, false, first, layers, chunk.embedding, chunk.logits);
+  chunk.first_piece = static_cast<int>(plan.pieces.size());
+  const bool gathers = m_strategy.zero == 3 && m_classes.ranks(model::Group::dp) > 1;
+  for (int j = 0; j < layers; ++j) {
+    const int layer = first + j;
+    const bool embedding = chunk.embedding && j == 0, logits = chunk.logits && j == layers - 1;
+    const LayerParams& lp = m_layers.parameters[static_cast<std::size_t>(layer)];
+    LayerPiece piece;
+    piece.layer = layer;
+    piece.forward = make_span(m_layers, true, layer, 1, embedding, logits);
+    piece.backward = make_span(m_layers, false, layer, 1, embedding, logits);
+    double params = lp.dense;
+    if (embedding) params += m_costs.embedding_params();
+    if (logits) params += m_costs.logits_params();
+    piece.grad_bytes = params * m_grad_elem;
+    piece.expert_grad_bytes = lp.expert * m_grad_elem;
+    if (gathers) {
+      piece.gather = CommTask{model::Collective::allgather, model::Group::dp,
+                              static_cast<std::int64_t>((params + lp.expert) * m_param_elem), 1};
+    }
+    plan.grad_bytes += piece.grad_bytes;
+    plan.expert_grad_bytes += piece.expert_grad_bytes;
+    plan.expert_params += lp.expert;
+    plan.pieces.push_back(piece);
+  }
+  plan.chunks.push_back(chunk);
+}
+
+void StagePlanner::add_gradient_tasks(StagePlan& plan) const {
+  auto begin = [&] { return static_cast<int>(plan.comm_tasks.size()); };
+  switch (plan.sync) {
+    case GradientSync::every_backward:
+      // One reduce-scatter of the layer's gradients after its backward, every micro-batch.
+      for (LayerPiece& piece : plan.pieces) {
+        piece.grads.begin = begin();
+        double bytes = piece.grad_bytes, expert = piece.expert_grad_bytes;
+        add_buckets(plan, bytes, std::max(bytes, 1.0), model::Group::dp, model::Collective::reducescatter,
+                    true);
+        add_buckets(plan, expert, std::max(expert, 1.0), model::Group::expert_dp,
+                    model::Collective::reducescatter, true);
+        piece.grads.end = begin();
+      }
+      break;
+    case GradientSync::last_backward:
+      // Buckets fill in the order the last backward runs the chunk's layers (last layer first); the
+      // chunk's first layer flushes the rest.
+      for (const ChunkPlan& chunk : plan.chunks) {
+        double pending = 0, pending_expert = 0;
+        for (int k = 0; k < chunk.layers; ++k) {
+          LayerPiece& piece = plan.pieces[static_cast<std::size_t>(chunk.first_piece + chunk.layers - 1 - k)];
+          piece.grads.begin = begin();
+          pending += piece.grad_bytes;
+          pending_expert += piece.expert_grad_bytes;
+          const bool flush = k == chunk.layers - 1;
+          add_buckets(plan, pending, m_bucket_bytes, model::Group::dp, m_grad_collective, flush);
+          add_buckets(plan, pending_expert, m_bucket_bytes, model::Group::expert_dp, m_grad_collective,
+                      flush);
+          piece.grads.end = begin();
+        }
+      }
+      break;
+    case GradientSync::after_backward: {
+      double dense = plan.grad_bytes, expert = plan.expert_grad_bytes;
+      plan.grads_after_backward.begin = begin();
+      add_buckets(plan, dense, m_bucket_bytes, model::Group::dp, m_grad_collective, true);
+      add_buckets(plan, expert, m_bucket_bytes, model::Group::expert_dp, m_grad_collective, true);
+      plan.grads_after_backward.end = begin();
+      break;
+    }
+  }
+}
+
+StagePlan StagePlanner::plan_stage(int stage) const {
+  StagePlan plan;
+  plan.stage = stage;
+  plan.sync = m_sync;
+  const auto chunks = static_cast<std::size_t>(m_strategy.vpp);
+  const auto layers = static_cast<std::size_t>(m_workload.layers / m_strategy.pp);  // a hint: the usual size
+  plan.chunks.reserve(chunks);
+  plan.pieces.reserve(layers);
+  plan.comm_tasks.reserve(2 * layers + 4);
+  for (int c = 0; c < m_strategy.vpp; ++c) add_chunk(plan, c);
+  plan.params = plan.grad_bytes / m_grad_elem;
+  add_gradient_tasks(plan);
+  // The optimizer step on this GPU's share of the parameters.
+  plan.optimizer_params = plan.params + plan.expert_params;
+  if (m_strategy.zero >= 1) {
+    plan.optimizer_params = plan.params / m_classes.ranks(model::Group::dp) +
+                            plan.expert_params / m_classes.ranks(model::Group::expert_dp);
+  }
+  plan.optimizer_us = m_costs.optimizer_us(plan.optimizer_params);
+  // ZeRO 1/2: gather the updated parameter shards.
+  if (m_strategy.zero == 1 || m_strategy.zero == 2) {
+    double bytes = plan.params * m_param_elem, expert = plan.expert_params * m_param_elem;
+    plan.param_gathers.begin = static_cast<int>(plan.comm_tasks.size());
+    add_buckets(plan, bytes, m_bucket_bytes, model::Group::dp, model::Collective::allgather, true);
+    add_buckets(plan, expert, m_bucket_bytes, model::Group::expert_dp, model::Collective::allgather, true);
+    plan.param_gathers.end = static_cast<int>(plan.comm_tasks.size());
+  }
+  plan.embedding_sync =
+      tied_embedding_sync(m_workload, m_strategy) && (stage == 0 || stage == m_strategy.pp - 1);
+  return plan;
+}
+
+}  // namespace
+
+Result<IterationPlan> plan_iteration(const model::WorkloadSpec& workload, const model::Strategy& strategy,
+                                     const IterationCosts& costs, const CommAssignment& assignment,
+                                     OpClassTable& classes, bool keep_segments) {
+  const model::OverlapMethod tp_overlap = assignment.tp_overlap.value_or(strategy.tp_overlap);
+  LAGOM_TRY_STATUS(check_strategy(workload, strategy, assignment, tp_overlap));
+  IterationPlan plan;
+  plan.micro_batches = static_cast<int>(strategy.micro_batches());
+  plan.fsdp_prefetch = assignment.fsdp_prefetch;
+  const PassPricing pricing{strategy.tp, tp_overlap, element_bytes(strategy), keep_segments};
+  LAGOM_TRY(plan.layers, plan_layers(workload.layers, costs, pricing, classes));
+  const double bucket_bytes = assignment.bucket_mb.value_or(strategy.bucket_mb) * 1e6;
+  const StagePlanner planner(workload, strategy, costs, classes, plan.layers, bucket_bytes);
+  for (int s = 0; s < strategy.pp; ++s) plan.stages.push_back(planner.plan_stage(s));
+  if (strategy.pp > 1) {
+    plan.transfer = CommTask{model::Collective::sendrecv, model::Group::pp, costs.pp_message_bytes(), 1};
+  }
+  if (tied_embedding_sync(workload, strategy)) {
+    plan.embedding_sync = CommTask{
+        model::Collective::allreduce, model::Group::embedding,
+        static_cast<std::int64_t>(std::llround(costs.embedding_params() * element_bytes(strategy))), 1};
+  }
+  return plan;
+}
+
+}  // namespace lagom::simulator

@@ -1,0 +1,157 @@
+// The stage plan is the one description of an iteration's tasks: the graph emitted from it and the lower
+// bound summed from it must agree task for task.
+#include <catch2/catch.hpp>
+
+#include "fake_costs.h"
+#include "simulator/lower_bound.h"
+#include "simulator/op_classes.h"
+#include "simulator/simulator.h"
+#include "simulator/stage_plan.h"
+
+using namespace lagom;
+using lagom::test::fake_cluster;
+using lagom::test::fake_strategy;
+using lagom::test::fake_workload;
+using lagom::test::FakeCosts;
+
+namespace {
+
+simulator::IterationPlan plan_of(const model::WorkloadSpec& w, const model::Strategy& s,
+                                 const FakeCosts& costs, const simulator::CommAssignment& assignment,
+                                 simulator::OpClassTable& classes) {
+  auto plan = simulator::plan_iteration(w, s, costs, assignment, classes, false);
+  if (!plan.ok()) FAIL(plan.error().message);
+  return std::move(plan).value();
+}
+
+}  // namespace
+
+TEST_CASE("each chunk of the plan carries its own layers, pieces and parameters", "[simulator]") {
+  // 8 layers, p = 2, v = 2: interleaved chunks of 2 layers, stage 0 holds layers 0-1 and 4-5, stage 1
+  // 2-3 and 6-7; the embedding sits on stage 0's first chunk, the output layer on stage 1's last.
+  FakeCosts costs;
+  costs.embedding_param_count = 3e5;
+  costs.logits_param_count = 2e5;
+  const auto w = fake_workload(8);
+  const auto s = fake_strategy(2, 2, 2, 4);
+  const model::ClusterSpec cluster = fake_cluster();
+  const simulator::CommAssignment assignment;
+  simulator::OpClassTable classes(costs, s, cluster, assignment);
+  const auto plan = plan_of(w, s, costs, assignment, classes);
+  REQUIRE(plan.stages.size() == 2);
+  const auto& stage0 = plan.stages[0];
+  const auto& stage1 = plan.stages[1];
+  REQUIRE(stage0.chunks.size() == 2);
+  CHECK(stage0.chunks[0].first_layer == 0);
+  CHECK(stage0.chunks[1].first_layer == 4);
+  CHECK(stage1.chunks[0].first_layer == 2);
+  CHECK(stage1.chunks[1].first_layer == 6);
+  for (const auto* stage : {&stage0, &stage1}) {
+    CHECK(stage->pieces.size() == 4);
+    for (const auto& chunk : stage->chunks) CHECK(chunk.layers == 2);
+  }
+  CHECK(stage0.chunks[0].embedding);
+  CHECK_FALSE(stage0.chunks[1].logits);
+  CHECK(stage1.chunks[1].logits);
+  // Four layers of 1e6 parameters, plus the embedding's 3e5 (stage 0) or the output layer's 2e5 (stage 1);
+  // bf16 gradients.
+  CHECK(stage0.params == 4.3e6);
+  CHECK(stage1.params == 4.2e6);
+  CHECK(stage0.grad_bytes == 8.6e6);
+  CHECK(stage0.pieces[0].grad_bytes == 2.6e6);
+  CHECK(stage1.pieces[3].grad_bytes == 2.4e6);
+  // A whole chunk's forward is its layers' 2 × 100 µs; the backward 2 × 200 µs.
+  CHECK(stage1.chunks[0].forward.total_us() == 200);
+  CHECK(stage1.chunks[0].backward.total_us() == 400);
+  // The tied embedding's gradient: summed over the first and last stage, 3e5 bf16 elements.
+  REQUIRE(plan.embedding_sync);
+  CHECK(plan.embedding_sync->bytes == 600000);
+  CHECK(stage0.embedding_sync);
+  CHECK(stage1.embedding_sync);
+}
+
+TEST_CASE("the lower bound's per-stage work is the plan's, task for task as the graph runs it",
+          "[simulator]") {
+  // No contention (slowdowns 1), so every task of the simulated graph lasts its work alone: the compute
+  // passes and the optimizer in the timeline, the gradient, gather and embedding tasks in the op classes'
+  // calls × time. The bound sums the same plan; both must agree for every ZeRO stage, gradient mode and
+  // pipeline depth, with the tied embedding split over the stages.
+  FakeCosts costs;
+  costs.tp = 2;
+  costs.pp_bytes = 200000;
+  costs.head_us = 30;
+  costs.embedding_param_count = 3e5;
+  costs.logits_param_count = 3e5;
+  const auto w = fake_workload(8);
+  const model::ClusterSpec cluster = fake_cluster();
+  for (int pp : {1, 2, 4}) {
+    for (int zero : {0, 1, 2, 3}) {
+      for (bool dp_overlap : {true, false}) {
+        auto s = fake_strategy(pp, 1, 2, 4);
+        s.tp = 2;
+        s.zero = zero;
+        s.dp_overlap = dp_overlap;
+        s.bucket_mb = 0.5;
+        INFO("pp " << pp << " zero " << zero << " dp-overlap " << dp_overlap);
+        simulator::SimulateOptions options;
+        options.timeline = true;
+        const auto r = simulator::simulate(w, cluster, s, costs, {}, options);
+        REQUIRE(r.ok());
+        const auto bound = simulator::iteration_lower_bound(w, cluster, s, costs);
+        REQUIRE(bound.ok());
+        REQUIRE(bound->stages.size() == static_cast<std::size_t>(pp));
+        CHECK(bound->us <= r->iteration_time_s * 1e6);
+
+        double bound_comm_us = 0;  // gradients, gathers, parameter gathers of every stage, the embedding once
+        for (int stage = 0; stage < pp; ++stage) {
+          const auto& work = bound->stages[static_cast<std::size_t>(stage)];
+          bound_comm_us += work.gradients_us + work.gathers_us + work.parameter_gathers_us;
+          if (stage == 0) bound_comm_us += work.embedding_us;
+          double passes_us = 0, optimizer_us = 0;
+          for (const auto& e : r->timeline) {
+            if (e.stage != stage || e.stream != simulator::StreamKind::compute) continue;
+            if (e.category == "compute") passes_us += e.duration_us;
+            if (e.category == "optimizer") optimizer_us += e.duration_us;
+          }
+          CHECK(work.passes_us == Approx(passes_us).epsilon(1e-12));
+          CHECK(work.optimizer_us == Approx(optimizer_us).epsilon(1e-12));
+        }
+        double graph_comm_us = 0;
+        bool embedding_class = false;
+        for (const auto& c : r->op_classes) {
+          const auto g = c.key.group;
+          if (g == model::Group::dp || g == model::Group::expert_dp || g == model::Group::embedding)
+            graph_comm_us += c.count * c.time_us;
+          embedding_class = embedding_class || g == model::Group::embedding;
+        }
+        CHECK(bound_comm_us == Approx(graph_comm_us).epsilon(1e-12));
+        // The tied embedding's all-reduce exists exactly with pp > 1 and ZeRO < 3, and the bound has it.
+        CHECK(embedding_class == (pp > 1 && zero < 3));
+        CHECK((bound->stages.front().embedding_us > 0) == embedding_class);
+        CHECK((bound->stages.back().embedding_us > 0) == embedding_class);
+      }
+    }
+  }
+}
+
+TEST_CASE("the lower bound counts the tied embedding's all-reduce before the optimizer", "[simulator]") {
+  // As "the lower bound counts synchronous sends, ..." (test_simulator.cpp), with a tied embedding of 5e5
+  // parameters per GPU on each end stage: p = 2, m = 4, one layer per stage, F = 100, B = 200 µs, a
+  // transfer 10 µs. Stage 1 ends its last pass at 110 + 1200 + 30 = 1340 µs; the gradient crosses back
+  // (10 µs) and stage 0 runs that backward (200 µs); stage 0 all-reduces its (1e6 + 5e5) · 2 bytes of
+  // gradients (300 µs), then the embedding's 5e5 · 2 bytes with stage 1 (100 µs), then steps its optimizer
+  // over 1.5e6 parameters (1.5 µs).
+  FakeCosts costs;
+  costs.pp_bytes = 100000;
+  costs.embedding_param_count = 5e5;
+  costs.logits_param_count = 5e5;
+  const auto w = fake_workload(2);
+  auto s = fake_strategy(2, 1, 2, 4);
+  s.dp_overlap = false;
+  const auto bound_us = simulator::iteration_lower_bound_us(w, fake_cluster(), s, costs);
+  REQUIRE(bound_us.ok());
+  CHECK(*bound_us == Approx((1340 + 10 + 200 + 300 + 100 + 1.5) * (1 - 1e-9)).epsilon(1e-13));
+  const auto r = simulator::simulate(w, fake_cluster(), s, costs);
+  REQUIRE(r.ok());
+  CHECK(*bound_us <= r->iteration_time_s * 1e6);
+}
