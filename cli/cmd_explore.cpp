@@ -5,7 +5,7 @@
 #include "cli/documents.h"
 #include "cli/output.h"
 #include "cli/scenario.h"
-#include "simulator/explore.h"
+#include "search/explore.h"
 
 namespace lagom::cli {
 
@@ -26,7 +26,7 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   const model::Strategy base = unwrap(strategy_from_flags(flags.strategy));
   const ClusterSource source = unwrap(load_cluster(flags.spec, base.gpus));
   const model::ClusterSpec& cluster = source.cluster;
-  simulator::ExploreOptions options;
+  search::ExploreOptions options;
   options.base = base;
   if (options.base.global_batch == 0 && workload.global_batch)
     options.base.global_batch = *workload.global_batch;
@@ -43,8 +43,8 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   if (f.recompute) pins.recompute = base.recompute;
   if (f.tp_overlap) pins.tp_overlap = base.tp_overlap;
   const model::CostModel cost_model(cluster, source.calibration);
-  const simulator::ExploreResult result =
-      unwrap(simulator::explore(workload, cluster, cost_model, options, context.progress()));
+  const search::ExploreResult result =
+      unwrap(search::explore(workload, cluster, cost_model, options, context.progress()));
   if (context.json) {
     print_json(explore_json(result, options.base, cluster, workload));
     return;

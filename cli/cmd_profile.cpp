@@ -87,7 +87,8 @@ void add_profile_command(CLI::App& app, Context& context) {
       app.add_subcommand("profile", "Measure GEMMs, collectives and their overlap into the profile database");
   add_common_flags(*command, context);
   command->add_option("--backend", flags->options.backend, "auto | cpu | mpi | nccl")->default_val("auto");
-  command->add_option("--suite", flags->options.suite, "all | compute | comm | overlap")->default_val("all");
+  command->add_option("--suite", flags->options.suite, "all | compute | comm | interference (alias: overlap)")
+      ->default_val("all");
   command->add_flag("--quick", flags->options.quick, "A small sweep (seconds)");
   command->add_option("--min-bytes", flags->min_bytes, "Smallest collective size (K/M/G suffixes)");
   command->add_option("--max-bytes", flags->max_bytes, "Largest collective size (K/M/G suffixes)");

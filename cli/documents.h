@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "model/specs.h"
+#include "search/explore.h"
 #include "search/outputs.h"
 #include "search/search.h"
-#include "simulator/explore.h"
 #include "simulator/simulator.h"
 
 namespace lagom::cli {
@@ -20,7 +20,7 @@ nlohmann::json simulation_json(const simulator::SimulationResult& result, const 
                                const model::ClusterSpec& cluster, const model::WorkloadSpec& workload);
 
 // `explore --json`: `base` carries the GPUs and the global batch explored.
-nlohmann::json explore_json(const simulator::ExploreResult& result, const model::Strategy& base,
+nlohmann::json explore_json(const search::ExploreResult& result, const model::Strategy& base,
                             const model::ClusterSpec& cluster, const model::WorkloadSpec& workload);
 
 // `tune --json`; `note` is added when not empty, the grid and the trials with `explain`.

@@ -3,7 +3,7 @@
 
 namespace lagom::cli {
 
-nlohmann::json explore_json(const simulator::ExploreResult& result, const model::Strategy& base,
+nlohmann::json explore_json(const search::ExploreResult& result, const model::Strategy& base,
                             const model::ClusterSpec& cluster, const model::WorkloadSpec& workload) {
   nlohmann::json results = nlohmann::json::array();
   for (const auto& entry : result.results) {

@@ -338,7 +338,7 @@ Status run_nccl_suites(NcclModule& module, Group& group, int device, int nodes, 
       }
     }
   }
-  if (has("overlap")) {
+  if (has("interference")) {
     std::string why;
     LAGOM_TRY(lagom_nccl_comm * comm, init_comm(module, group, device, &why));
     if (comm == nullptr) return make_error(ErrorCode::failure, "backend nccl: overlap: " + why);

@@ -39,7 +39,7 @@ struct NcclConfig {
 // The configurations a sweep visits (quick: NCCL's default plus a few forced ones).
 std::vector<NcclConfig> nccl_configs(const Sweep& sweep, bool quick);
 
-// Runs the requested suites ("compute", "comm", "overlap") on `device`.
+// Runs the requested suites ("compute", "comm", "interference") on `device`.
 Status run_nccl_suites(NcclModule& module, Group& group, int device, int nodes, const Sweep& sweep,
                        bool quick, const std::vector<std::string>& suites, SampleSink& sink,
                        Progress& progress);

@@ -50,7 +50,7 @@ std::vector<OverlapEntry> kernel_overlap_entries(bool quick) {
            [kernel, method_name = std::string(method_text)](
                Group& group, const OverlapCase& oc) -> Result<db::OverlapSample> {
              if (group.comm() == MPI_COMM_NULL)
-               return make_error(ErrorCode::invalid_input, "the overlap suite needs MPI ranks");
+               return make_error(ErrorCode::invalid_input, "the interference suite needs MPI ranks");
              LAGOM_TRY(const model::OverlapMethod method, model::parse_overlap_method(method_name));
              const model::OverlapRequest request{kernel,     method, group.size(), oc.shape.m, oc.shape.n,
                                                  oc.shape.k, 4};
@@ -88,7 +88,8 @@ std::vector<OverlapEntry> kernel_overlap_entries(bool quick) {
 
 Result<db::OverlapSample> run_mpi_overlap(Group& group, const OverlapCase& oc) {
   const MPI_Comm comm = group.comm();
-  if (comm == MPI_COMM_NULL) return make_error(ErrorCode::invalid_input, "the overlap suite needs MPI ranks");
+  if (comm == MPI_COMM_NULL)
+    return make_error(ErrorCode::invalid_input, "the interference suite needs MPI ranks");
   const int n = group.size();
   const std::int64_t bytes = round_collective_bytes(oc.collective, oc.bytes, n);
   const std::int64_t elements = bytes / static_cast<std::int64_t>(sizeof(float));

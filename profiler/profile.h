@@ -20,9 +20,10 @@
 namespace lagom::profiler {
 
 struct ProfileOptions {
-  std::string backend = "auto";          // "auto" | "cpu" | "mpi" | "nccl"
-  std::string suite = "all";             // "all" | "compute" | "comm" | "overlap"
-  bool quick = false;                    // a small sweep (seconds, for CI and smoke tests)
+  std::string backend = "auto";  // "auto" | "cpu" | "mpi" | "nccl"
+  std::string suite =
+      "all";           // "all" | "compute" | "comm" | "interference" ("overlap": the same, its earlier name)
+  bool quick = false;  // a small sweep (seconds, for CI and smoke tests)
   std::int64_t min_bytes = 0;            // smallest collective size, bytes; 0 = the backend's default
   std::int64_t max_bytes = 0;            // largest collective size, bytes; 0 = the backend's default
   double step_factor = 0;                // size multiplier between steps (> 1); 0 = default (2)

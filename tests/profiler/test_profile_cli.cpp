@@ -103,11 +103,11 @@ TEST_CASE(
   CHECK(median(errors) < 0.20);
 }
 
-TEST_CASE("the overlap suite under mpirun stores the co-run cases and the FlashOverlap kernel cases",
+TEST_CASE("the interference suite under mpirun stores the co-run cases and the FlashOverlap kernel cases",
           "[profiler][mpi]") {
   const std::string db_path = temp_dir("overlap") + "/o.db";
   const auto r = run("mpirun", {"--allow-run-as-root", "--oversubscribe", "-np", "2", k_lagom, "profile",
-                                "--backend", "mpi", "--suite", "overlap", "--quick", "--db", db_path});
+                                "--backend", "mpi", "--suite", "interference", "--quick", "--db", db_path});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   auto database = open_ro(db_path);
@@ -376,4 +376,14 @@ TEST_CASE("reading a profile database leaves no -wal or -shm file beside it", "[
     CHECK(run("test", {"-e", db + "-wal"}).exit_code != 0);
     CHECK(run("test", {"-e", db + "-shm"}).exit_code != 0);
   }
+}
+
+TEST_CASE("the suite name overlap is the interference suite's earlier name and still accepted", "[profiler]") {
+  const std::string db_path = temp_dir("alias") + "/a.db";
+  const auto r = run_lagom({"profile", "--backend", "cpu", "--suite", "overlap", "--quick", "--db", db_path});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--suite overlap: backend cpu has no interference suite") != std::string::npos);
+  const auto unknown =
+      run_lagom({"profile", "--backend", "cpu", "--suite", "overlaps", "--quick", "--db", db_path});
+  CHECK(unknown.err.find("unknown suite (all, compute, comm, interference)") != std::string::npos);
 }

@@ -1,4 +1,4 @@
-#include "simulator/explore.h"
+#include "search/explore.h"
 
 #include <algorithm>
 #include <atomic>
@@ -13,7 +13,9 @@
 #include "core/units.h"
 #include "simulator/model_costs.h"
 
-namespace lagom::simulator {
+namespace lagom::search {
+
+using namespace simulator;
 
 namespace {
 
@@ -192,4 +194,4 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
   return out;
 }
 
-}  // namespace lagom::simulator
+}  // namespace lagom::search

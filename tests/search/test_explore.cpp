@@ -9,7 +9,7 @@
 #include "core/units.h"
 #include "model/cost_model.h"
 #include "model/presets.h"
-#include "simulator/explore.h"
+#include "search/explore.h"
 #include "simulator/model_costs.h"
 
 using namespace lagom;
@@ -19,7 +19,7 @@ namespace {
 struct Space {
   model::WorkloadSpec workload;
   model::ClusterSpec cluster;
-  simulator::ExploreOptions options;
+  search::ExploreOptions options;
 };
 
 Space make_space(const std::string& workload, const std::string& cluster, int gpus, long global_batch) {
@@ -60,7 +60,7 @@ TEST_CASE("explore's top K is the top K of simulating every candidate, and its b
     const model::CostModel cost_model(space.cluster);
     const auto prices = std::make_shared<const simulator::SharedPrices>(cost_model);
     const std::vector<model::Strategy> candidates =
-        simulator::explore_candidates(space.workload, space.cluster, space.options);
+        search::explore_candidates(space.workload, space.cluster, space.options);
     REQUIRE(candidates.size() > 400);
     // Exhaustive: every candidate that fits, simulated; ranked by (time, enumeration order) as explore ranks.
     std::vector<std::pair<double, std::size_t>> all;
@@ -92,7 +92,7 @@ TEST_CASE("explore's top K is the top K of simulating every candidate, and its b
     all.resize(static_cast<std::size_t>(space.options.top));
 
     const auto explored =
-        simulator::explore(space.workload, space.cluster, cost_model, space.options, null_progress());
+        search::explore(space.workload, space.cluster, cost_model, space.options, null_progress());
     REQUIRE(explored.ok());
     CHECK(explored->evaluated == candidates.size());
     CHECK(explored->out_of_memory == candidates.size() - checked);
@@ -111,7 +111,7 @@ TEST_CASE("shared prices leave every simulated number unchanged", "[simulator]")
   const model::CostModel cost_model(space.cluster);
   const auto prices = std::make_shared<const simulator::SharedPrices>(cost_model);
   const std::vector<model::Strategy> candidates =
-      simulator::explore_candidates(space.workload, space.cluster, space.options);
+      search::explore_candidates(space.workload, space.cluster, space.options);
   // Every 97th candidate, all pricing through one SharedPrices, against a ModelCosts with its own.
   for (std::size_t i = 0; i < candidates.size(); i += 97) {
     const simulator::ModelCosts shared(cost_model, space.workload, candidates[i], prices);

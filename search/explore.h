@@ -1,4 +1,5 @@
-// Capacity planning: every valid strategy for a number of GPUs, evaluated with the simulator in parallel,
+// Capacity planning (search/, beside tune: both search a space with the simulator as the judge): every
+// valid strategy for a number of GPUs, evaluated with the simulator in parallel,
 // best first. Candidates that do not fit in memory are not simulated; the others are visited in order of a
 // cheap lower bound of their iteration time (iteration_lower_bound_us) and skipped once it exceeds the K-th
 // best time found; a candidate that passes has its task graph built and is skipped if the graph's critical
@@ -24,7 +25,7 @@
 #include "model/cost_model.h"
 #include "simulator/simulator.h"
 
-namespace lagom::simulator {
+namespace lagom::search {
 
 struct ExplorePins {
   std::optional<int> tp, pp, dp, cp, ep, vpp, zero;
@@ -44,7 +45,7 @@ struct ExploreOptions {
 
 struct ExploreEntry {
   model::Strategy strategy;
-  SimulationResult result;
+  simulator::SimulationResult result;
 };
 
 struct ExploreResult {
@@ -66,4 +67,4 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
                               const model::CostModel& cost_model, const ExploreOptions& options,
                               Progress& progress);
 
-}  // namespace lagom::simulator
+}  // namespace lagom::search
