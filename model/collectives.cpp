@@ -48,9 +48,9 @@ std::int64_t default_chunk_bytes(Proto proto, std::int64_t buffsize_bytes) {
     case Proto::simple:
       return buffsize_bytes / 2;
     case Proto::ll:
-      return k_nccl_ll_buffsize / k_nccl_steps;
+      return k_nccl_ll_buffsize / k_nccl_steps / 2;
     case Proto::ll128:
-      return k_nccl_ll128_buffsize / k_nccl_steps;
+      return k_nccl_ll128_buffsize / k_nccl_steps / 16 * 15;
   }
   return buffsize_bytes / 2;
 }

@@ -30,18 +30,22 @@ std::string_view to_string(Proto proto);
 std::optional<Algo> parse_algo(std::string_view name);
 std::optional<Proto> parse_proto(std::string_view name);
 
-// Knob defaults of NCCL (src/include/device.h, src/init.cc; NCCL 2.18–2.28):
-inline constexpr int k_nccl_default_threads = 512;                // NCCL_NTHREADS default (Simple, LL)
-inline constexpr int k_nccl_max_channels = 64;                    // MAXCHANNELS since NCCL 2.12 // unverified
-inline constexpr std::int64_t k_nccl_default_buffsize = 4 << 20;  // NCCL_BUFFSIZE, Simple: 4 MiB
-inline constexpr std::int64_t k_nccl_ll_buffsize = 512
-                                                   << 10;  // LL: 8 lines×512 thr×8 steps×16 B // unverified
-inline constexpr std::int64_t k_nccl_ll128_buffsize =
-    4915200;                            // LL128: 120×640×8 steps×8 B (AutoCCL's number)
-inline constexpr int k_nccl_steps = 8;  // NCCL_STEPS: FIFO slots per connection
+// Knob defaults of NCCL (NVIDIA/nccl@v2.28.9-1):
+inline constexpr int k_nccl_default_threads =
+    512;  // NCCL_SIMPLE_MAX_NTHREADS, NCCL_LL_MAX_NTHREADS (device.h:90-92)
+inline constexpr int k_nccl_max_channels = 64;  // MAXCHANNELS (src/include/device.h:86)
+inline constexpr std::int64_t k_nccl_default_buffsize = 4
+                                                        << 20;  // DEFAULT_BUFFSIZE, Simple (src/init.cc:699)
+// DEFAULT_LL_BUFFSIZE = 8 lines × 512 threads × 8 steps × 16 B (init.cc:697; device.h:24, :92-93).
+inline constexpr std::int64_t k_nccl_ll_buffsize = 8 * 512 * 8 * 16;
+// DEFAULT_LL128_BUFFSIZE = 120 elements × 640 threads × 8 steps × 8 B (init.cc:698; device.h:109-110).
+inline constexpr std::int64_t k_nccl_ll128_buffsize = 120 * 640 * 8 * 8;
+inline constexpr int k_nccl_steps = 8;  // NCCL_STEPS: FIFO slots per connection (device.h:24)
 
-// Default chunk of a protocol for a given Simple buffer size: Simple ring chunk = BUFFSIZE / 2
-// (chunkSteps = NCCL_STEPS/2 slots of BUFFSIZE/NCCL_STEPS); LL and LL128 one slot of their own buffer.
+// Default chunk of a protocol for a given Simple buffer size (NCCL's calcCollChunking,
+// NVIDIA/nccl@v2.28.9-1:src/enqueue.cc:2023-2028): Simple ring chunk = BUFFSIZE / 2 (chunkSteps =
+// ALLREDUCE_CHUNKSTEPS = NCCL_STEPS/2 slots of BUFFSIZE/NCCL_STEPS, src/include/collectives.h:18); LL half a
+// slot of its buffer (the other half is flags); LL128 a slot's 15 data elements of every 16.
 std::int64_t default_chunk_bytes(Proto proto, std::int64_t buffsize_bytes = k_nccl_default_buffsize);
 
 // Where a communicator's ranks sit: ranks over nodes, ranks/nodes GPUs per node (uniform).

@@ -1,9 +1,12 @@
 // CostModel: collectives. Two models live here:
-//  * NCCL's own tuning model (src/graph/tuning.cc, constants of NCCL 2.18–2.30, research-simulators.md §4):
-//    used only to decide what NCCL picks by default (nccl_default) — reproducing NCCL's decision.
-//  * Lagom's physical price (collective_cost): NCCL's latency assembly and protocol factors, plus what the
-//    knobs do physically: channels × per-channel copy rate (threads) against the link limit, per-chunk
-//    synchronisation overhead, and the host-side launch cost. docs/model.md states each term's source.
+//  * NCCL's own tuning model (NVIDIA/nccl@v2.28.9-1:src/graph/tuning.cc ncclTopoTuneModel and
+//    ncclTopoGetAlgoTime), fed with what NCCL's topology search decides for the communicator
+//    (model/nccl_topology.h). It only decides what NCCL picks by default (nccl_default). It prices a call
+//    from the search's channels, never from the CTAs a call runs with, so it cannot price a channel choice.
+//  * Lagom's physical price (collective_cost): the bytes each algorithm moves over each resource (a GPU's
+//    NVLink and PCIe links, the node's NICs, the channels' copy loops and network connections) against that
+//    resource's rate; the busiest resource sets the bandwidth. NCCL's latency assembly gives the latency.
+//    docs/model.md states each term and its source.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -11,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "model/cost_model.h"
+#include "model/nccl_topology.h"
 
 namespace lagom::model {
 
@@ -19,8 +23,7 @@ namespace {
 constexpr double k_inf = std::numeric_limits<double>::infinity();
 enum Link { k_nvlink = 0, k_pci = 1, k_net = 2 };
 
-// NCCL hwLat[link][algo][proto], µs (tuning.cc; NVLink/NET rows per research-simulators.md §4).
-// unverified: the PCI row's LL/LL128 entries (1.0/1.9 tree, 1.0/2.5 ring) are from memory of tuning.cc.
+// NCCL hwLatencies[link][algo][proto], µs (NVIDIA/nccl@v2.28.9-1:src/graph/tuning.cc:149-168).
 constexpr double k_hw_lat[3][7][3] = {
     {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25.0}, {0, 0, 25.0}, {0, 0, 4.0}},
     {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0}},
@@ -32,29 +35,47 @@ constexpr double k_hw_lat[3][7][3] = {
      {0, 0, 20.9},
      {0, 0, 14.0}},
 };
-// NCCL baseLat[algo][proto], µs.
+// NET NVLSTree latency before 2.28: 14 µs (NVIDIA/nccl@v2.27.7-1:src/graph/tuning.cc:155).
+constexpr double k_hw_lat_net_nvls_tree_2_27 = 14.0;
+// NCCL baseLatencies[algo][proto], µs (tuning.cc:143-148).
 constexpr double k_base_lat[7][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0},      {0, 0, 0},
                                      {0, 0, 0},        {0, 0, 0},        {8.0, 8.0, 8.0}};
-// Per-channel bandwidth caps, GB/s, [Ampere, Hopper][nodes 1, 2, >2] (tuning.cc perChMax*; Hopper per §4).
-// unverified: the Ampere rows and the LL caps (llMaxBws) are from memory of tuning.cc (NCCL 2.18).
-constexpr double k_per_ch_tree[2][3] = {{24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
-constexpr double k_per_ch_tree_ll128[2][3] = {{20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}};
-constexpr double k_per_ch_ring_ll128[2] = {20.0, 36.7};
-constexpr double k_ll_max_bw[2][3] = {{87.7, 22.5, 19.0}, {141.0, 45.9, 35.9}};
-// treeCorrectionFactor[proto][log2(bytes/64)] (tuning.cc). unverified: rows from memory; §4 confirms the
-// range 0.4–1.0 and Simple = 0.5 from 128 KB to 1 MB.
+// Rows [Volta, Ampere, Hopper, Blackwell] × columns [1 node, 2 nodes, more] (tuning.cc:169-198). llMaxBws
+// is a total cap; its multi-node columns are indexed by CPU vendor (row 0 Intel, row 1 AMD;
+// tuning.cc:252-253).
+constexpr double k_ll_max_bw[4][3] = {
+    {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}};
+constexpr double k_per_ch_ring_ll128[4][3] = {
+    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {73.4, 34.6, 73.4}};
+constexpr double k_per_ch_tree_ll128[4][3] = {
+    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+constexpr double k_per_ch_tree[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+constexpr double k_per_ch_nvls_tree[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 43.8}};
+// treeCorrectionFactor[proto][log2(bytes/64)] (tuning.cc:578-582).
 constexpr double k_tree_correction[3][23] = {
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
     {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
-// NVLS efficiency of the NVLink SHARP path (tuning.cc nvlsEfficiency: Hopper 0.85).
-constexpr double k_nvls_efficiency = 0.85;
-constexpr int k_nvls_default_channels = 16;  // NCCL_NVLS_NCHANNELS default
-// Protocol payload efficiency on a link: LL carries 4 data bytes per 8-byte line (0.5, NCCL's Ring/LL
-// factor), LL128 120 of 128 bytes (NCCL uses 0.92), Simple 1.
+// nvlsEfficiency [Volta, Ampere, Hopper, Blackwell] (tuning.cc:134-139): NVLink SHARP reaches this share of
+// the NVLink rate. Also Lagom's physical NVLS rate (the single-node NVLS measurement of nccl-tests#212,
+// ~480 GB/s on 8×H100, is 0.85 × the ring's NVLink rate × 8/9 × 14/8).
+constexpr double k_nvls_efficiency[4] = {0.0, 0.0, 0.85, 0.74};
+// Protocol payload efficiency on a link: LL carries 4 data bytes per 8-byte line (tuning.cc:304: ×0.5),
+// LL128 120 of 128 bytes (tuning.cc:305 uses 0.92), Simple all.
 constexpr double k_proto_eff[3] = {0.5, 0.92, 1.0};
-// Half-saturation thread count of one channel's copy loop (Little's law: a CTA needs enough loads in
-// flight to cover memory latency). unverified: chosen so that 512 threads reach 80% of the asymptote.
+// Per-step network overhead NCCL adds on inter-node rings, µs (tuning.cc:211-219: Intel 1, AMD 2; ×3 for
+// Simple, :371-377).
+constexpr double k_net_overhead_intel_us = 1.0;
+constexpr double k_net_overhead_amd_us = 2.0;
+constexpr double k_ring_plateau = 1.4;  // tuning.cc:593-596, sm80+ (1.9 before)
+// PCIe's achievable share of its raw x16 rate: the pcie4 preset's 25 of 31.5 GB/s (presets.cpp). Plausible
+// 0.75–0.85; also caps a NIC's rate by its PCIe link.
+constexpr double k_pcie_efficiency = 0.79;
+// Half-saturation thread count of one channel's copy loop (Little's law: a CTA needs enough loads in flight
+// to cover memory latency). Lagom's constant, not NCCL's: chosen so that 512 threads reach 80% of the
+// asymptote; the profile's threads sweep replaces it (no public measurement). Plausible 64–256.
 constexpr double k_threads_half = 128.0;
 
 int idx(Algo a) {
@@ -63,11 +84,21 @@ int idx(Algo a) {
 int idx(Proto p) {
   return static_cast<int>(p);
 }
-int arch_row(const GpuSpec& gpu) {
-  return gpu.sm_arch >= 90 ? 1 : 0;
+// NCCL's compute-capability index (tuning.cc:249).
+int compcap_index(int arch) {
+  return arch >= 100 ? 3 : (arch >= 90 ? 2 : (arch >= 80 ? 1 : 0));
 }
 int nodes_col(int nodes) {
   return nodes <= 1 ? 0 : (nodes == 2 ? 1 : 2);
+}
+// llMaxBws row: the GPU generation on one node, the CPU vendor across nodes (tuning.cc:251-254).
+int ll_row(const ClusterSpec& c, int nodes) {
+  if (nodes <= 1) return compcap_index(c.gpu.sm_arch);
+  return c.cpu == CpuVendor::amd ? 1 : 0;
+}
+bool before_2_28(const ClusterSpec& c) {
+  const auto v = parse_nccl_version(c.nccl_version);
+  return v && *v < NcclVersion{2, 28, 0};
 }
 
 int nsteps_of(Collective c, int n) {
@@ -86,21 +117,29 @@ double log2i(int x) {
   return x <= 1 ? 0.0 : std::floor(std::log2(static_cast<double>(x)));
 }
 
-// NCCL's latency assembly (src/graph/tuning.cc): the per-step latency an algorithm adds to its base
-// latency, for n ranks over `nodes` nodes of `ppn` ranks. Used by both NCCL's own tuning model and
-// Lagom's physical price, which differ only in how they scale intra_lat / inter_lat.
+bool nvlink_intra(const ClusterSpec& c, int ppn) {
+  return c.intra.kind == FabricKind::nvswitch || (c.intra.kind == FabricKind::nvlink_pairs && ppn == 2);
+}
+
+// NCCL's latency assembly (tuning.cc:353-401): the latency an algorithm adds to its base latency, for n
+// ranks over `nodes` nodes of `ppn` ranks. Both NCCL's tuning model and Lagom's price use it; they differ
+// only in how they scale intra_lat and inter_lat. `net_overhead_us` is NCCL's per-step network overhead.
 double step_latency_us(Collective c, Algo a, Proto p, int n, int nodes, int ppn, double intra_lat,
-                       double inter_lat) {
+                       double inter_lat, double net_overhead_us) {
   const int nsteps = nsteps_of(c, n);
-  const int n_inter = nodes <= 1 ? 0 : (c == Collective::allreduce ? 2 * (nodes - 1) : nodes - 1);
   switch (a) {
-    case Algo::ring:
-      if (nodes > 1)
-        intra_lat =
-            std::max(intra_lat, p == Proto::simple ? 3.0 : 1.0);  // netOverhead (Intel: 1 µs, ×3 Simple)
+    case Algo::ring: {
+      if (c == Collective::broadcast || c == Collective::reduce) {
+        // One hop of the ring's link type (NET across nodes, passed as intra_lat): sameChannels
+        // (tuning.cc:362-366).
+        return intra_lat;
+      }
+      const int n_inter = nodes <= 1 ? 0 : (c == Collective::allreduce ? 2 * (nodes - 1) : nodes - 1);
+      if (nodes > 1) intra_lat = std::max(intra_lat, net_overhead_us * (p == Proto::simple ? 3.0 : 1.0));
       return (nsteps - n_inter) * intra_lat + n_inter * inter_lat;
+    }
     case Algo::tree:
-      return 2 * ((ppn - 1) * intra_lat + log2i(nodes) * inter_lat);
+      return c == Collective::allreduce ? 2 * ((ppn - 1) * intra_lat + log2i(nodes) * inter_lat) : 0.0;
     case Algo::collnet_direct:
       return 2 * (std::min(1, ppn - 1) * intra_lat + 0.4 * (ppn - 1)) + inter_lat;
     case Algo::collnet_chain:
@@ -117,6 +156,17 @@ double step_latency_us(Collective c, Algo a, Proto p, int n, int nodes, int ppn,
   return 0.0;
 }
 
+// The NET hwLatency NCCL uses between nodes: with one rank per node the tree's (tuning.cc:355-356).
+double net_lat(const ClusterSpec& cluster, Algo a, Proto p, int ppn) {
+  if (a == Algo::nvls_tree && before_2_28(cluster))
+    return ppn == 1 ? k_hw_lat[k_net][0][idx(p)] : k_hw_lat_net_nvls_tree_2_27;
+  return ppn == 1 ? k_hw_lat[k_net][idx(Algo::tree)][idx(p)] : k_hw_lat[k_net][idx(a)][idx(p)];
+}
+
+double net_overhead(const ClusterSpec& cluster) {
+  return cluster.cpu == CpuVendor::amd ? k_net_overhead_amd_us : k_net_overhead_intel_us;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------
@@ -126,8 +176,8 @@ CommGroup CostModel::contiguous_group(int ranks) const {
   return CommGroup{ranks, (ranks + gpn - 1) / gpn};
 }
 
-int CostModel::default_channels(const CommGroup& /*group*/) const {
-  return std::max(1, m_cluster.nccl_channels);
+int CostModel::default_channels(const CommGroup& group) const {
+  return std::max(1, nccl_comm(m_cluster, group).ctas);
 }
 
 int CostModel::max_channels() const {
@@ -158,9 +208,10 @@ Status CostModel::nccl_allows(Collective c, Algo a, Proto p, const CommGroup& g)
   }
   const int ppn = g.ranks_per_node();
   const bool nvswitch = m_cluster.intra.kind == FabricKind::nvswitch;
+  const bool allgather_like = c == Collective::allgather || c == Collective::reducescatter;
+  // Which algorithm runs which collective: tuning.cc:273-277.
   switch (a) {
     case Algo::ring:
-      if (c == Collective::sendrecv || c == Collective::alltoall) return no("not a ring collective");
       break;
     case Algo::tree:
       if (c != Collective::allreduce) return no("NCCL runs tree for allreduce only");
@@ -178,20 +229,24 @@ Status CostModel::nccl_allows(Collective c, Algo a, Proto p, const CommGroup& g)
         return no(fmt::format("needs NVLink SHARP (sm90+ GPUs on NVSwitch); {} has {} on {}", m_cluster.name,
                               m_cluster.gpu.name, to_string(m_cluster.intra.kind)));
       }
-      if (a == Algo::nvls && c != Collective::allreduce && c != Collective::allgather &&
-          c != Collective::reducescatter) {
+      if (!m_cluster.nvls)
+        return no(fmt::format("NVLS is disabled on {} (NCCL_NVLS_ENABLE=0)", m_cluster.name));
+      if (a == Algo::nvls && c != Collective::allreduce && !allgather_like) {
         return no("NCCL runs nvls for allreduce, allgather and reducescatter only");
       }
       if (a == Algo::nvls_tree && c != Collective::allreduce)
         return no("NCCL runs nvls_tree for allreduce only");
-      if (a == Algo::nvls_tree && g.nodes < 2) return no("needs more than one node");
+      if (a == Algo::nvls_tree && g.nodes < 2) return no("needs more than one node");  // tuning.cc:466
+      // NVLS across nodes is CollNet+NVLS: it needs SHARP (tuning.cc:468-471, enqueue.cc:1803).
+      if (a == Algo::nvls && g.nodes > 1 && !m_cluster.nic.collnet)
+        return no("across nodes NCCL runs nvls only with in-network reduction (SHARP); use nvls_tree");
       if (ppn < 2) return no("needs at least 2 GPUs per node");
+      // init.cc:1190: no NVLS when the NVLS search found fewer than 2 heads.
+      if (nccl_nvls_heads(m_cluster, g) < 2) return no("NCCL's NVLS search finds no heads on this topology");
       break;
     case Algo::pat:
-      if (c != Collective::allgather && c != Collective::reducescatter) {
-        return no("NCCL runs pat for allgather and reducescatter only");
-      }
-      if (ppn != 1) return no("NCCL runs pat with one GPU per node only");
+      if (!allgather_like) return no("NCCL runs pat for allgather and reducescatter only");
+      if (ppn != 1) return no("NCCL runs pat with one GPU per node only");  // tuning.cc:206
       break;
     case Algo::p2p:
       break;
@@ -200,88 +255,136 @@ Status CostModel::nccl_allows(Collective c, Algo a, Proto p, const CommGroup& g)
                            a == Algo::nvls_tree || a == Algo::pat;
   if (simple_only && p != Proto::simple) return no("this algorithm runs the simple protocol only");
   if (p == Proto::ll128) {
-    // NCCL enables LL128 by default only on NVLink between GPUs of compute capability 7.0, 8.0 or 9.0
-    // (tuning.cc: other cases "may cause silent data corruption").
-    const int arch = m_cluster.gpu.sm_arch;
-    const bool nvlink = nvswitch || (m_cluster.intra.kind == FabricKind::nvlink_pairs && ppn == 2);
-    if (!(arch == 70 || arch == 80 || arch == 90) || !nvlink) {
-      return no(fmt::format("NCCL enables ll128 only on NVLink with sm70/80/90 GPUs ({} has {} on {})",
-                            m_cluster.name, m_cluster.gpu.name, to_string(m_cluster.intra.kind)));
+    // tuning.cc:480-493: LL128 by default only where a node's GPUs talk over NVLink (typeIntra <= NVB), up to
+    // PXN paths to the NIC on sm90+ (PXB before), on sm70+ GPUs of one compute capability.
+    const bool nvlink = nvlink_intra(m_cluster, ppn) || ppn == 1;
+    if (m_cluster.gpu.sm_arch < 70 || !nvlink) {
+      return no(
+          fmt::format("NCCL enables ll128 only where the GPUs of a node talk over NVLink ({} has {} on {})",
+                      m_cluster.name, m_cluster.gpu.name, to_string(m_cluster.intra.kind)));
     }
   }
   return {};
 }
 
+// The bus bandwidth the links alone allow (before channel limits), for CollectiveCost::link_GBps.
 double CostModel::link_bus_GBps(const CommGroup& g, Algo algo) const {
   const int ppn = g.ranks_per_node();
   const FabricSpec& f = m_cluster.intra;
   double intra = f.bw_GBps * f.efficiency;
   if (f.kind == FabricKind::nvlink_pairs && ppn == 2 && g.nodes == 1) intra = f.pair_bw_GBps * f.efficiency;
-  if (algo == Algo::nvls || algo == Algo::nvls_tree) intra *= k_nvls_efficiency;
+  if (algo == Algo::nvls || algo == Algo::nvls_tree)
+    intra *= k_nvls_efficiency[compcap_index(m_cluster.gpu.sm_arch)];
   if (g.nodes <= 1 || ppn < 1) return intra;
   const int usable_nics = std::max(1, std::min(m_cluster.nic.count, ppn));
-  const double inter = usable_nics * m_cluster.nic.gbit / 8.0 * m_cluster.nic.efficiency;
+  const double per_nic = std::min(m_cluster.nic.gbit / 8.0 * m_cluster.nic.efficiency,
+                                  pcie_x16_GBps(nic_pcie_gen(m_cluster)) * k_pcie_efficiency);
+  const double inter = usable_nics * per_nic;
   if (ppn == 1) return inter;
   return std::min(intra, inter);
 }
 
 // ---------------------------------------------------------------------------------------------------
-// NCCL's tuning model (selection only).
+// NCCL's tuning model (selection only): ncclTopoTuneModel (tuning.cc:230-404) for one (collective, algo,
+// proto), then ncclTopoGetAlgoTime (tuning.cc:584-600) for one call.
+
+namespace {
+
+// ncclTopoTuneModel + ncclTopoGetAlgoTime for one (collective, algo, proto) on a communicator whose setup
+// `comm` is; the caller has checked that NCCL allows the combination.
+double nccl_time_us(const ClusterSpec& cluster, const NcclComm& comm, Collective c, Algo a, Proto p,
+                    double bytes, const CommGroup& g, double p2p_bus_GBps) {
+  const int n = g.ranks;
+  const int nodes = g.nodes;
+  const int ppn_int = g.ranks_per_node();
+  const double ppn = static_cast<double>(n) / nodes;
+  const int cc = compcap_index(cluster.gpu.sm_arch);
+  const int col = nodes_col(nodes);
+  const double ll_max = k_ll_max_bw[ll_row(cluster, nodes)][col];
+  if (a == Algo::p2p) return bytes / (1e3 * p2p_bus_GBps);
+  const bool old = before_2_28(cluster);
+  const bool allgather_like = c == Collective::allgather || c == Collective::reducescatter;
+  // The graph's channels and per-channel bandwidth (tuning.cc:284): bwIntra up to 2 nodes, bwInter beyond.
+  const NcclGraph& graph = a == Algo::tree ? comm.tree : comm.ring;
+  int nch = graph.channels;
+  double bw = nodes <= 2 || a == Algo::collnet_direct || a == Algo::collnet_chain ? graph.bw_intra_GBps
+                                                                                  : graph.bw_inter_GBps;
+  if (a == Algo::nvls || a == Algo::nvls_tree) {
+    nch = comm.nvls.channels;
+    if (nch < 2) return k_inf;
+    if (old) {
+      // NVIDIA/nccl@v2.24.3-1:src/graph/tuning.cc:245-246; 2.27 splits all-gather and reduce-scatter off
+      // (NVIDIA/nccl@v2.27.7-1:src/graph/tuning.cc:267-275); ratio 5/6 below (v2.27.7-1 :324).
+      const auto v = parse_nccl_version(cluster.nccl_version);
+      if (a == Algo::nvls && allgather_like && v && *v >= NcclVersion{2, 27, 0}) {
+        bw = std::min(comm.nvls.bw_intra_GBps * (ppn - 1) / ppn, comm.nvls.bw_inter_GBps * 0.9);
+      } else {
+        bw = a == Algo::nvls ? std::min(comm.nvls.bw_intra_GBps, comm.nvls.bw_inter_GBps)
+                             : std::min(comm.nvls.bw_intra_GBps,
+                                        nodes <= 2 ? comm.nvls.bw_inter_GBps : comm.nvls.bw_inter_GBps / 2);
+      }
+    } else {
+      // tuning.cc:285-300.
+      double intra_bw = comm.nvls.bw_intra_GBps * k_nvls_efficiency[cc] * (nch - 1) / nch;
+      intra_bw *= c == Collective::allreduce ? 2.0 : (ppn - 1) / ppn;
+      const double inter_bw = comm.nvls.bw_inter_GBps * ((nodes <= 2 && a == Algo::nvls_tree) ? 2 : 1);
+      bw = std::min({intra_bw, inter_bw, a == Algo::nvls_tree ? k_per_ch_nvls_tree[cc][col] : k_inf});
+    }
+  }
+  double bus = nch * bw;
+  // tuning.cc:303-310.
+  if (a == Algo::ring && p == Proto::ll) bus = std::min(ll_max, bus * 0.5);
+  if (a == Algo::ring && p == Proto::ll128) bus = std::min(bus * 0.92, nch * k_per_ch_ring_ll128[cc][col]);
+  if (a == Algo::tree && c == Collective::allreduce) bus = std::min(bus * 0.92, nch * k_per_ch_tree[cc][col]);
+  if (a == Algo::tree && p == Proto::ll) bus = std::min(bus / 3.8, ll_max);
+  if (a == Algo::tree && p == Proto::ll128)
+    bus = std::min(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), nch * k_per_ch_tree_ll128[cc][col]);
+  if (a == Algo::pat) bus *= 0.75;
+  if (a == Algo::collnet_direct) {
+    // tuning.cc:313-323 (allreduce): a GPU/NIC ratio penalty, ×0.85 on sm90+.
+    double factor = ppn / std::max(1, comm.ring.channels);
+    factor -= (factor - 1) / 2;
+    bus /= std::max(1.0, factor);
+    if (cluster.gpu.sm_arch >= 90) bus *= 0.85;
+  }
+  // Bus → algorithm bandwidth (tuning.cc:345-351): ring and NVLS n/nsteps (≤2.27: NVLS 5/6), others 0.5;
+  // all-gather and reduce-scatter other than ring stay as they are.
+  if (!(a != Algo::ring && allgather_like)) {
+    double ratio = 0.5;
+    if (a == Algo::ring || ((a == Algo::nvls || a == Algo::nvls_tree) && !old)) {
+      ratio = static_cast<double>(n) / nsteps_of(c, n);
+    } else if (a == Algo::nvls || a == Algo::nvls_tree) {
+      ratio = 5.0 / 6.0;
+    }
+    bus *= ratio;
+  }
+  double alg = bus;
+  if (alg <= 0) return k_inf;
+  if (a == Algo::tree && c == Collective::allreduce) {
+    const int i = static_cast<int>(log2i(static_cast<int>(std::min(1e9, std::max(1.0, bytes / 64.0)))));
+    if (i >= 0 && i < 23) alg *= k_tree_correction[idx(p)][i];
+  }
+  // Latency with NCCL's tables; network latency of the graph (latencyInter) is 0 on IB and sockets.
+  const Link intra_link = nvlink_intra(cluster, ppn_int) ? k_nvlink : k_pci;
+  double intra_lat = k_hw_lat[intra_link][idx(a)][idx(p)];
+  double inter_lat = net_lat(cluster, a, p, ppn_int);
+  if (a == Algo::ring && nodes > 1 && (c == Collective::broadcast || c == Collective::reduce)) {
+    intra_lat = k_hw_lat[k_net][idx(a)][idx(p)];  // hw[a] is NET for rings across nodes (tuning.cc:265, :362)
+  }
+  double lat = (a == Algo::nvls ? 0.0 : k_base_lat[idx(a)][idx(p)]) +
+               step_latency_us(c, a, p, n, nodes, ppn_int, intra_lat, inter_lat, net_overhead(cluster));
+  if (a == Algo::ring && c == Collective::allreduce && p == Proto::simple && nodes > 1 &&
+      bytes / (static_cast<double>(comm.ctas) * n) >= 64) {
+    lat *= cluster.gpu.sm_arch < 80 ? 1.9 : k_ring_plateau;
+  }
+  return lat + bytes / (1e3 * alg);
+}
+
+}  // namespace
 
 double CostModel::nccl_model_time_us(Collective c, Algo a, Proto p, double bytes, const CommGroup& g) const {
   if (!nccl_allows(c, a, p, g).ok()) return k_inf;
-  const int n = g.ranks;
-  const int nodes = g.nodes;
-  const int ppn = g.ranks_per_node();
-  const int nch = default_channels(g);
-  const int row = arch_row(m_cluster.gpu);
-  const int col = nodes_col(nodes);
-  double bus = link_bus_GBps(g, a);
-  if (a == Algo::p2p) return bytes / (1e3 * bus);
-  switch (a) {
-    case Algo::ring:
-      if (p == Proto::ll) bus = std::min(k_ll_max_bw[row][col], bus * 0.5);
-      if (p == Proto::ll128) bus = std::min(bus * 0.92, nch * k_per_ch_ring_ll128[row]);
-      break;
-    case Algo::tree:
-      bus = std::min(bus * 0.92, nch * k_per_ch_tree[row][col]);
-      if (p == Proto::ll) bus = std::min(bus / 3.8, k_ll_max_bw[row][col]);
-      if (p == Proto::ll128)
-        bus = std::min(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), nch * k_per_ch_tree_ll128[row][col]);
-      break;
-    case Algo::pat:
-      bus *= 0.75;
-      break;
-    case Algo::nvls:
-    case Algo::nvls_tree:
-      bus *= (k_nvls_default_channels - 1.0) / k_nvls_default_channels;
-      break;
-    default:
-      break;
-  }
-  const int nsteps = nsteps_of(c, n);
-  double ratio = 0.5;
-  if (a == Algo::ring || a == Algo::pat) ratio = static_cast<double>(n) / nsteps;
-  if (a == Algo::nvls || a == Algo::nvls_tree || a == Algo::collnet_direct || a == Algo::collnet_chain)
-    ratio = 1.0;
-  double alg = bus * ratio;
-  if (a == Algo::tree && c == Collective::allreduce) {
-    const int i = std::clamp(static_cast<int>(log2i(static_cast<int>(std::max(1.0, bytes / 64.0)))), 0, 22);
-    alg *= k_tree_correction[idx(p)][i];
-  }
-  // Latency assembly with NCCL's constant tables (scaling is Lagom's, only in collective_cost()).
-  const Link intra_link = (m_cluster.intra.kind == FabricKind::nvswitch ||
-                           (m_cluster.intra.kind == FabricKind::nvlink_pairs && ppn == 2))
-                              ? k_nvlink
-                              : k_pci;
-  const double intra_lat = k_hw_lat[intra_link][idx(a)][idx(p)];
-  const double inter_lat = k_hw_lat[k_net][idx(a)][idx(p)];
-  double lat = k_base_lat[idx(a)][idx(p)] + step_latency_us(c, a, p, n, nodes, ppn, intra_lat, inter_lat);
-  if (a == Algo::ring && c == Collective::allreduce && p == Proto::simple && nodes > 1 &&
-      bytes / (nch * n) >= 64) {
-    lat *= 1.4;
-  }
-  return lat + bytes / (1e3 * alg);
+  return nccl_time_us(m_cluster, nccl_comm(m_cluster, g), c, a, p, bytes, g, link_bus_GBps(g, a));
 }
 
 CollConfig CostModel::nccl_default(Collective c, double bytes, const CommGroup& g) const {
@@ -293,10 +396,13 @@ CollConfig CostModel::nccl_default(Collective c, double bytes, const CommGroup& 
     best.algo = Algo::ring;
     best.proto = Proto::simple;
   } else {
+    // NCCL takes the smallest time in algorithm-major order (enqueue.cc:1831-1840).
     double best_time = k_inf;
+    const NcclComm comm = nccl_comm(m_cluster, g);
     for (Algo a : k_all_algos) {
       for (Proto p : k_all_protos) {
-        const double t = nccl_model_time_us(c, a, p, bytes, g);
+        if (!nccl_allows(c, a, p, g).ok()) continue;
+        const double t = nccl_time_us(m_cluster, comm, c, a, p, bytes, g, 0.0);
         if (t < best_time) {
           best_time = t;
           best.algo = a;
@@ -308,16 +414,26 @@ CollConfig CostModel::nccl_default(Collective c, double bytes, const CommGroup& 
   return resolve_defaults(c, bytes, g, best);
 }
 
-CollConfig CostModel::resolve_defaults(Collective c, double /*bytes*/, const CommGroup& g,
+CollConfig CostModel::resolve_defaults(Collective c, double bytes, const CommGroup& g,
                                        CollConfig config) const {
-  if (config.channels <= 0) {
-    config.channels = (config.algo == Algo::nvls || config.algo == Algo::nvls_tree)
-                          ? std::min(k_nvls_default_channels, default_channels(g))
-                          : default_channels(g);
+  // NCCL runs tree and PAT with all 640 threads whatever NCCL_NTHREADS says (enqueue.cc:1907-1908), NVLS,
+  // NVLSTree and CollNet with maxThreads = NCCL_MAX_NTHREADS (tuning.cc:236-239).
+  if (config.algo == Algo::tree || config.algo == Algo::pat || config.algo == Algo::nvls ||
+      config.algo == Algo::nvls_tree || config.algo == Algo::collnet_direct ||
+      config.algo == Algo::collnet_chain) {
+    config.threads = 640;
   }
-  if (config.threads <= 0) config.threads = config.proto == Proto::ll128 ? 640 : k_nccl_default_threads;
+  if (config.channels > 0 && config.threads > 0 && config.chunk_bytes > 0) return config;
+  const NcclComm comm = nccl_comm(m_cluster, g);
+  const double nbytes = static_cast<double>(tuner_bytes(c, static_cast<std::uint64_t>(std::max(0.0, bytes))));
+  if (config.channels <= 0) config.channels = nccl_call_channels(comm, config.algo, config.proto, nbytes);
+  if (config.threads <= 0) {
+    config.threads = config.algo == Algo::p2p
+                         ? k_nccl_default_threads
+                         : nccl_call_threads(comm, config.algo, config.proto, nbytes, config.channels);
+    if (config.threads < 64) config.threads = 64;
+  }
   if (config.chunk_bytes <= 0) config.chunk_bytes = default_chunk_bytes(config.proto);
-  (void)c;
   return config;
 }
 
@@ -344,40 +460,169 @@ Status CostModel::validate_config(Collective c, double bytes, const CommGroup& g
 
 // ---------------------------------------------------------------------------------------------------
 // Lagom's physical price.
+//
+// For a call of `bytes`, each algorithm puts a load (bytes per byte of the call) on each resource; the
+// bandwidth time is bytes × max(load / rate). Resources and rates (docs/model.md "Collectives"):
+//   GPU NVLink        intra.bw × efficiency (pair_bw for the NVLink pairs of nvlink_pairs); NVLS × 0.85
+//   GPU PCIe          the PCIe fabric's rate, or the GPU's x16 link × 0.79 where it carries NIC traffic
+//   node NICs         min(NICs, GPUs of the group on the node) × min(line rate × efficiency, PCIe × 0.79)
+//   channel copy      channels × channel_GBps × threads factor × chunk efficiency (per CTA work)
+//   channel network   channels × one connection's rate (net_channel_GBps, NIC-side connection_GBps)
+// all × the protocol's payload share (LL 0.5, LL128 0.92). Ring across nodes moves 2(n−1)/n of an
+// all-reduce through each node's NICs and through every channel's connection; a double binary tree moves
+// 1× (2 nodes) or 2× (interior nodes, 4+ nodes) through the busiest node's NICs, each channel's connection
+// carrying its share once; NVLS moves (g+1)/g over each GPU's NVLink (reduce-scatter through the switch,
+// then the multicast); NVLSTree does that inside the node and the tree across nodes.
 
 double CostModel::physical_busbw(Collective c, double bytes, const CommGroup& g, const CollConfig& cfg,
                                  double* link_out) const {
-  const int n = g.ranks;
-  const int row = arch_row(m_cluster.gpu);
-  const int col = nodes_col(g.nodes);
-  const double link = link_bus_GBps(g, cfg.algo);
-  if (link_out != nullptr) *link_out = link;
+  const int n = std::max(2, g.ranks);
+  const int nodes = std::max(1, g.nodes);
+  const int ppn = g.ranks_per_node();
+  const int cc = compcap_index(m_cluster.gpu.sm_arch);
+  const FabricSpec& f = m_cluster.intra;
   const double pe = k_proto_eff[idx(cfg.proto)];
-  // One channel: a CTA's copy rate scales with threads as T/(T+T½), normalised to NCCL's 512 threads.
-  const double threads = static_cast<double>(cfg.threads);
+  const int channels = std::max(1, cfg.channels);
+  const double factor = busbw_factor(c, n);
+
+  // Rates, 10^9 bytes/s.
+  const double nvlink = (f.kind == FabricKind::nvlink_pairs ? f.pair_bw_GBps : f.bw_GBps) * f.efficiency;
+  const double fabric_pcie = f.kind == FabricKind::nvswitch
+                                 ? pcie_x16_GBps(gpu_pcie_gen(m_cluster)) * k_pcie_efficiency
+                                 : f.bw_GBps * f.efficiency;
+  const int usable_nics = std::max(1, std::min(m_cluster.nic.count, ppn));
+  const double per_nic = std::min(m_cluster.nic.gbit / 8.0 * m_cluster.nic.efficiency,
+                                  pcie_x16_GBps(nic_pcie_gen(m_cluster)) * k_pcie_efficiency);
+  const double node_nic = usable_nics * std::max(1e-9, per_nic);
+  const double threads = static_cast<double>(std::max(32, cfg.threads));
   const double thread_factor = (threads / (threads + k_threads_half)) / (512.0 / (512.0 + k_threads_half));
-  double ch = m_cluster.gpu.channel_GBps * thread_factor * pe;
-  if (cfg.proto == Proto::ll128) ch = std::min(ch, k_per_ch_ring_ll128[row] * thread_factor);
-  // Data one channel moves per step, and the per-chunk synchronisation cost (a flag post/poll across the
-  // link: the link's hop latency for this protocol) paid for every chunk after the first of a step.
+  double copy = m_cluster.gpu.channel_GBps * thread_factor * pe;
+  if (cfg.proto == Proto::ll128) copy = std::min(copy, k_per_ch_ring_ll128[cc][0] * thread_factor);
+  double connection = resolved_net_channel_GBps(m_cluster);
+  if (m_cluster.nic.connection_GBps > 0) connection = std::min(connection, m_cluster.nic.connection_GBps);
+  connection *= thread_factor * pe;
+  // Per-chunk synchronisation (a flag post/poll across the link: the link's hop latency for this protocol)
+  // for every chunk after the first of a step slows a channel's copy loop.
   double per_step = bytes / n;
   if (c == Collective::broadcast || c == Collective::reduce || cfg.algo == Algo::tree) per_step = bytes;
-  const double d_ch = per_step / cfg.channels;
+  const double d_ch = per_step / channels;
   const double scale = m_cluster.intra.latency_us / 3.4;
-  const double hop_us =
-      std::max(0.05, k_hw_lat[m_cluster.intra.kind == FabricKind::nvswitch ? k_nvlink : k_pci]
-                             [idx(Algo::ring)][idx(cfg.proto)] *
-                         scale);
-  const double chunks = d_ch / static_cast<double>(cfg.chunk_bytes);
-  const double transfer_us = d_ch / (ch * 1e3);
+  const double hop_us = std::max(
+      0.05,
+      k_hw_lat[f.kind == FabricKind::nvswitch ? k_nvlink : k_pci][idx(Algo::ring)][idx(cfg.proto)] * scale);
+  const double chunks = d_ch / static_cast<double>(std::max<std::int64_t>(4096, cfg.chunk_bytes));
+  const double transfer_us = d_ch / (copy * 1e3);
   const double extra_us = std::max(0.0, chunks - 1.0) * hop_us;
-  const double eff = transfer_us > 0 ? transfer_us / (transfer_us + extra_us) : 1.0;
-  double bus = std::min(cfg.channels * ch * eff, link * pe);
-  if (cfg.proto == Proto::ll) bus = std::min(bus, k_ll_max_bw[row][col]);
-  if (cfg.algo == Algo::tree) bus *= 0.92;  // NCCL's tree factor: the tree's up/down phases share links
-  if (cfg.algo == Algo::pat) bus *= 0.75;
-  if (cfg.algo == Algo::nvls || cfg.algo == Algo::nvls_tree)
-    bus *= (cfg.channels - 1.0) / std::max(1, cfg.channels);
+  copy *= transfer_us > 0 ? transfer_us / (transfer_us + extra_us) : 1.0;
+
+  // The busiest resource: worst = max(load / rate) in seconds per 10^9 bytes; link_worst over links only.
+  double worst = 0, link_worst = 0;
+  auto link = [&](double load, double rate) {
+    if (load <= 0) return;
+    const double t = load / std::max(1e-12, rate * pe);
+    worst = std::max(worst, t);
+    link_worst = std::max(link_worst, t);
+  };
+  auto cta = [&](double load, double rate) {
+    if (load > 0) worst = std::max(worst, load / std::max(1e-12, rate));
+  };
+  // A GPU's hops split over its links: on NVSwitch all intra hops are NVLink and the NIC hop is the PCIe
+  // link of the GPU next to the NIC (rail-aligned, PXN for the others); NVLink pairs keep half the hops in
+  // the pair and send the other half, and the NIC hop, over PCIe; a PCIe node sends everything over PCIe.
+  auto hops = [&](double per_gpu, double nic_bytes) {
+    if (f.kind == FabricKind::nvswitch) {
+      link(nodes > 1 ? per_gpu * (ppn - 1) / ppn : per_gpu, nvlink);
+      if (nodes > 1) link(nic_bytes / usable_nics, fabric_pcie);
+    } else if (f.kind == FabricKind::nvlink_pairs && ppn == 2 && nodes == 1) {
+      link(per_gpu, nvlink);
+    } else if (f.kind == FabricKind::nvlink_pairs && ppn >= 2) {
+      link(per_gpu / 2, nvlink);
+      link(per_gpu / 2, fabric_pcie);
+    } else {
+      link(per_gpu, fabric_pcie);
+    }
+  };
+  const bool p2p_like = c == Collective::alltoall || c == Collective::sendrecv;
+  switch (p2p_like ? Algo::ring : cfg.algo) {
+    case Algo::ring:
+    case Algo::pat:
+    case Algo::p2p: {
+      // Every GPU sends factor × bytes over its outgoing hop; across nodes each node sends the same
+      // through its NICs and each channel through its one connection. PAT reaches 0.75 of it
+      // (tuning.cc:310).
+      const double nic = nodes > 1 ? factor / (cfg.algo == Algo::pat ? 0.75 : 1.0) : 0.0;
+      if (ppn > 1 || nodes == 1) hops(factor, nic);
+      if (nodes > 1) {
+        link(nic, node_nic);
+        if (ppn == 1) link(nic, fabric_pcie);
+        cta(factor / channels, std::min(copy, connection));
+      } else {
+        cta(factor / channels, copy);
+      }
+      break;
+    }
+    case Algo::tree: {
+      // NCCL's tree: a chain through the node's GPUs (2× the bytes on interior GPUs, up then down), the
+      // double binary tree between nodes (trees.cc).
+      const double chain = ppn >= 3 ? 2.0 : (ppn == 2 ? 1.0 : 0.0);
+      const TreeLoad t = double_tree_load(nodes);
+      if (chain > 0) hops(chain, t.node_bytes_per_byte);
+      if (nodes > 1) {
+        link(t.node_bytes_per_byte, node_nic);
+        if (ppn == 1) link(t.node_bytes_per_byte, fabric_pcie);
+        cta(1.0 / channels, connection);
+      }
+      // A head CTA copies its chain hop and one copy per tree neighbour.
+      cta(std::max(chain, nodes > 1 ? 1.0 + t.max_degree : 0.0) / channels, copy);
+      break;
+    }
+    case Algo::nvls:
+    case Algo::nvls_tree: {
+      // Through the switch each GPU sends and receives (g+1)/g of an all-reduce, about 1 of an all-gather
+      // or reduce-scatter.
+      const double rate = nvlink * k_nvls_efficiency[cc];
+      const double per_gpu = c == Collective::allreduce ? (ppn + 1.0) / ppn : 1.0;
+      link(per_gpu, rate);
+      cta(per_gpu / channels, copy);
+      if (nodes > 1 && cfg.algo == Algo::nvls) {
+        link(1.0, node_nic);  // CollNet+NVLS: SHARP reduces; each node sends and receives the buffer once
+        cta(1.0 / channels, connection);
+      }
+      if (cfg.algo == Algo::nvls_tree) {
+        const TreeLoad t = double_tree_load(nodes);
+        const NcclComm comm = nccl_comm(m_cluster, g);
+        link(t.node_bytes_per_byte, node_nic);
+        link(t.node_bytes_per_byte / usable_nics, fabric_pcie);
+        cta(1.0 / channels, connection);
+        cta(t.max_degree / static_cast<double>(channels), copy);
+        // NCCL's measured NVLSTree rate per NVLS head channel (tuning.cc:193-197 perChMaxNVLSTreeBws, busbw)
+        // spread over the CTAs NCCL runs it with (nvls.cc:148): the measured default, linear in CTAs.
+        const int default_ctas = std::max(1, comm.nvls_ctas > 0 ? comm.nvls_ctas : 16);
+        const double per_cta_bus =
+            k_per_ch_nvls_tree[cc][nodes_col(nodes)] * std::max(1, comm.nvls.channels) / default_ctas;
+        if (per_cta_bus > 0) cta(factor / channels, per_cta_bus);
+      }
+      break;
+    }
+    case Algo::collnet_direct:
+    case Algo::collnet_chain: {
+      // SHARP reduces in the switch: each node sends and receives the buffer once; inside the node the
+      // chain (2×) or the direct all-to-all (2(g−1)/g).
+      const double intra = cfg.algo == Algo::collnet_chain ? (ppn >= 3 ? 2.0 : 1.0) : 2.0 * (ppn - 1) / ppn;
+      if (ppn > 1) hops(intra, 1.0);
+      link(1.0, node_nic);
+      cta(1.0 / channels, connection);
+      cta(intra / channels, copy);
+      break;
+    }
+  }
+  if (cfg.proto == Proto::ll) {
+    // NCCL's total LL caps (tuning.cc:304, :307): LL is for latency-bound sizes.
+    const double cap = k_ll_max_bw[ll_row(m_cluster, nodes)][nodes_col(nodes)];
+    worst = std::max(worst, factor / cap);
+  }
+  const double bus = worst > 0 ? factor / worst : 1e12;
+  if (link_out != nullptr) *link_out = link_worst > 0 ? factor / link_worst : link_bus_GBps(g, cfg.algo);
   return std::max(bus, 1e-9);
 }
 
@@ -396,10 +641,7 @@ CollectiveCost CostModel::collective_cost(Collective c, double bytes, const Comm
   const double factor = busbw_factor(c, n);
 
   // Latency: NCCL's assembly; hop latencies scaled by the cluster's measured hop latency.
-  const Link intra_link = (m_cluster.intra.kind == FabricKind::nvswitch ||
-                           (m_cluster.intra.kind == FabricKind::nvlink_pairs && ppn == 2))
-                              ? k_nvlink
-                              : k_pci;
+  const Link intra_link = nvlink_intra(m_cluster, ppn) ? k_nvlink : k_pci;
   const double intra_scale =
       m_cluster.intra.latency_us / k_hw_lat[intra_link][idx(Algo::ring)][idx(Proto::simple)];
   const double inter_scale = m_cluster.nic.latency_us > 0 ? m_cluster.nic.latency_us / 14.0 : 1.0;
@@ -410,14 +652,18 @@ CollectiveCost CostModel::collective_cost(Collective c, double bytes, const Comm
     const double hop = k_hw_lat[nodes > 1 ? k_net : intra_link][idx(Algo::ring)][idx(cfg.proto)] *
                        (nodes > 1 ? inter_scale : intra_scale);
     // alltoall: n−1 peers, their sends overlap; intra-node part over the fabric, off-node part shares the
-    // node's NICs among its ppn ranks. sendrecv: one peer.
+    // node's NICs among its ppn ranks (PXN: a GPU reaches every NIC through the GPU next to it). sendrecv:
+    // one peer.
     CollConfig ring_like = cfg;
     ring_like.algo = Algo::ring;
     const CommGroup intra_group{std::max(2, ppn), 1};
     const double intra_bw = physical_busbw(c, bytes, intra_group, ring_like, &link);
+    const double node_nic = std::max(1, m_cluster.nic.count) *
+                            std::min(m_cluster.nic.gbit / 8.0 * m_cluster.nic.efficiency,
+                                     pcie_x16_GBps(nic_pcie_gen(m_cluster)) * k_pcie_efficiency);
     if (c == Collective::sendrecv) {
       lat = k_base_lat[idx(Algo::ring)][idx(cfg.proto)] + hop;
-      const double bw = nodes > 1 ? m_cluster.nic.gbit / 8.0 * m_cluster.nic.efficiency : intra_bw;
+      const double bw = nodes > 1 ? node_nic / std::max(1, m_cluster.nic.count) : intra_bw;
       link = nodes > 1 ? bw : link;
       time_bw_us = bytes / (1e3 * std::min(bw, intra_bw));
     } else {
@@ -426,8 +672,6 @@ CollectiveCost CostModel::collective_cost(Collective c, double bytes, const Comm
       const double intra_us = bytes * (ppn - 1) / n / (1e3 * intra_bw);
       double inter_us = 0;
       if (nodes > 1) {
-        const double node_nic =
-            std::max(1, m_cluster.nic.count) * m_cluster.nic.gbit / 8.0 * m_cluster.nic.efficiency;
         inter_us = ppn * bytes * (n - ppn) / n / (1e3 * node_nic);
         link = std::min(link, node_nic / ppn);
       }
@@ -435,19 +679,16 @@ CollectiveCost CostModel::collective_cost(Collective c, double bytes, const Comm
     }
   } else {
     const double intra_lat = k_hw_lat[intra_link][idx(cfg.algo)][idx(cfg.proto)] * intra_scale;
-    const double inter_lat = k_hw_lat[k_net][idx(cfg.algo)][idx(cfg.proto)] * inter_scale;
-    lat = k_base_lat[idx(cfg.algo)][idx(cfg.proto)] +
-          step_latency_us(c, cfg.algo, cfg.proto, n, nodes, ppn, intra_lat, inter_lat);
-    const double bus = physical_busbw(c, bytes, g, cfg, &link);
-    // Bus → algorithm bandwidth: ring/pat move bytes·factor per link; tree halves (up + down);
-    // NVLS and CollNet reduce in the switch (each byte crosses a GPU's link once each way).
-    double alg = bus / factor;
-    if (cfg.algo == Algo::tree) alg = bus * 0.5;
-    if (cfg.algo == Algo::nvls || cfg.algo == Algo::nvls_tree || cfg.algo == Algo::collnet_direct ||
-        cfg.algo == Algo::collnet_chain) {
-      alg = bus;
+    double inter_lat = net_lat(m_cluster, cfg.algo, cfg.proto, ppn) * inter_scale;
+    double intra_for_ring = intra_lat;
+    if (cfg.algo == Algo::ring && nodes > 1 && (c == Collective::broadcast || c == Collective::reduce)) {
+      intra_for_ring = k_hw_lat[k_net][idx(cfg.algo)][idx(cfg.proto)] * inter_scale;
     }
-    time_bw_us = bytes / (1e3 * alg);
+    lat = (cfg.algo == Algo::nvls ? 0.0 : k_base_lat[idx(cfg.algo)][idx(cfg.proto)]) +
+          step_latency_us(c, cfg.algo, cfg.proto, n, nodes, ppn, intra_for_ring, inter_lat,
+                          net_overhead(m_cluster));
+    const double bus = physical_busbw(c, bytes, g, cfg, &link);
+    time_bw_us = bytes * factor / (1e3 * bus);
   }
 
   // A calibrated fit replaces latency and bandwidth for its (collective, algo, proto, ranks, nodes); the
@@ -457,16 +698,21 @@ CollectiveCost CostModel::collective_cost(Collective c, double bytes, const Comm
     if (fit->channels > 0)
       reference.channels = fit->channels;
     else
-      reference.channels = default_channels(g);
-    reference.threads = k_nccl_default_threads;
-    reference.chunk_bytes = default_chunk_bytes(reference.proto);
+      reference.channels = nccl_call_channels(nccl_comm(m_cluster, g), cfg.algo, cfg.proto, bytes);
+    reference.threads = 0;  // NCCL's own threads and chunk for the fit's call
+    reference.chunk_bytes = 0;
+    reference = resolve_defaults(c, bytes, g, reference);
     const double knob_ratio =
         physical_busbw(c, bytes, g, reference, nullptr) / physical_busbw(c, bytes, g, cfg, nullptr);
     lat = fit->latency_us;
     time_bw_us = bytes * factor / (1e3 * fit->bus_bw_GBps) * knob_ratio;
     out.latency_us = lat;
   } else {
-    lat += m_cluster.collective_launch_us;
+    // Host cost: one launch per GPU the process drives; a multi-node call adds the network's start-up,
+    // which the one proxy thread of a GPU does channel by channel (src/proxy.cc: one progress thread serves
+    // every channel's connections).
+    lat += m_cluster.collective_launch_us * std::max(1, m_cluster.gpus_per_process) +
+           (nodes > 1 ? m_cluster.nic.call_us_per_channel * cfg.channels : 0.0);
     out.latency_us = lat;
   }
   out.time_us = lat + time_bw_us;

@@ -6,6 +6,13 @@ namespace lagom::model {
 
 namespace {
 
+// One channel's network connection (GpuSpec::net_channel_GBps; docs/model.md "Channels and the network").
+// Ampere: 12 GB/s = 192 GB/s measured on DGX-A100 (8x 200G, NVIDIA/nccl#812) over NCCL's 16 CTAs there;
+// NVIDIA: a 200G NIC needs two SMs (NVIDIA/nccl#689, PR #645). Derived from maintainers' statements, not a
+// sweep. Hopper: fitted on tests/data/nccl-tests (the 4-node ring at 16 GiB: 365.8 GB/s over 16 CTAs).
+constexpr double k_net_channel_ampere_GBps = 12.0;
+constexpr double k_net_channel_hopper_GBps = 22.9;
+
 // --- GPUs (datasheet figures, dense, no sparsity; DESIGN.md "Specs and presets") ---------------------
 // memory_gib: the vendor's "80 GB" etc. taken as GiB, as nvidia-smi reports 81920 MiB for A100 80GB.
 // unverified: H100/H200/A40 capacities as GiB (nvidia-smi shows slightly less on some boards).
@@ -21,7 +28,10 @@ GpuSpec a100() {
   g.sms = 108;
   g.l2_mib = 40;
   g.sm_arch = 80;
-  g.channel_GBps = 24.0;  // NCCL perChMaxTreeBw, Ampere, one node
+  g.channel_GBps =
+      24.0;  // NCCL perChMaxTreeBws, Ampere, one node (NVIDIA/nccl@v2.28.9-1:src/graph/tuning.cc:189)
+  g.net_channel_GBps = k_net_channel_ampere_GBps;
+  g.pcie_gen = 4;
   return g;
 }
 GpuSpec h100() {
@@ -37,7 +47,10 @@ GpuSpec h100() {
   g.sms = 132;
   g.l2_mib = 50;
   g.sm_arch = 90;
-  g.channel_GBps = 38.7;  // NCCL perChMaxTreeBw, Hopper, one node
+  g.channel_GBps =
+      38.7;  // NCCL perChMaxTreeBws, Hopper, one node (NVIDIA/nccl@v2.28.9-1:src/graph/tuning.cc:190)
+  g.net_channel_GBps = k_net_channel_hopper_GBps;
+  g.pcie_gen = 5;
   return g;
 }
 GpuSpec h200() {
@@ -59,7 +72,11 @@ GpuSpec a40() {
   g.sms = 84;
   g.l2_mib = 6;
   g.sm_arch = 86;
-  g.channel_GBps = 24.0;  // unverified: NCCL's Ampere per-channel figure, assumed for sm86
+  // NCCL's Ampere per-channel figure (tuning.cc:189): NCCL itself indexes sm86 as Ampere (tuning.cc:249).
+  g.channel_GBps = 24.0;
+  // unverified for sm86: no A40 measurement; the Ampere figure, as NCCL treats sm86 as Ampere.
+  g.net_channel_GBps = k_net_channel_ampere_GBps;
+  g.pcie_gen = 4;  // the A40 is a PCIe Gen4 x16 board (datasheet)
   return g;
 }
 
@@ -85,25 +102,37 @@ FabricSpec pcie4() {
   f.efficiency = 0.79;
   return f;
 }
+// Host start-up of a multi-node collective per channel (NicSpec::call_us_per_channel), fitted on the
+// nccl-tests H100 runs (tests/data/nccl-tests, docs/model.md); assumed for the other networks (the same
+// proxy code drives every NIC).
+constexpr double k_network_call_us_per_channel = 2.25;
+
 NicSpec nics(int count, double gbit, NicKind kind, double efficiency) {
   NicSpec n;
   n.count = count;
   n.gbit = gbit;
   n.kind = kind;
-  n.latency_us = kind == NicKind::tcp ? 30.0 : 14.0;  // NCCL NET hwLat 14 µs; unverified: TCP sockets ~30 µs
+  // NCCL's NET hwLatency for Ring/Simple, 14 µs (tuning.cc:163). unverified for TCP: sockets through the
+  // kernel take about twice an RDMA hop; no measurement at hand.
+  n.latency_us = kind == NicKind::tcp ? 30.0 : 14.0;
   n.efficiency = efficiency;
+  n.call_us_per_channel = k_network_call_us_per_channel;
+  // One socket per connection carries about 2 GB/s (NVIDIA/nccl#209: one ring 2.06 GB/s on 32 GbE, two
+  // 2.77, four 3.28); IB and RoCE queue pairs reach line rate (NVIDIA/nccl#2409: 392 Gb/s on one QP).
+  if (kind == NicKind::tcp) n.connection_GBps = 2.06;
   return n;
 }
 
-// Collective launch overhead: the per-call host cost nccl-tests sees on top of NCCL's latency model,
-// fitted to vTrain's A100 all-reduce tables (tests/data/vtrain; 1–4 MiB are latency-bound): 30 µs.
-// unverified: assumed equal for the other GPU presets (same software stack, no public measurement).
-constexpr double k_collective_launch_us = 30.0;
+// Collective launch overhead: the per-call host cost nccl-tests sees on top of NCCL's latency model, one
+// process per GPU. Fitted on the nccl-tests DGX-A100 runs (tests/data/nccl-tests: one process per GPU, and
+// one process driving 8 GPUs, which pays it 8 times): 4 µs. Assumed for the other presets (the same
+// software stack). vTrain's older stack measured 30 µs (tests/data/vtrain/cluster-vtrain-a100.json).
+constexpr double k_collective_launch_us = 4.0;
 // unverified: a few µs of launch and ramp per compute kernel (CUDA launch overhead on a busy stream).
 constexpr double k_kernel_launch_us = 3.0;
 
 ClusterSpec node(std::string name, std::string description, GpuSpec gpu, FabricSpec intra, NicSpec nic,
-                 int channels) {
+                 CpuVendor cpu = CpuVendor::intel) {
   ClusterSpec c;
   c.name = std::move(name);
   c.description = std::move(description);
@@ -113,37 +142,41 @@ ClusterSpec node(std::string name, std::string description, GpuSpec gpu, FabricS
   c.nic = nic;
   c.collective_launch_us = k_collective_launch_us;
   c.kernel_launch_us = k_kernel_launch_us;
-  c.nccl_channels = channels;
+  c.nccl_channels = 0;  // derived per communicator from NCCL's search (model/nccl_topology.h)
+  c.cpu = cpu;
   return c;
 }
 
 std::vector<ClusterSpec> make_clusters() {
-  // NDR 400G: 46–48 of 50 GB/s per NIC (nccl-tests#290; 0.94). HDR 200G: 86 of 100 GB/s (nccl-tests#175).
-  // unverified: 100G IB / RoCE taken as HDR-class (0.86); 25G TCP sockets 0.80.
-  // Default channels: unverified, typical NCCL logs ("24 coll channels" on DGX A100, 32 on DGX H100);
-  // A40 clusters: 8, the default the Lagom paper reports for its A40 clusters (research-lagom-autoccl §1.2).
+  // NIC efficiency: NDR 400G 0.98, fitted on the nccl-tests H100 ring (392.7 GB/s of 400 over 8 NICs,
+  // tests/data/nccl-tests; nccl-tests#290 quotes 46–48 of 50). HDR 200G 0.96: "24GB/s is the peak
+  // performance per 200G NIC (12 GB/s for 100G NICs)" (NVIDIA/nccl-tests#119) and 192 GB/s measured on
+  // DGX-A100's 8 NICs (NVIDIA/nccl#812); 100G IB and RoCE by the same statement (12 of 12.5).
+  // unverified: 25G TCP sockets 0.80 (no measurement at hand).
+  // CPUs: DGX A100 has AMD EPYC 7742, DGX H100/H200 Intel Xeon 8480C (NVIDIA datasheets); the others are
+  // not stated (NCCL's default, Intel).
   std::vector<ClusterSpec> out;
   out.push_back(node("dgx-a100",
                      "8x A100-SXM4-80GB, NVSwitch (NVLink3 300 GB/s), 8x 200 Gbit/s InfiniBand per node",
-                     a100(), nvswitch(300, 0.78), nics(8, 200, NicKind::ib, 0.86), 24));
+                     a100(), nvswitch(300, 0.78), nics(8, 200, NicKind::ib, 0.96), CpuVendor::amd));
   out.push_back(node("dgx-h100",
                      "8x H100-SXM5-80GB, NVSwitch (NVLink4 450 GB/s), 8x 400 Gbit/s InfiniBand per node",
-                     h100(), nvswitch(450, 0.82), nics(8, 400, NicKind::ib, 0.94), 32));
+                     h100(), nvswitch(450, 0.82), nics(8, 400, NicKind::ib, 0.98)));
   out.push_back(node("dgx-h200",
                      "8x H200-SXM-141GB, NVSwitch (NVLink4 450 GB/s), 8x 400 Gbit/s InfiniBand per node",
-                     h200(), nvswitch(450, 0.82), nics(8, 400, NicKind::ib, 0.94), 32));
+                     h200(), nvswitch(450, 0.82), nics(8, 400, NicKind::ib, 0.98)));
   FabricSpec pairs = pcie4();
   pairs.kind = FabricKind::nvlink_pairs;
   pairs.pair_bw_GBps = 56.25;  // NVLink bridge: 112.5 GB/s both directions per pair
   out.push_back(node("a40-nvlink-ib400",
                      "8x A40 as 4 NVLink pairs on PCIe 4.0, 2x 400 Gbit/s InfiniBand per node", a40(), pairs,
-                     nics(2, 400, NicKind::ib, 0.94), 8));
+                     nics(2, 400, NicKind::ib, 0.98)));
   out.push_back(node("a40-pcie-ib100", "8x A40 on PCIe 4.0, 1x 100 Gbit/s InfiniBand per node", a40(),
-                     pcie4(), nics(1, 100, NicKind::ib, 0.86), 8));
+                     pcie4(), nics(1, 100, NicKind::ib, 0.96)));
   out.push_back(node("a100-eth100", "8x A100-SXM4-80GB NVSwitch nodes, 1x 100 Gbit/s RoCE per node", a100(),
-                     nvswitch(300, 0.78), nics(1, 100, NicKind::roce, 0.86), 24));
+                     nvswitch(300, 0.78), nics(1, 100, NicKind::roce, 0.96)));
   out.push_back(node("a100-eth25", "8x A100-SXM4-80GB NVSwitch nodes, 1x 25 Gbit/s TCP Ethernet per node",
-                     a100(), nvswitch(300, 0.78), nics(1, 25, NicKind::tcp, 0.80), 24));
+                     a100(), nvswitch(300, 0.78), nics(1, 25, NicKind::tcp, 0.80)));
   return out;
 }
 

@@ -46,6 +46,8 @@ constexpr std::array<std::pair<FabricKind, std::string_view>, 4> k_fabrics{
      {FabricKind::shm, "shm"}}};
 constexpr std::array<std::pair<NicKind, std::string_view>, 3> k_nics{
     {{NicKind::ib, "ib"}, {NicKind::roce, "roce"}, {NicKind::tcp, "tcp"}}};
+constexpr std::array<std::pair<CpuVendor, std::string_view>, 2> k_cpus{
+    {{CpuVendor::intel, "intel"}, {CpuVendor::amd, "amd"}}};
 constexpr std::array<std::pair<FfnType, std::string_view>, 2> k_ffn{
     {{FfnType::gelu, "gelu"}, {FfnType::swiglu, "swiglu"}}};
 constexpr std::array<std::pair<Recompute, std::string_view>, 3> k_recompute{
@@ -198,6 +200,26 @@ std::string_view to_string(NicKind kind) {
 std::optional<NicKind> parse_nic_kind(std::string_view name) {
   return value_of(k_nics, name);
 }
+std::optional<NcclVersion> parse_nccl_version(std::string_view text) {
+  NcclVersion v;
+  int* parts[3] = {&v.major, &v.minor, &v.patch};
+  v.patch = 0;
+  std::size_t pos = 0;
+  for (int i = 0; i < 3; ++i) {
+    std::size_t end = pos;
+    while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+    if (end == pos || end - pos > 4) return std::nullopt;
+    *parts[i] = std::stoi(std::string(text.substr(pos, end - pos)));
+    if (end == text.size()) return i >= 1 ? std::optional<NcclVersion>(v) : std::nullopt;
+    if (text[end] != '.') return std::nullopt;
+    pos = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(CpuVendor vendor) {
+  return name_of(k_cpus, vendor);
+}
 std::string_view to_string(FfnType type) {
   return name_of(k_ffn, type);
 }
@@ -253,8 +275,17 @@ Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::str
   LAGOM_TRY(c.collective_launch_us, r.number("collective_launch_us", 0.0, true));
   LAGOM_TRY(c.kernel_launch_us, r.number("kernel_launch_us", 0.0, true));
   LAGOM_TRY(c.has_nccl, r.boolean("has_nccl", true));
-  LAGOM_TRY(long channels, r.integer("nccl_channels", 8L));
+  LAGOM_TRY(long channels, r.integer("nccl_channels", 0L, 0));
+  if (channels > 64) return r.error("nccl_channels", "must be within 0..64 (NCCL's MAXCHANNELS)");
   c.nccl_channels = static_cast<int>(channels);
+  LAGOM_TRY(c.nccl_version, r.string("nccl_version", std::string("2.28.9")));
+  if (!parse_nccl_version(c.nccl_version)) {
+    return r.error("nccl_version", fmt::format("'{}' is not a version such as 2.28.9", c.nccl_version));
+  }
+  LAGOM_TRY(c.nvls, r.boolean("nvls", true));
+  LAGOM_TRY(c.cpu, r.choice<CpuVendor>("cpu", CpuVendor::intel, k_cpus));
+  LAGOM_TRY(long per_process, r.integer("gpus_per_process", 1L));
+  c.gpus_per_process = static_cast<int>(per_process);
 
   LAGOM_TRY(Reader g, r.object("gpu"));
   LAGOM_TRY(c.gpu.name, g.string("name", std::string("gpu")));
@@ -271,6 +302,10 @@ Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::str
   LAGOM_TRY(long arch, g.integer("sm_arch", 0L, 0));
   c.gpu.sm_arch = static_cast<int>(arch);
   LAGOM_TRY(c.gpu.channel_GBps, g.number("channel_GBps", 24.0));
+  LAGOM_TRY(c.gpu.net_channel_GBps, g.number("net_channel_GBps", 0.0, true));
+  LAGOM_TRY(long gpu_gen, g.integer("pcie_gen", 0L, 0));
+  if (gpu_gen != 0 && (gpu_gen < 3 || gpu_gen > 6)) return g.error("pcie_gen", "must be 0 (derive) or 3..6");
+  c.gpu.pcie_gen = static_cast<int>(gpu_gen);
   LAGOM_TRY_STATUS(g.no_unknown_fields());
   if (c.gpu.bf16_tflops + c.gpu.fp16_tflops + c.gpu.fp8_tflops + c.gpu.tf32_tflops + c.gpu.fp32_tflops <= 0) {
     return g.error("fp32_tflops", "at least one peak throughput must be positive");
@@ -297,6 +332,12 @@ Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::str
     LAGOM_TRY(c.nic.latency_us, n.number("latency_us", 0.0, true));
     LAGOM_TRY(c.nic.efficiency, n.fraction("efficiency", 0.86));
     LAGOM_TRY(c.nic.collnet, n.boolean("collnet", false));
+    LAGOM_TRY(long nic_gen, n.integer("pcie_gen", 0L, 0));
+    if (nic_gen != 0 && (nic_gen < 3 || nic_gen > 6))
+      return n.error("pcie_gen", "must be 0 (derive) or 3..6");
+    c.nic.pcie_gen = static_cast<int>(nic_gen);
+    LAGOM_TRY(c.nic.connection_GBps, n.number("connection_GBps", 0.0, true));
+    LAGOM_TRY(c.nic.call_us_per_channel, n.number("call_us_per_channel", 0.0, true));
     LAGOM_TRY_STATUS(n.no_unknown_fields());
   } else {
     r.mark("nic");
@@ -315,6 +356,10 @@ nlohmann::json to_json(const ClusterSpec& c) {
   j["kernel_launch_us"] = c.kernel_launch_us;
   j["has_nccl"] = c.has_nccl;
   j["nccl_channels"] = c.nccl_channels;
+  j["nccl_version"] = c.nccl_version;
+  j["nvls"] = c.nvls;
+  j["cpu"] = to_string(c.cpu);
+  j["gpus_per_process"] = c.gpus_per_process;
   j["gpu"] = {{"name", c.gpu.name},
               {"bf16_tflops", c.gpu.bf16_tflops},
               {"fp16_tflops", c.gpu.fp16_tflops},
@@ -326,15 +371,23 @@ nlohmann::json to_json(const ClusterSpec& c) {
               {"sms", c.gpu.sms},
               {"l2_mib", c.gpu.l2_mib},
               {"sm_arch", c.gpu.sm_arch},
-              {"channel_GBps", c.gpu.channel_GBps}};
+              {"channel_GBps", c.gpu.channel_GBps},
+              {"net_channel_GBps", c.gpu.net_channel_GBps},
+              {"pcie_gen", c.gpu.pcie_gen}};
   j["intra"] = {{"kind", to_string(c.intra.kind)},
                 {"bw_GBps", c.intra.bw_GBps},
                 {"latency_us", c.intra.latency_us},
                 {"efficiency", c.intra.efficiency}};
   if (c.intra.kind == FabricKind::nvlink_pairs) j["intra"]["pair_bw_GBps"] = c.intra.pair_bw_GBps;
-  j["nic"] = {{"count", c.nic.count},           {"gbit", c.nic.gbit},
-              {"kind", to_string(c.nic.kind)},  {"latency_us", c.nic.latency_us},
-              {"efficiency", c.nic.efficiency}, {"collnet", c.nic.collnet}};
+  j["nic"] = {{"count", c.nic.count},
+              {"gbit", c.nic.gbit},
+              {"kind", to_string(c.nic.kind)},
+              {"latency_us", c.nic.latency_us},
+              {"efficiency", c.nic.efficiency},
+              {"collnet", c.nic.collnet},
+              {"pcie_gen", c.nic.pcie_gen},
+              {"connection_GBps", c.nic.connection_GBps},
+              {"call_us_per_channel", c.nic.call_us_per_channel}};
   return j;
 }
 

@@ -40,8 +40,17 @@ struct GpuSpec {
   double l2_mib = 0;      // L2 cache, MiB
   int sm_arch = 0;        // compute capability × 10 (80 A100/A40 → 80/86, 90 H100); 0 = not a GPU
   // Copy rate of one NCCL channel (one CTA of 512 threads), 10^9 bytes/s: NCCL's per-channel bandwidth
-  // caps (src/graph/tuning.cc perChMaxTreeBw: Ampere 24.0, Hopper 38.7).
+  // caps (NVIDIA/nccl@v2.28.9-1:src/graph/tuning.cc:189-190 perChMaxTreeBws, one node: Ampere 24.0,
+  // Hopper 38.7).
   double channel_GBps = 24.0;
+  // What one channel's network connection carries, 10^9 bytes/s (one CTA and its own connection to its
+  // peer on the next node, one direction). 0 = by architecture (resolved_net_channel_GBps): 12.0 before
+  // sm90, 22.9 from sm90. Sources (docs/model.md "Channels and the network"): 12 = 192 GB/s measured on
+  // DGX-A100 over its default 16 CTAs, and NVIDIA's "two SMs per 200G NIC"; 22.9 = fitted on the
+  // nccl-tests 4-node H100 ring (365.8 GB/s over 16 CTAs). Plausible 8–30.
+  double net_channel_GBps = 0;
+  // PCIe generation of the GPU's x16 link (3–6); 0 = by architecture (Gen5 from sm90, else Gen4).
+  int pcie_gen = 0;
   [[nodiscard]] double peak_tflops(Precision precision) const;
   bool operator==(const GpuSpec&) const = default;
 };
@@ -75,8 +84,30 @@ struct NicSpec {
   double latency_us = 0;     // one network hop incl. the NIC, microseconds
   double efficiency = 0.86;  // achieved ÷ line rate for large transfers (nccl-tests#175: 86 of 100 GB/s)
   bool collnet = false;      // in-network reduction (SHARP switches): enables collnet_direct/chain
+  // PCIe generation of the NIC's x16 link (3–6); 0 = derived: Gen5 above 200 Gbit/s (a 400G NIC is a
+  // Gen5 x16 device; Gen4 x16 carries about 25 GB/s), else Gen4.
+  int pcie_gen = 0;
+  // The most one NCCL connection carries through this NIC, 10^9 bytes/s; 0 = no NIC-side limit (IB and
+  // RoCE: one queue pair reaches line rate). TCP presets: 2.06, one socket per connection (NVIDIA/nccl#209:
+  // 1 ring 2.06 GB/s on 32 GbE). Plausible 1–5 for sockets.
+  double connection_GBps = 0;
+  // Host cost a multi-node collective adds to each call per channel it runs, microseconds: a GPU's one proxy
+  // thread posts each channel's network work in turn before data flows. Fitted on the nccl-tests H100 runs
+  // (2.25: 36 µs for NCCL's 16 CTAs; docs/model.md); plausible 0–4.
+  double call_us_per_channel = 0;
   bool operator==(const NicSpec&) const = default;
 };
+
+enum class CpuVendor { intel, amd };
+std::string_view to_string(CpuVendor vendor);
+
+// An NCCL release, e.g. 2.28.9 (the tag v2.28.9-1).
+struct NcclVersion {
+  int major = 2, minor = 28, patch = 9;
+  auto operator<=>(const NcclVersion&) const = default;
+};
+// "2.28.9" or "2.28" (patch 0); nullopt for anything else.
+std::optional<NcclVersion> parse_nccl_version(std::string_view text);
 
 struct ClusterSpec {
   std::string name;
@@ -90,9 +121,20 @@ struct ClusterSpec {
   double collective_launch_us = 0;
   double kernel_launch_us = 0;  // host-side dispatch time of one compute op, microseconds; an op takes at
                                 // least this long (asynchronous launch: longer GPU work hides it)
-  // Channels NCCL's topology search gives a communicator by default ("N coll channels" in NCCL's log).
-  int nccl_channels = 8;
+  // The communicator's CTAs as NCCL's log states them ("N coll channels"), for every communicator; 0 =
+  // derived from NCCL's topology search and connect.cc for each communicator's shape (model/nccl_topology.h).
+  int nccl_channels = 0;
   bool has_nccl = true;  // false for `localhost` on CPUs (MPI collectives, no NCCL knobs)
+  // The NCCL version the cluster runs ("2.28.9" when a file does not say); decides which of NCCL's tuning
+  // formulas pick its default (2.24–2.27 differ from 2.28 for NVLS and NVLSTree).
+  std::string nccl_version = "2.28.9";
+  // NVLink SHARP enabled (NCCL_NVLS_ENABLE); NCCL still runs it only on sm90+ GPUs on NVSwitch. Recipes
+  // that set NCCL_NVLS_ENABLE=0, or systems without multicast support, say false.
+  bool nvls = true;
+  CpuVendor cpu = CpuVendor::intel;  // host CPU: NCCL's LL caps and per-step network overhead depend on it
+  // GPUs one process drives (nccl-tests -g): each call launches a kernel on each of them in turn, so the
+  // host launch cost is paid that many times. 1 for frameworks (one process per GPU).
+  int gpus_per_process = 1;
   std::string description;
   bool operator==(const ClusterSpec&) const = default;
 

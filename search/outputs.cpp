@@ -1,12 +1,16 @@
 #include "search/outputs.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
+#include <tuple>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include "model/nccl_topology.h"
 #include "simulator/comm_config.h"
 
 namespace lagom::search {
@@ -70,21 +74,50 @@ std::vector<OpReport> op_reports(const Problem& problem, const TuneResult& resul
 std::string tuner_conf_text(const Problem& problem, const TuneResult& result) {
   std::string text =
       "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n";
-  text += fmt::format("# written by lagom tune (search {}, runtime {}): one line per op class, exact sizes\n",
-                      to_string(result.search), model::to_string(result.runtime));
+  text += fmt::format(
+      "# written by lagom tune (search {}, runtime {}): per collective and communicator size, contiguous "
+      "size "
+      "bins split at the midpoints between op classes, the last open-ended\n",
+      to_string(result.search), model::to_string(result.runtime));
   if (!result.comm_knobs_searched) {
     text += fmt::format("# cluster {} has no NCCL: no rules (only the overlap knobs were searched)\n",
                         problem.cluster->name);
     return text;
   }
-  std::set<std::string> seen;
+  // The byte count NCCL hands the plugin for a call (model::tuner_bytes: nccl-tests' size, gathered or
+  // scattered buffer for all-gather and reduce-scatter). A communicator-size class (collective, nNodes,
+  // nRanks) gets one bin per op class, so a call of any size takes the rule of the op class nearest in
+  // size: a bucket of a slightly different size, or grouped calls that NCCL sums, still match.
+  struct Entry {
+    std::uint64_t bytes;
+    std::string rule;  // algorithm,protocol,channels
+  };
+  std::map<std::tuple<int, int, int>, std::vector<Entry>> groups;
   for (const auto& r : op_reports(problem, result)) {
     if (!model::tuner_collective(r.op.key.collective)) continue;
-    std::string line =
-        fmt::format("{},{},{},{},{},{},{},{},-1,-1\n", model::to_string(r.op.key.collective), r.op.key.bytes,
-                    r.op.key.bytes, model::to_string(r.config.algo), model::to_string(r.config.proto),
-                    r.config.channels, r.op.shape.nodes, r.op.shape.ranks);
-    if (seen.insert(line).second) text += line;
+    const std::uint64_t bytes = model::tuner_bytes(
+        r.op.key.collective, static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.op.key.bytes)));
+    auto& entries = groups[{static_cast<int>(r.op.key.collective), r.op.shape.nodes, r.op.shape.ranks}];
+    const std::string rule = fmt::format("{},{},{}", model::to_string(r.config.algo),
+                                         model::to_string(r.config.proto), r.config.channels);
+    // Same size twice (classes of different communicators): the conflict rule already made them equal.
+    if (std::none_of(entries.begin(), entries.end(), [&](const Entry& e) { return e.bytes == bytes; })) {
+      entries.push_back({bytes, rule});
+    }
+  }
+  for (auto& [key, entries] : groups) {
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.bytes < b.bytes; });
+    const auto [collective, nodes, ranks] = key;
+    std::uint64_t low = 0;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const bool last = i + 1 == entries.size();
+      const std::uint64_t high = last ? 0 : entries[i].bytes + (entries[i + 1].bytes - entries[i].bytes) / 2;
+      text += fmt::format("{},{},{},{},{},{},-1,-1\n",
+                          model::to_string(static_cast<model::Collective>(collective)), low,
+                          last ? std::string("-1") : std::to_string(high), entries[i].rule, nodes, ranks);
+      low = high + 1;
+    }
   }
   return text;
 }

@@ -1,6 +1,7 @@
 // What `lagom tune --out DIR` writes (docs/shim.md defines the formats; the shim parses them strictly):
-//   nccl_tuner.conf    NVIDIA's example-plugin CSV, one line per op class of the five tuner collectives
-//                      (exact byte size, the communicator's nNodes and nRanks);
+//   nccl_tuner.conf    NVIDIA's example-plugin CSV: per (tuner collective, nNodes, nRanks), one line per
+//                      op class with a size range: contiguous bins split at the midpoints between the
+//                      classes' sizes (as NCCL's tuner sees them), the first from 0, the last open-ended;
 //   lagom.env          per-process variables (`export NAME=VALUE`, bare words or single-quoted);
 //   lagom-config.json  every decision: ops[] (also what `lagom simulate --comm-config` reads), the
 //                      communicators' CTAs (shim: min_ctas/max_ctas; simulator: ctas), overlap knobs,

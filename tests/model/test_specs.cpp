@@ -63,6 +63,40 @@ TEST_CASE("a bad spec names the file, the field and the problem", "[model]") {
         "c.json: intra.kind: 'carrier-pigeon' is not one of nvswitch|nvlink_pairs|pcie|shm");
 }
 
+TEST_CASE("a cluster file without issue 15's fields parses with their documented defaults", "[model]") {
+  // The shape of a file written before them (tests/data/vtrain/cluster-vtrain-a100.json, less its
+  // nccl_channels): each new field takes the default docs/model.md states.
+  const auto old = nlohmann::json::parse(R"({"name": "old", "gpus_per_node": 8, "collective_launch_us": 30,
+      "gpu": {"name": "A100", "fp16_tflops": 312, "fp32_tflops": 19.5, "hbm_GBps": 2039, "memory_gib": 80,
+              "sms": 108, "sm_arch": 80},
+      "intra": {"kind": "nvswitch", "bw_GBps": 300, "latency_us": 3.4},
+      "nic": {"count": 4, "gbit": 200, "latency_us": 14}})");
+  const ClusterSpec c = parse_cluster(old, "old.json").value();
+  CHECK(c.nccl_channels == 0);
+  CHECK(c.nccl_version == "2.28.9");
+  CHECK(c.nvls);
+  CHECK(c.cpu == CpuVendor::intel);
+  CHECK(c.gpus_per_process == 1);
+  CHECK(c.gpu.net_channel_GBps == 0);
+  CHECK(c.gpu.pcie_gen == 0);
+  CHECK(c.nic.pcie_gen == 0);
+  CHECK(c.nic.connection_GBps == 0);
+  CHECK(c.nic.call_us_per_channel == 0);
+  auto bad = old;
+  bad["nccl_version"] = "two";
+  CHECK(parse_cluster(bad, "c.json").error().message ==
+        "c.json: nccl_version: 'two' is not a version such as 2.28.9");
+  bad = old;
+  bad["cpu"] = "arm";
+  CHECK(parse_cluster(bad, "c.json").error().message == "c.json: cpu: 'arm' is not one of intel|amd");
+  bad = old;
+  bad["nic"]["pcie_gen"] = 2;
+  CHECK(parse_cluster(bad, "c.json").error().message == "c.json: nic.pcie_gen: must be 0 (derive) or 3..6");
+  CHECK(parse_nccl_version("2.26.2") == NcclVersion{2, 26, 2});
+  CHECK(parse_nccl_version("2.28") == NcclVersion{2, 28, 0});
+  CHECK_FALSE(parse_nccl_version("2.28.9.1"));
+}
+
 TEST_CASE("HuggingFace configs of GPT-2, LLaMA, Mixtral and OLMoE parse", "[model]") {
   auto gpt2 = nlohmann::json::parse(R"({"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12,
       "n_inner": null, "n_positions": 1024, "vocab_size": 50257, "activation_function": "gelu_new"})");

@@ -378,7 +378,8 @@ TEST_CASE("reading a profile database leaves no -wal or -shm file beside it", "[
   }
 }
 
-TEST_CASE("the suite name overlap is the interference suite's earlier name and still accepted", "[profiler]") {
+TEST_CASE("the suite name overlap is the interference suite's earlier name and still accepted",
+          "[profiler]") {
   const std::string db_path = temp_dir("alias") + "/a.db";
   const auto r = run_lagom({"profile", "--backend", "cpu", "--suite", "overlap", "--quick", "--db", db_path});
   CHECK(r.exit_code == 2);

@@ -308,9 +308,10 @@ TEST_CASE("a completed default choice holds NCCL's resolved choice, on the grid 
     if (const auto* process = find(decisions, DecisionKind::process)) {
       CHECK(process->held(choice) == nullptr);  // threads and chunk 0: NCCL's default, not on the grid
     }
-    // NCCL's choice for phi-2's all-gathers on two PCIe nodes: ring/simple, 8 channels, with its 512
-    // threads and 2 MiB chunk resolved (CostModel::nccl_default). Under nccl the per-call options leave
-    // threads and chunk to the process, so none of them is that configuration.
+    // NCCL's choice for phi-2's all-gathers on two PCIe nodes of one 100 Gbit/s NIC: ring/simple with the
+    // 2 CTAs and 256 threads NCCL 2.28's topology search gives that NIC (model/nccl_topology.h) and its
+    // 2 MiB chunk resolved (CostModel::nccl_default). Under nccl the per-call options leave threads and
+    // chunk to the process, so none of them is that configuration.
     int gathers = 0;
     for (const auto& d : decisions) {
       if (d.kind() != DecisionKind::op_class || key_of(d).collective != model::Collective::allgather)
@@ -321,7 +322,7 @@ TEST_CASE("a completed default choice holds NCCL's resolved choice, on the grid 
         CHECK(held == nullptr);
       } else {
         REQUIRE(held != nullptr);
-        CHECK(held->label == "ring/simple ch 8 thr 512 chunk 2M");
+        CHECK(held->label == "ring/simple ch 2 thr 256 chunk 2M");
       }
     }
     CHECK(gathers > 0);

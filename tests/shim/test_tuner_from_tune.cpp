@@ -1,16 +1,21 @@
 // The acceptance path of the shim end to end: `lagom tune` writes nccl_tuner.conf, and the plugin, loaded
 // with dlopen and driven as NCCL 2.28 drives it (init / getCollInfo / finalize), applies exactly those
 // decisions: each tuned op's (algorithm, protocol) entry wins with its channel count, every other entry
-// stays as NCCL gave it, and calls the config does not cover are left alone.
+// stays as NCCL gave it, and calls the config does not cover are left alone. The byte count is the one
+// NCCL passes to getCollInfo (model::tuner_bytes: NVIDIA/nccl@v2.28.9-1:src/enqueue.cc:1923); sizes
+// between op classes take the rule of the nearer class, sizes beyond the largest that of the largest.
 #include <cstring>
 #include <dlfcn.h>
 #include <map>
 #include <stdlib.h>
 #include <string>
+#include <tuple>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "model/collective_factors.h"
+#include "model/nccl_topology.h"
 #include "shim/nccl_tuner_abi.h"
 #include "support/run.h"
 
@@ -71,11 +76,18 @@ TEST_CASE("a config written by lagom tune drives the plugin: tuned entries win, 
                                          {"pat", LAGOM_NCCL_ALGO_PAT}};
   const std::map<std::string, int> protos{
       {"ll", LAGOM_NCCL_PROTO_LL}, {"ll128", LAGOM_NCCL_PROTO_LL128}, {"simple", LAGOM_NCCL_PROTO_SIMPLE}};
-  int checked = 0;
+  // The tuner op classes of each (collective, nRanks, nNodes), by size, to derive the sizes between them.
+  std::map<std::tuple<std::string, size_t, size_t>, std::map<uint64_t, nlohmann::json>> classes;
   for (const auto& op : summary["ops"]) {
     const std::string collective = op["collective"];
     if (!funcs.count(collective) || op["scope"] != "per call (tuner plugin)") continue;
-    INFO(op.dump());
+    const auto c = lagom::model::parse_collective(collective).value();
+    const uint64_t nccl_bytes = lagom::model::tuner_bytes(c, op["bytes"].get<uint64_t>());
+    classes[{collective, op["ranks"].get<size_t>(), op["nodes"].get<size_t>()}].emplace(nccl_bytes, op);
+  }
+  // Drives one call through a fresh communicator context and checks that `op`'s decision is applied.
+  auto expect_rule = [&](const nlohmann::json& op, uint64_t bytes) {
+    INFO(op.dump() << " called with " << bytes << " bytes");
     void* ctx = nullptr;
     lagom_nccl_nvl_domain_info_v5_t nvl{1, 8, 8};
     lagom_nccl_tuner_constants_v5_t constants{};
@@ -84,7 +96,7 @@ TEST_CASE("a config written by lagom tune drives the plugin: tuned entries win, 
     Table table;
     const Table original;
     int channels = 0;
-    REQUIRE(plugin_v5()->getCollInfo(ctx, funcs.at(collective), op["bytes"].get<size_t>(), 1,
+    REQUIRE(plugin_v5()->getCollInfo(ctx, funcs.at(op["collective"]), bytes, 1,
                                      reinterpret_cast<float**>(table.t), k_algos, k_protos, 0,
                                      &channels) == LAGOM_NCCL_SUCCESS);
     const int algo = algos.at(op["algo"]), proto = protos.at(op["proto"]);
@@ -93,7 +105,7 @@ TEST_CASE("a config written by lagom tune drives the plugin: tuned entries win, 
         CHECK(table.t[a][p] == (a == algo && p == proto ? 0.0f : original.t[a][p]));
     }
     CHECK(channels == op["channels"].get<int>());
-    // A collective and size that no line covers keeps NCCL's choice.
+    // A collective that no line covers keeps NCCL's choice.
     Table other;
     int other_channels = 0;
     REQUIRE(plugin_v5()->getCollInfo(ctx, LAGOM_NCCL_FUNC_BROADCAST, 3, 1, reinterpret_cast<float**>(other.t),
@@ -101,7 +113,23 @@ TEST_CASE("a config written by lagom tune drives the plugin: tuned entries win, 
     CHECK(std::memcmp(other.t, original.t, sizeof other.t) == 0);
     CHECK(other_channels == 0);
     REQUIRE(plugin_v5()->finalize(ctx) == LAGOM_NCCL_SUCCESS);
-    ++checked;
+  };
+  int checked = 0;
+  for (const auto& [shape, by_size] : classes) {
+    for (auto it = by_size.begin(); it != by_size.end(); ++it) {
+      const auto& [bytes, op] = *it;
+      expect_rule(op, bytes);  // the op class's own calls
+      ++checked;
+      const auto next = std::next(it);
+      if (next == by_size.end()) {
+        expect_rule(op, bytes * 3 / 2 + 4096);  // a larger bucket than any op class
+      } else {
+        const uint64_t middle = bytes + (next->first - bytes) / 2;
+        expect_rule(op, middle);                // up to the midpoint: this class's rule
+        expect_rule(next->second, middle + 1);  // past it: the next class's
+      }
+      if (it == by_size.begin()) expect_rule(op, bytes / 2);  // a smaller call than any op class
+    }
   }
   CHECK(checked >= 2);  // the TP all-gathers and reduce-scatters at least
 }

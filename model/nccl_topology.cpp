@@ -1,0 +1,390 @@
+// NCCL's view of a cluster (model/nccl_topology.h). Every rule cites NVIDIA/nccl at tag v2.28.9-1 as
+// path:line; the code is Lagom's own emulation of what those lines decide, not a copy.
+#include "model/nccl_topology.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <span>
+#include <vector>
+
+namespace lagom::model {
+
+namespace {
+
+// The per-channel speeds the search tries, fastest first (NVIDIA/nccl@v2.28.9-1:src/graph/search.cc:976-987).
+constexpr std::array<double, 13> k_speed_intra{40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
+                                               9.0,  7.0,  6.0,  5.0,  4.0,  3.0};
+constexpr std::array<double, 19> k_speed_inter{48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+                                               7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+constexpr std::array<double, 11> k_sm90_speed_intra{60.0, 50.0, 40.0, 30.0, 24.0, 20.0,
+                                                    15.0, 12.0, 11.0, 6.0,  3.0};
+constexpr std::array<double, 17> k_sm90_speed_inter{48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                                    15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+constexpr std::array<double, 11> k_sm100_speed_intra{90.0, 80.0, 70.0, 60.0, 50.0, 40.0,
+                                                     30.0, 24.0, 20.0, 19.0, 18.0};
+constexpr std::array<double, 18> k_sm100_speed_inter{96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0,
+                                                     17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+
+constexpr int k_max_channels = 64;                     // MAXCHANNELS (src/include/device.h:86)
+constexpr int k_ring_max_search = k_max_channels / 2;  // ringGraph->maxChannels (src/init.cc:1019)
+constexpr double k_pci_bw = 12.0;                      // PCI_BW, Gen3 x16 (src/graph/topo.h:22)
+constexpr int k_simple_max_threads = 512;              // NCCL_SIMPLE_MAX_NTHREADS (src/include/device.h:90)
+constexpr int k_ll_max_threads = 512;                  // NCCL_LL_MAX_NTHREADS (device.h:92)
+constexpr int k_ll128_max_threads = 640;               // NCCL_LL128_MAX_NTHREADS (device.h:109)
+constexpr int k_max_threads = 640;                     // NCCL_MAX_NTHREADS (device.h:88)
+constexpr double k_simple_thread_threshold = 64;       // NCCL_SIMPLE_THREAD_THRESHOLD (src/include/comm.h:43)
+constexpr double k_ll_thread_threshold = 8;            // NCCL_LL_THREAD_THRESHOLD (comm.h:41)
+constexpr double k_ll128_thread_threshold = 8;         // NCCL_LL128_THREAD_THRESHOLD (comm.h:42)
+
+std::span<const double> speeds(int arch, bool inter) {
+  if (arch >= 100) return inter ? std::span<const double>(k_sm100_speed_inter) : k_sm100_speed_intra;
+  if (arch >= 90) return inter ? std::span<const double>(k_sm90_speed_inter) : k_sm90_speed_intra;
+  return inter ? std::span<const double>(k_speed_inter) : k_speed_intra;
+}
+
+// NCCL's per-link NVLink figure (ncclTopoNVLinkBw, src/graph/topo.h:274-283; values topo.h:16-21).
+double nccl_nvlink_per_link(int arch) {
+  if (arch >= 100) return 40.1;
+  if (arch >= 90) return 20.6;
+  if (arch == 86) return 12.0;
+  if (arch >= 80) return 20.0;
+  if (arch >= 70) return 20.0;
+  return 18.0;
+}
+// One NVLink's datasheet rate per direction, to count a spec's links: NVLink3 and NVLink4 carry 25 GB/s
+// per link and direction (A100: 600 GB/s over 12 links, H100: 900 over 18, both directions), NVLink5 50
+// (B200: 1800 over 18); the A40's bridge 112.5 GB/s over 4 links is 14.0625 (NVIDIA datasheets).
+double datasheet_link_GBps(int arch) {
+  if (arch >= 100) return 50.0;
+  if (arch == 86) return 14.0625;
+  return 25.0;
+}
+
+// NCCL's x16 bandwidth of a PCIe generation: 16 lanes × speed / 80 with speeds 60, 120, 240, 480 for
+// 8, 16, 32, 64 GT/s (src/graph/topo.cc:423-426, :491).
+double nccl_pcie_x16(int generation) {
+  switch (generation) {
+    case 3:
+      return 16 * 60 / 80.0;
+    case 4:
+      return 16 * 120 / 80.0;
+    case 5:
+      return 16 * 240 / 80.0;
+    default:
+      return generation >= 6 ? 16 * 480 / 80.0 : 16 * 60 / 80.0;
+  }
+}
+
+// Channels of one ring-pattern search at `speed` (both bwIntra and bwInter), for `g` GPUs of the
+// communicator per node: each channel takes `speed` off every link it crosses (search.cc:79-117 followPath,
+// :669-751 ncclTopoSearchRecNet), so the count is the tightest link's budget. The NIC's budget is compared
+// against the truncated integer speed (search.cc:670, :680).
+int ring_channels_at(const ClusterSpec& c, const NcclLinks& l, int g, int nodes, double speed) {
+  constexpr double eps = 1e-6;
+  int nets = k_ring_max_search;
+  if (nodes > 1) {
+    const int whole = static_cast<int>(speed);
+    if (whole <= 0) return 0;
+    const int usable = std::max(1, std::min(c.nic.count, g));
+    const int local_gpus = std::max(1, g / usable);  // GPUs on each NIC's PCIe switch
+    const int per_nic =
+        std::min({static_cast<int>(l.nic_GBps / whole + eps), static_cast<int>(l.nic_pcie_GBps / speed + eps),
+                  static_cast<int>(local_gpus * l.gpu_pcie_GBps / speed + eps)});
+    nets = usable * per_nic;
+  }
+  int intra = k_ring_max_search;
+  if (g > 1) {
+    switch (c.intra.kind) {
+      case FabricKind::nvswitch:
+        // Every GPU forwards each channel over NVLink, except the GPU that hands it to the NIC.
+        intra = nodes == 1 ? static_cast<int>(l.nvlink_GBps / speed + eps)
+                           : static_cast<int>(l.nvlink_GBps * g / ((g - 1) * speed) + eps);
+        break;
+      case FabricKind::nvlink_pairs:
+        // Half of a ring's hops stay inside a pair; the other half (and the NIC hop) cross PCIe.
+        intra = g == 2 ? static_cast<int>(l.nvlink_GBps / speed + eps)
+                       : std::min(static_cast<int>(2 * l.gpu_pcie_GBps / speed + eps),
+                                  static_cast<int>(2 * l.nvlink_GBps / speed + eps));
+        break;
+      case FabricKind::pcie:
+      case FabricKind::shm:
+        intra = static_cast<int>(l.gpu_pcie_GBps / speed + eps);
+        break;
+    }
+  }
+  return std::max(0, std::min({nets, intra, k_ring_max_search}));
+}
+
+// ncclTopoCompute for the ring pattern (search.cc:991-1198): pass 1 takes the first speed the path allows
+// and steps down while the next speed is above 0.49 of the best found, keeping the largest channels ×
+// speed, stopping once that covers the GPU's total bandwidth (:1099, :1145); ncclTopoDupChannels doubles
+// the channels at half the speed unless the speed is below 25 GB/s, or on sm>80 below 50 with more than
+// 4 channels (:961-974); pass 2 raises the speed while the channels still fit (:1168-1174).
+NcclGraph ring_search(const ClusterSpec& c, const NcclLinks& l, int g, int nodes) {
+  const bool inter = nodes > 1;
+  const auto sp = speeds(c.gpu.sm_arch, inter);
+  double max_bw = 0;  // best GPU → NET (or GPU → GPU) path, search.cc:19-28
+  if (inter) {
+    max_bw = std::min({l.gpu_pcie_GBps, l.nic_pcie_GBps, l.nic_GBps});
+  } else {
+    max_bw = c.intra.kind == FabricKind::nvswitch || c.intra.kind == FabricKind::nvlink_pairs
+                 ? l.nvlink_GBps
+                 : l.gpu_pcie_GBps;
+  }
+  const double total_bw = std::max(l.gpu_pcie_GBps, l.nvlink_GBps);  // search.cc:29-37
+  std::size_t i = 0;
+  while ((sp[i] > max_bw || sp[i] > total_bw) && i + 1 < sp.size()) ++i;  // search.cc:1075
+  int best_n = 0;
+  double best_s = 0;
+  while (true) {
+    const int n = ring_channels_at(c, l, g, nodes, sp[i]);
+    if (n * sp[i] > best_n * best_s) {
+      best_n = n;
+      best_s = sp[i];
+    }
+    if (best_n * best_s >= total_bw) break;
+    if (i + 1 < sp.size() && (best_n == 0 || sp[i + 1] / best_s > 0.49)) {
+      ++i;
+      continue;
+    }
+    break;
+  }
+  if (best_n == 0) return NcclGraph{1, 0.1, 0.1};  // "falling back to simple order" (search.cc:1189-1196)
+  if (!(best_s < 25.0) && !(c.gpu.sm_arch > 80 && best_s < 50.0 && best_n > 4)) {
+    const int dup = std::min(2 * best_n, k_ring_max_search);
+    best_s /= (dup + best_n - 1) / best_n;
+    best_n = dup;
+  }
+  int n = best_n;
+  double s = best_s;
+  for (const double faster : sp) {
+    if (faster <= best_s) break;
+    const int m = ring_channels_at(c, l, g, nodes, faster);
+    if (m >= best_n && m * faster > n * s) {
+      n = m;
+      s = faster;
+    }
+  }
+  return NcclGraph{n, s, s};
+}
+
+// The tree graph (init.cc:1023-1028: minChannels = maxChannels = the ring's): the ring's channels and
+// speed, then pass 2 raises bwIntra one speed step at a time while it is below twice bwInter and the
+// node's links still carry the channels (search.cc:1179-1182). NCCL's model reads bwIntra up to 2 nodes.
+NcclGraph tree_search(const ClusterSpec& c, const NcclLinks& l, int g, int nodes, const NcclGraph& ring) {
+  NcclGraph tree = ring;
+  if (g < 2) return tree;
+  const auto sp = speeds(c.gpu.sm_arch, nodes > 1);
+  std::size_t i = 0;
+  while (i + 1 < sp.size() && sp[i] > tree.bw_intra_GBps) ++i;
+  auto fits = [&](double speed) {
+    const double n = tree.channels;
+    switch (c.intra.kind) {
+      case FabricKind::nvswitch:
+        return n * speed <= l.nvlink_GBps + 1e-6;
+      case FabricKind::nvlink_pairs:
+        return g == 2 ? n * speed <= l.nvlink_GBps + 1e-6
+                      : n * speed <= 2 * l.gpu_pcie_GBps + 1e-6 && n * speed <= 2 * l.nvlink_GBps + 1e-6;
+      default:
+        return n * speed <= l.gpu_pcie_GBps + 1e-6;
+    }
+  };
+  while (tree.bw_intra_GBps < 2 * tree.bw_inter_GBps && i > 0 && fits(sp[i - 1]))
+    tree.bw_intra_GBps = sp[--i];
+  return tree;
+}
+
+// The NVLS graph (search.cc:386-417 ncclTopoSearchTryNvls, :694-712): one channel per head GPU; each head
+// takes its speed off every GPU's NVSwitch link once and off its own twice. On one node every GPU is a
+// head (minChannels = maxChannels, search.cc:1043-1046); across nodes one head per NIC with a GPU of its
+// own. Pass 2 raises bwInter while it is below twice bwIntra (search.cc:1175-1178).
+NcclGraph nvls_search(const ClusterSpec& c, const NcclLinks& l, int g, int nodes) {
+  const bool inter = nodes > 1;
+  const int heads = inter ? std::max(1, std::min(c.nic.count, g)) : g;
+  const double limit = inter ? std::min({l.gpu_pcie_GBps, l.nic_pcie_GBps, l.nic_GBps}) : 1e30;
+  const auto sp = speeds(c.gpu.sm_arch, inter);
+  // Non-ring patterns see the total bandwidth × g/(g−1) (search.cc:1074).
+  const double total = l.nvlink_GBps * g / std::max(1, g - 1);
+  for (std::size_t i = 0; i < sp.size(); ++i) {
+    const double s = sp[i];
+    if (s > limit) continue;
+    if (!inter && s * heads > total) continue;
+    if ((heads + 1) * s > l.nvlink_GBps + 1e-6) continue;
+    double bw_inter = s;
+    std::size_t j = i;
+    while (bw_inter < 2 * s && j > 0 && sp[j - 1] <= limit) bw_inter = sp[--j];
+    return NcclGraph{heads, s, bw_inter};
+  }
+  return NcclGraph{};
+}
+
+}  // namespace
+
+int gpu_pcie_gen(const ClusterSpec& cluster) {
+  if (cluster.gpu.pcie_gen > 0) return cluster.gpu.pcie_gen;
+  return cluster.gpu.sm_arch >= 90 ? 5 : 4;
+}
+int nic_pcie_gen(const ClusterSpec& cluster) {
+  if (cluster.nic.pcie_gen > 0) return cluster.nic.pcie_gen;
+  return cluster.nic.gbit > 200 ? 5 : 4;
+}
+double pcie_x16_GBps(int generation) {
+  // 8, 16, 32, 64 GT/s per lane, 16 lanes, 128b/130b encoding (Gen6's FLIT mode is close to it).
+  const double gts = generation <= 3 ? 8.0 : (generation == 4 ? 16.0 : (generation == 5 ? 32.0 : 64.0));
+  return gts * 16 * 128.0 / 130.0 / 8.0;
+}
+double resolved_net_channel_GBps(const ClusterSpec& cluster) {
+  if (cluster.gpu.net_channel_GBps > 0) return cluster.gpu.net_channel_GBps;
+  // docs/model.md "Channels and the network": 12 before sm90 (192 GB/s over 16 CTAs on DGX-A100,
+  // NVIDIA/nccl#812; "two SMs per 200G NIC", NVIDIA/nccl#689, PR #645); 22.9 from sm90 (the nccl-tests
+  // 4-node H100 ring, tests/data/nccl-tests).
+  return cluster.gpu.sm_arch >= 90 ? 22.9 : 12.0;
+}
+
+NcclLinks nccl_links(const ClusterSpec& cluster) {
+  NcclLinks l;
+  const int arch = cluster.gpu.sm_arch;
+  const double per_link = nccl_nvlink_per_link(arch);
+  if (cluster.intra.kind == FabricKind::nvswitch) {
+    l.nvlink_GBps = std::max(1.0, std::round(cluster.intra.bw_GBps / datasheet_link_GBps(arch))) * per_link;
+  } else if (cluster.intra.kind == FabricKind::nvlink_pairs) {
+    l.nvlink_GBps =
+        std::max(1.0, std::round(cluster.intra.pair_bw_GBps / datasheet_link_GBps(arch))) * per_link;
+  }
+  l.gpu_pcie_GBps = nccl_pcie_x16(gpu_pcie_gen(cluster));
+  l.nic_pcie_GBps = nccl_pcie_x16(nic_pcie_gen(cluster));
+  l.nic_GBps = cluster.nic.gbit * 1000.0 / 8000.0;
+  return l;
+}
+
+NcclComm nccl_comm(const ClusterSpec& cluster, const CommGroup& group) {
+  NcclComm comm;
+  comm.ranks = std::max(1, group.ranks);
+  comm.nodes = std::max(1, group.nodes);
+  comm.local_ranks = group.ranks_per_node();
+  if (!cluster.has_nccl) {
+    comm.ring = comm.tree = NcclGraph{1, 0.1, 0.1};
+    comm.ctas = std::max(1, cluster.nccl_channels);
+    return comm;
+  }
+  const NcclLinks links = nccl_links(cluster);
+  const int g = comm.local_ranks;
+  comm.ring = ring_search(cluster, links, g, comm.nodes);
+  comm.tree = tree_search(cluster, links, g, comm.nodes, comm.ring);
+  // connect.cc:452: the compute channels are twice the search channels.
+  int ctas = std::min(k_max_channels, 2 * comm.ring.channels);
+  // connect.cc:472-475: 4 compute channels per search channel on sm90+ across nodes when the ring's
+  // bwIntra is above 45 and fewer than 16 CTAs remain.
+  if (cluster.gpu.sm_arch >= 90 && comm.nodes > 1 && comm.ring.bw_intra_GBps > 45.0 && ctas < 16) {
+    ctas = std::min(k_max_channels, 2 * ctas);
+  }
+  comm.ctas = cluster.nccl_channels > 0 ? cluster.nccl_channels : ctas;
+  // tuning.cc:231: 256 Simple threads when the ring's total bandwidth is at most PCI_BW.
+  comm.simple_threads = comm.ring.bw_intra_GBps * comm.ring.channels <= k_pci_bw ? 256 : k_simple_max_threads;
+  // tuning.cc:480-493: LL128 by default only up to PXN paths on sm90+ (PXB before) and over NVLink inside
+  // the node. Rail-aligned NICs sit on the GPUs' PCIe switches (PIX/PXB), so the network path allows it;
+  // the intra-node path is NVLink only on NVSwitch, or between the two GPUs of an NVLink pair.
+  comm.ll128_inter = true;
+  const bool nvlink_intra = cluster.intra.kind == FabricKind::nvswitch ||
+                            (cluster.intra.kind == FabricKind::nvlink_pairs && g <= 2) || g == 1;
+  if (!nvlink_intra) comm.ll128_inter = false;
+  // NVLS: NCCL_NVLS_ENABLE and multicast support (nvls.cc:152-176), an NVSwitch and sm90+ (search.cc:1036),
+  // at least 2 GPUs of the communicator on the node (nvls.cc:161).
+  const bool nvls =
+      cluster.nvls && cluster.gpu.sm_arch >= 90 && cluster.intra.kind == FabricKind::nvswitch && g >= 2;
+  if (nvls) {
+    comm.nvls = nvls_search(cluster, links, g, comm.nodes);
+    if (comm.nvls.channels >= 2) {
+      // NVLS_NCHANNELS_SM90 16; sm100 32 across nodes, 24 inside one (nvls.cc:148-150, :180-197).
+      comm.nvls_ctas = cluster.gpu.sm_arch >= 100 ? (comm.nodes > 1 ? 32 : 24) : 16;
+    } else {
+      comm.nvls = NcclGraph{};
+    }
+  }
+  return comm;
+}
+
+int nccl_nvls_heads(const ClusterSpec& cluster, const CommGroup& group) {
+  const int g = group.ranks_per_node();
+  if (!cluster.has_nccl || !cluster.nvls || cluster.gpu.sm_arch < 90 ||
+      cluster.intra.kind != FabricKind::nvswitch || g < 2) {
+    return 0;
+  }
+  const int heads = nvls_search(cluster, nccl_links(cluster), g, std::max(1, group.nodes)).channels;
+  return heads >= 2 ? heads : 0;
+}
+
+TreeLoad double_tree_load(int nodes) {
+  TreeLoad load;
+  if (nodes <= 1) return load;
+  // Degrees of NCCL's binary tree (trees.cc:31-65): rank r's lowest set bit b; parent (r^b)|(b<<1), or
+  // r^b when that is out of range; children r−b/2 and the largest r+b/2^k in range; rank 0 has one child.
+  auto btree_degree = [nodes](int r) {
+    int bit = 1;
+    while (bit < nodes && (bit & r) == 0) bit <<= 1;
+    if (r == 0) return nodes > 1 ? 1 : 0;
+    int degree = 1;  // the parent
+    int low = bit >> 1;
+    if (low != 0) ++degree;  // r − low is always in range
+    int down1 = low == 0 ? -1 : r + low;
+    while (down1 >= nodes) {
+      down1 = low == 0 ? -1 : r + low;
+      low >>= 1;
+    }
+    if (down1 != -1) ++degree;
+    return degree;
+  };
+  int busiest = 0;
+  for (int r = 0; r < nodes; ++r) {
+    const int a = btree_degree(r);
+    // The second tree mirrors the first for an even count, shifts it by one for an odd count
+    // (trees.cc:88-109).
+    const int b = nodes % 2 == 1 ? btree_degree((r - 1 + nodes) % nodes) : btree_degree(nodes - 1 - r);
+    busiest = std::max(busiest, a + b);
+    load.max_degree = std::max({load.max_degree, a, b});
+  }
+  // Each tree carries half the channels, so half the bytes; every neighbour gets them once each way.
+  load.node_bytes_per_byte = busiest / 2.0;
+  return load;
+}
+
+int nccl_call_channels(const NcclComm& comm, Algo algo, Proto proto, double tuner_bytes) {
+  if (algo == Algo::nvls || algo == Algo::nvls_tree) {
+    // enqueue.cc:1879-1885: NVLS across nodes also stays within comm->nChannels.
+    if (comm.nodes > 1 && algo == Algo::nvls) return std::max(1, std::min(comm.nvls_ctas, comm.ctas));
+    return std::max(1, comm.nvls_ctas);
+  }
+  if (algo == Algo::collnet_direct || algo == Algo::collnet_chain || algo == Algo::p2p) return comm.ctas;
+  const int threads = proto == Proto::ll128 ? k_ll128_max_threads
+                                            : (proto == Proto::ll ? k_ll_max_threads : comm.simple_threads);
+  double threshold = proto == Proto::simple
+                         ? k_simple_thread_threshold
+                         : (proto == Proto::ll ? k_ll_thread_threshold : k_ll128_thread_threshold);
+  if (algo == Algo::ring && proto == Proto::ll) threshold *= comm.ranks;  // tuning.cc:547
+  int nc = comm.ctas;
+  while (tuner_bytes < static_cast<double>(nc) * threads * threshold && nc >= 2) --nc;
+  return nc;
+}
+
+int nccl_call_threads(const NcclComm& comm, Algo algo, Proto proto, double tuner_bytes, int channels) {
+  if (algo == Algo::tree || algo == Algo::pat) return k_max_threads;
+  if (algo == Algo::nvls || algo == Algo::nvls_tree || algo == Algo::collnet_direct ||
+      algo == Algo::collnet_chain) {
+    return k_max_threads;  // maxThreads for NVLS and CollNet (tuning.cc:236-239)
+  }
+  int nt = proto == Proto::ll128 ? k_ll128_max_threads
+                                 : (proto == Proto::ll ? k_ll_max_threads : comm.simple_threads);
+  double threshold = proto == Proto::simple
+                         ? k_simple_thread_threshold
+                         : (proto == Proto::ll ? k_ll_thread_threshold : k_ll128_thread_threshold);
+  if (algo == Algo::ring && proto == Proto::ll) threshold *= comm.ranks;
+  while (tuner_bytes < static_cast<double>(channels) * nt * threshold && nt % 128 == 0) nt /= 2;
+  return nt;
+}
+
+std::uint64_t tuner_bytes(Collective /*collective*/, std::uint64_t nccl_tests_bytes) {
+  return nccl_tests_bytes;
+}
+
+}  // namespace lagom::model

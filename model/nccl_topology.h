@@ -1,0 +1,90 @@
+// NCCL's view of a cluster: what NCCL's topology search, channel setup and enqueue code decide for one
+// communicator, derived from the cluster spec. This is what "NCCL's default" means in Lagom: the CTAs a
+// call runs with, the bandwidth NCCL's own tuning model assumes per channel, the chunk of a call and the
+// byte count NCCL hands to a tuner plugin.
+//
+// Source: NVIDIA/nccl at tag v2.28.9-1 (the runtime Lagom targets); each rule cites file:line. NCCL's search
+// (src/graph/search.cc ncclTopoCompute) walks the real PCI/NVLink graph of a node; a cluster spec has no
+// such graph, so the emulation treats a node as NCCL sees a DGX-like one: each GPU has one x16 PCIe link,
+// the NICs sit next to the GPUs (rail-aligned: min(NICs, GPUs) of them serve a communicator), and the
+// fabric is NVSwitch (all GPUs one hop apart), NVLink pairs over PCIe, or PCIe only. docs/model.md states
+// what each result is for the presets.
+//
+// All functions are pure and cheap (no allocation except double_tree_load for more than 64 nodes).
+#pragma once
+
+#include <cstdint>
+
+#include "model/collective_factors.h"
+#include "model/collectives.h"
+#include "model/specs.h"
+
+namespace lagom::model {
+
+// NCCL's bandwidth figures for one GPU and the NICs next to it, 10^9 bytes/s (src/graph/topo.h, topo.cc).
+struct NcclLinks {
+  double nvlink_GBps = 0;    // GPU ↔ NVSwitch, or to its NVLink pair: links × NCCL's per-link figure
+  double gpu_pcie_GBps = 0;  // the GPU's x16 link: 16 lanes × speed / 80 (topo.cc:424, :657)
+  double nic_pcie_GBps = 0;  // the NIC's x16 link
+  double nic_GBps = 0;       // one NIC: Mbit/s / 8000 (topo.cc:373)
+};
+NcclLinks nccl_links(const ClusterSpec& cluster);
+
+// PCIe generation of the GPU's and the NIC's link with the spec's defaults applied (specs.h).
+int gpu_pcie_gen(const ClusterSpec& cluster);
+int nic_pcie_gen(const ClusterSpec& cluster);
+// Raw x16 bandwidth of a PCIe generation per direction, 10^9 bytes/s (GT/s × 16 lanes × 128/130 ÷ 8:
+// Gen3 15.75, Gen4 31.5, Gen5 63.0, Gen6 126).
+double pcie_x16_GBps(int generation);
+// One channel's network connection rate with the architecture default applied (GpuSpec::net_channel_GBps).
+double resolved_net_channel_GBps(const ClusterSpec& cluster);
+
+// One search result (struct ncclTopoGraph): channels and the bandwidth NCCL budgets per channel.
+struct NcclGraph {
+  int channels = 0;
+  double bw_intra_GBps = 0;
+  double bw_inter_GBps = 0;
+};
+
+// What NCCL sets up for a communicator of `group` on the cluster.
+struct NcclComm {
+  int ranks = 2, nodes = 1, local_ranks = 2;
+  NcclGraph ring;  // the ring graph
+  NcclGraph tree;  // the tree graph: the ring's channels (init.cc:1026-1027, :1192), bwIntra raised in pass 2
+  NcclGraph nvls;  // the NVLS graph (channels = NVLS heads); channels 0 when NVLS is not available
+  int ctas = 1;    // comm->nChannels after connect.cc's doublings: the CTAs of a ring or tree call
+  int nvls_ctas = 0;         // comm->nvlsChannels: the CTAs of an NVLS or NVLSTree call (nvls.cc:178-199)
+  int simple_threads = 512;  // comm->maxThreads[RING][SIMPLE] (tuning.cc:231-233)
+  bool ll128_inter = false;  // LL128 allowed over this communicator's network paths (tuning.cc:480-493)
+};
+NcclComm nccl_comm(const ClusterSpec& cluster, const CommGroup& group);
+// The NVLS heads NCCL's search finds for the group (nccl_comm(...).nvls.channels without the ring search).
+int nccl_nvls_heads(const ClusterSpec& cluster, const CommGroup& group);
+
+// NCCL's inter-node double binary tree over `nodes` nodes (src/graph/trees.cc ncclGetDtree): the bytes
+// the busiest node sends (and receives) through its NICs per byte of an all-reduce, summed over both
+// trees, and the largest number of tree neighbours (parent + children) a node has in one tree.
+struct TreeLoad {
+  double node_bytes_per_byte = 0;  // 0 for one node; 1 for two; 2 from four nodes on (interior nodes)
+  int max_degree = 0;              // 1 for two nodes, 2 for three, 3 from four
+};
+TreeLoad double_tree_load(int nodes);
+
+// The CTAs NCCL runs one call with (enqueue.cc:1865-1892): NVLS and NVLSTree use comm->nvlsChannels;
+// ring and tree shed channels while bytes < channels × threads × threshold (Simple 64 B per thread,
+// LL 8 × ranks for ring, LL128 8; comm.h:41-43, tuning.cc:542-547).
+int nccl_call_channels(const NcclComm& comm, Algo algo, Proto proto, double tuner_bytes);
+// The threads per CTA of that call (enqueue.cc:1894-1908): halved while bytes < channels × threads ×
+// threshold; tree and PAT run NCCL_MAX_NTHREADS (640).
+int nccl_call_threads(const NcclComm& comm, Algo algo, Proto proto, double tuner_bytes, int channels);
+
+// The byte count NCCL passes to a tuner plugin's getCollInfo for one call (enqueue.cc:1923, with
+// ncclFuncMaxSendRecvCount, src/include/enqueue.h:36-38): the element size × count × nRanks for all-gather
+// and reduce-scatter (the whole gathered or scattered buffer), × count for the others. That is the size
+// nccl-tests prints, which is what Lagom's op classes carry, so the function returns its argument; it is
+// the one place that says so. Calls grouped together (ncclGroupStart/End) of the same collective, operation
+// and type within 4× of each other's size reach the tuner as one call of their summed size
+// (enqueue.cc:392-397).
+std::uint64_t tuner_bytes(Collective collective, std::uint64_t nccl_tests_bytes);
+
+}  // namespace lagom::model
