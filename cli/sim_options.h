@@ -1,6 +1,6 @@
 // Flags shared by `lagom simulate`, `lagom explore` (and `lagom tune`): the model, the cluster and the
-// strategy, as DESIGN.md's command table lists them; and the simulate JSON document. Defined in
-// cmd_simulate.cpp.
+// strategy, as docs/cli.md#model-cluster-and-strategy-flags lists them; and the simulate JSON document.
+// Defined in cmd_simulate.cpp.
 #pragma once
 
 #include <optional>
@@ -47,7 +47,7 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& flags);
 // --issue-priority as-scheduled|critical-first (simulator::IssuePriority).
 Result<simulator::IssuePriority> parse_issue_priority_flag(const std::string& value);
 
-// The `simulate --json` document (DESIGN.md fields and a few more).
+// The `simulate --json` document (the fields of docs/cli.md#lagom-simulate).
 nlohmann::json simulation_json(const simulator::SimulationResult& result, const model::Strategy& strategy,
                                const model::ClusterSpec& cluster, const model::WorkloadSpec& workload);
 

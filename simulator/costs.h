@@ -37,7 +37,7 @@ struct Step {
   // comm:
   model::Collective collective = model::Collective::allreduce;
   Group group = Group::tp;
-  std::int64_t bytes = 0;  // nccl-tests bytes (DESIGN.md)
+  std::int64_t bytes = 0;  // nccl-tests bytes (docs/cli.md#units)
 };
 
 // One collective call as priced: what, on which communicator shape, how many bytes.
@@ -84,7 +84,7 @@ struct MemoryGib {
 };
 
 struct IterationFlops {
-  double model_flops = 0;     // per iteration, all GPUs (DESIGN.md FLOPs convention)
+  double model_flops = 0;     // per iteration, all GPUs (docs/model.md#flops-convention)
   double hardware_flops = 0;  // model FLOPs + recomputation
 };
 

@@ -37,8 +37,8 @@ namespace lagom::simulator {
 std::string_view to_string(Group group);  // "tp", "cp", "ep", "pp", "dp", "edp", "emb"
 std::optional<Group> parse_group(std::string_view name);
 
-// An op class (DESIGN.md "Search"): the collectives one tuning decision covers — same collective, same
-// communicator, same size.
+// An op class (docs/search.md#what-is-tuned): the collectives one tuning decision covers — same collective,
+// same communicator, same size.
 struct OpClassKey {
   model::Collective collective = model::Collective::allreduce;
   Group group = Group::tp;
