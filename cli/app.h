@@ -12,7 +12,7 @@
 
 namespace lagom::cli {
 
-// Exit statuses of the command-line contract (DESIGN.md).
+// Exit statuses of the command-line contract (docs/cli.md#exit-codes).
 inline constexpr int k_exit_ok = 0;
 inline constexpr int k_exit_failure = 1;  // failed run, or a regression found by `check`
 inline constexpr int k_exit_usage = 2;    // bad usage or bad input
@@ -49,7 +49,7 @@ T flag_value(const std::string& flag, Result<T> parsed) {
   return std::move(parsed).value();
 }
 
-// Adds --json and --quiet to a subcommand (both spellings, before or after the command name, work).
+// Adds --json and --quiet to a subcommand (after the command name, anywhere among its flags).
 void add_common_flags(CLI::App& command, Context& context);
 
 // Each command's registration (cmd_<name>.cpp).

@@ -49,9 +49,8 @@ std::string fmt_us(double us) {
 }
 
 void print_explain(const search::TuneResult& r, const std::vector<search::OpReport>& reports) {
-  fmt::print(
-      "# explain: the grid (DESIGN.md \"Search\"); Σ options {:.0f}, exhaustive cross product {:.3g}\n",
-      r.grid_options, r.oracle_evaluations);
+  fmt::print("# explain: the grid (docs/search.md); Σ options {:.0f}, exhaustive cross product {:.3g}\n",
+             r.grid_options, r.oracle_evaluations);
   auto print_decision = [](const search::Decision& d) {
     std::string labels;
     for (std::size_t i = 0; i < d.options.size(); ++i) {

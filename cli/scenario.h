@@ -1,7 +1,7 @@
 // The flags that `lagom simulate`, `lagom explore` and `lagom tune` share (the model, the cluster and the
-// strategy, as DESIGN.md's command table lists them) and what they load: the workload, the cluster with
-// its profile fits, the strategy, and the whole scenario (simulator/scenario.h) that simulate and tune
-// price. Flags are read here and nowhere else.
+// strategy, as docs/cli.md#model-cluster-and-strategy-flags lists them) and what they load: the workload, the
+// cluster with its profile fits, the strategy, and the whole scenario (simulator/scenario.h) that simulate
+// and tune price. Flags are read here and nowhere else.
 #pragma once
 
 #include <memory>

@@ -1,5 +1,5 @@
 // Error values shared by every library. Libraries never print or exit: fallible functions return
-// Result<T>; only cli/main maps an Error's code to an exit status (see cli/exit_codes.h).
+// Result<T>; only cli/app.cpp maps an Error's code to an exit status (docs/cli.md#exit-codes).
 #pragma once
 
 #include <optional>

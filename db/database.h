@@ -58,7 +58,7 @@ struct Run {
   std::string finished_at;
 };
 
-// One collective measurement with nccl-tests' meaning (DESIGN.md "Units"): `bytes` is nccl-tests' size,
+// One collective measurement with nccl-tests' meaning (docs/cli.md#units): `bytes` is nccl-tests' size,
 // time_us the mean time of one call over the timed iterations, algbw = bytes / time, busbw = algbw ×
 // busbw factor, `wrong` the number of wrong elements found by the data check (-1 = not checked).
 struct CommSample {

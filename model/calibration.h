@@ -35,8 +35,8 @@ struct GemmFit {
   double rel_error = 0;    // median relative error over the fitted shapes
 };
 
-// How compute and a concurrent collective slow each other down (model/interference.h documents the
-// mechanism). Unset fields keep the documented defaults.
+// How compute and a concurrent collective slow each other down (InterferenceParams in model/cost_model.h
+// documents the mechanism). Unset fields keep the documented defaults.
 struct InterferenceFit {
   std::optional<double> compute_slowdown_per_channel;  // fractional compute slowdown per channel held
   std::optional<double> memory_contention;             // fraction of HBM/L2 bandwidth a busy collective takes

@@ -66,7 +66,7 @@ struct CollConfig {
   bool operator==(const CollConfig&) const = default;
 };
 
-// What a runtime can set, and at which scope (DESIGN.md "Knob scopes").
+// What a runtime can set, and at which scope (docs/model.md#knob-scopes).
 enum class Runtime { nccl, nccl_extended };
 enum class Knob { algo, proto, channels, comm_ctas, threads, chunk };
 enum class KnobScope {

@@ -193,7 +193,7 @@ struct LayerBuilder {
     if (s.cp > 1)
       comm(prefix + ".cp_alltoall", Collective::alltoall, Group::cp, tokens * (h + 2.0 * kvd) / t * e);
     // Core attention per rank: heads/(tp·cp) heads over the full sequence (Ulysses CP); scores and values
-    // in full (no causal halving: DESIGN.md's FLOPs convention).
+    // in full (no causal halving: docs/model.md#flops-convention).
     const double heads_local = static_cast<double>(w.heads) / (t * s.cp);
     const double batch = b * heads_local;
     if (s.attention == Attention::flash) {
@@ -491,7 +491,7 @@ double CostModel::pp_message_bytes(const WorkloadSpec& w, const Strategy& s) con
 }
 
 double CostModel::model_flops_per_iteration(const WorkloadSpec& w, long global_batch) {
-  // Forward matmul FLOPs per token, × 3 for forward + backward (DESIGN.md convention).
+  // Forward matmul FLOPs per token, × 3 for forward + backward (docs/model.md#flops-convention).
   const double h = static_cast<double>(w.hidden);
   const double d = static_cast<double>(w.head_dim());
   const double kvd = static_cast<double>(w.kv_heads) * d;

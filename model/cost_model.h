@@ -107,7 +107,7 @@ class CostModel {
   // Bytes of one pipeline send/recv of activations (one micro-batch, one direction).
   [[nodiscard]] double pp_message_bytes(const WorkloadSpec& workload, const Strategy& strategy) const;
 
-  // Model FLOPs per iteration (DESIGN.md convention), the whole model, all GPUs.
+  // Model FLOPs per iteration (docs/model.md#flops-convention), the whole model, all GPUs.
   [[nodiscard]] static double model_flops_per_iteration(const WorkloadSpec& workload, long global_batch);
   // Parameters held by one GPU (its stage, TP/EP shards; before ZeRO sharding).
   [[nodiscard]] double parameters_per_gpu(const WorkloadSpec& workload, const Strategy& strategy) const;

@@ -163,8 +163,8 @@ struct OverlapPrediction {
 // invalid_input for negative times or slowdowns < 1.
 Result<OverlapPrediction> price_overlap_plan(const OverlapPlan& plan, const OverlapTiming& timing);
 
-// DESIGN.md's closed forms for the exposed communication with P ranks, collective time C and compute
-// time G (used by tests and docs): flash max(0, C − G·(P−1)/P); slice:K about C/K; none C.
+// The closed forms of docs/kernels.md#methods for the exposed communication with P ranks, collective time
+// C and compute time G (used by tests and docs): flash max(0, C − G·(P−1)/P); slice:K about C/K; none C.
 double closed_form_exposed_us(const OverlapMethod& method, int ranks, double comm_us, double compute_us);
 
 }  // namespace lagom::model

@@ -13,7 +13,7 @@ namespace {
 constexpr double k_net_channel_ampere_GBps = 12.0;
 constexpr double k_net_channel_hopper_GBps = 22.9;
 
-// --- GPUs (datasheet figures, dense, no sparsity; DESIGN.md "Specs and presets") ---------------------
+// --- GPUs (datasheet figures, dense, no sparsity; docs/model.md#presets) ------------------------------
 // memory_gib: the vendor's "80 GB" etc. taken as GiB, as nvidia-smi reports 81920 MiB for A100 80GB.
 // unverified: H100/H200/A40 capacities as GiB (nvidia-smi shows slightly less on some boards).
 GpuSpec a100() {
@@ -84,8 +84,8 @@ GpuSpec a40() {
 // latency_us = NCCL's per-hop hardware latency of the link for Ring/Simple (tuning.cc hwLat: NVLink 3.4,
 // PCI 5.7, NET 14 µs); other algorithms and protocols scale NCCL's table by latency_us / that value.
 // efficiency = asymptotic ring busbw ÷ wire rate: A100 NVLink3 232.5 / 300 (nccl-tests#175; 0.78),
-// H100 NVLink4 370 / 450 (nccl-tests#212; 0.82), PCIe 4.0 x16 25 / 31.5 (DESIGN.md "about 25 GB/s
-// achievable"; 0.79).
+// H100 NVLink4 370 / 450 (nccl-tests#212; 0.82), PCIe 4.0 x16 25 / 31.5 (the "about 25 GB/s achievable"
+// of docs/model.md#presets; 0.79).
 FabricSpec nvswitch(double bw_GBps, double efficiency) {
   FabricSpec f;
   f.kind = FabricKind::nvswitch;

@@ -1,4 +1,4 @@
-// The presets of DESIGN.md: clusters (datasheet numbers, sources in presets.cpp) and workloads.
+// The presets of docs/model.md#presets: clusters (datasheet numbers, sources in presets.cpp) and workloads.
 // `localhost` is listed as a cluster name but has no preset spec: it is resolved from a profile
 // (cluster_from_calibration in model/cost_model.h).
 #pragma once
@@ -16,7 +16,8 @@ inline constexpr const char* k_localhost = "localhost";
 const std::vector<ClusterSpec>& cluster_presets();
 const std::vector<WorkloadSpec>& workload_presets();
 
-// Names in DESIGN.md's order; cluster names include "localhost".
+// Names in the order of docs/model.md#presets (as `lagom presets` lists them); cluster names include
+// "localhost".
 std::vector<std::string> cluster_preset_names();
 std::vector<std::string> workload_preset_names();
 

@@ -198,7 +198,7 @@ Result<WorkloadSpec> parse_workload_any(const nlohmann::json& document, const st
 nlohmann::json to_json(const WorkloadSpec& workload);
 
 // ---------------------------------------------------------------------------------------------------
-// Strategy (the flags of `lagom simulate`, DESIGN.md)
+// Strategy (the flags of `lagom simulate`, docs/cli.md#model-cluster-and-strategy-flags)
 
 enum class Recompute { none, selective, full };
 enum class Schedule { one_f_one_b, gpipe, interleaved };

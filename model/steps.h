@@ -33,7 +33,7 @@ struct ComputeOp {
   OpKind kind = OpKind::gemm;
   Phase phase = Phase::forward;
   double flops = 0;        // arithmetic executed (hardware FLOPs; matmuls only, elementwise ops 0)
-  double model_flops = 0;  // FLOPs counted as model FLOPs (DESIGN.md convention; 0 for recompute)
+  double model_flops = 0;  // FLOPs counted as model FLOPs (docs/model.md#flops-convention; 0 for recompute)
   double bytes = 0;        // HBM traffic, bytes
   GemmShape gemm;          // the GEMM shape when kind is gemm or attention (per GPU)
   double time_us = 0;      // isolated time (no concurrent collective)
@@ -47,7 +47,7 @@ struct CommOp {
   std::string name;  // e.g. "attn.allreduce", "moe.dispatch"
   Collective collective = Collective::allreduce;
   Group group = Group::tp;
-  double bytes = 0;  // nccl-tests' size (DESIGN.md: per-rank buffer, total for AG/RS)
+  double bytes = 0;  // nccl-tests' size (docs/cli.md#units: per-rank buffer, total for AG/RS)
   Phase phase = Phase::forward;
 };
 

@@ -1,5 +1,5 @@
 // The one JSON writer for profile data (runs, samples, fits), shared by `lagom profile --json` and the
-// `lagom db` subcommands. Field names carry units (DESIGN.md "Units").
+// `lagom db` subcommands. Field names carry units (docs/cli.md#units).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-// Collectives across MPI ranks with nccl-tests' semantics (DESIGN.md "Units"): float data, sum; `bytes`
+// Collectives across MPI ranks with nccl-tests' semantics (docs/cli.md#units): float data, sum; `bytes`
 // is nccl-tests' size (per-rank buffer; the total across ranks for allgather's output and
 // reducescatter's input), rounded down to whole elements (whole per-rank chunks where a collective
 // splits its buffer). One call on freshly initialised buffers is checked element by element (#wrong,

@@ -226,7 +226,7 @@ VTRAIN_HEADER = """\
 #   config.py defaults): GPT-style dense model from the shape columns (ffn 4*hidden, GeLU, kv heads =
 #   heads, tied embeddings), vocabulary 50257, full activation recompute, no gradient bucketing (the DP
 #   all-reduce after the backward: dp-overlap off), 1F1B, standard (non-flash) attention, fp16, no TP
-#   overlap, no sequence parallelism, cluster ../vtrain/cluster-vtrain-a100.json (its description states
+#   overlap, no sequence parallelism, cluster tests/data/vtrain/cluster-vtrain-a100.json (its description states
 #   its assumptions).
 """
 

@@ -21,7 +21,7 @@
 #   netns-cluster.sh status [--prefix P]         prints the nodes, addresses and qdiscs
 # Environment passed to ranks: whatever mpirun forwards; add `-x VAR` through LAGOM_NETNS_MPIRUN_ARGS.
 # Needs root (CAP_NET_ADMIN + CAP_SYS_ADMIN). Only addresses inside the subnet it creates are used.
-# OpenMPI 4.1 notes (DESIGN.md): without PMIX_MCA_ptl_tcp_remote_connections=1 and
+# OpenMPI 4.1 notes (docs/profiler.md#a-cluster-on-one-machine-scriptsnetns-clustersh): without PMIX_MCA_ptl_tcp_remote_connections=1 and
 # PMIX_MCA_ptl_tcp_if_include=<bridge> the ranks fail in MPI_Init ("OPAL ERROR: Unreachable").
 # `netem` is not available here, so latency cannot be added; tbf shapes bandwidth only.
 set -euo pipefail

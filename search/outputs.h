@@ -35,8 +35,8 @@ struct OpReport {
   std::string scope;         // "per call (tuner)", "per communicator (ctas)", ...
 };
 std::vector<OpReport> op_reports(const Problem& problem, const TuneResult& result);
-// The `ops[]` array of `tune --json` and lagom-config.json: one object per op class (DESIGN.md fields
-// plus ranks, nodes and scope).
+// The `ops[]` array of `tune --json` and lagom-config.json: one object per op class (the fields of
+// docs/cli.md#lagom-tune).
 nlohmann::json ops_json(const Problem& problem, const TuneResult& result);
 
 std::string tuner_conf_text(const Problem& problem, const TuneResult& result);

@@ -1,5 +1,5 @@
-// The four searches of `lagom tune` behind one interface (DESIGN.md "Search"), each counting its
-// evaluations. One evaluation = one simulation of the whole iteration (simulator::simulate) with one full
+// The four searches of `lagom tune` behind one interface (docs/search.md#the-four-searches), each counting
+// its evaluations. One evaluation = one simulation of the whole iteration (simulator::simulate) with one full
 // assignment; an assignment already simulated is answered from a cache and not counted again.
 //
 //   default     NCCL's own choice for every op class (1 evaluation).

@@ -1,4 +1,4 @@
-// The knob space of `lagom tune` (DESIGN.md "Search"): the fixed grid, the decisions it is cut into
+// The knob space of `lagom tune` (docs/search.md#what-is-tuned): the fixed grid, the decisions it is cut into
 // according to the knob scopes of the runtime, and how one full choice becomes the simulator's
 // CommAssignment.
 //
@@ -39,7 +39,7 @@
 
 namespace lagom::search {
 
-// The fixed grid (DESIGN.md). Channels are further capped by CostModel::max_channels().
+// The fixed grid (docs/search.md#what-is-tuned). Channels are further capped by CostModel::max_channels().
 inline constexpr std::array<int, 8> k_grid_channels{1, 2, 4, 8, 12, 16, 24, 32};
 inline constexpr std::array<int, 3> k_grid_threads{128, 256, 512};
 inline constexpr std::array<std::int64_t, 6> k_grid_chunk_bytes{128 << 10, 256 << 10, 512 << 10,

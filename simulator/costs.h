@@ -62,7 +62,7 @@ struct MemoryGib {
 };
 
 struct IterationFlops {
-  double model_flops = 0;     // per iteration, all GPUs (DESIGN.md FLOPs convention)
+  double model_flops = 0;     // per iteration, all GPUs (docs/model.md#flops-convention)
   double hardware_flops = 0;  // model FLOPs + recomputation
 };
 

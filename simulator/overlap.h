@@ -1,6 +1,6 @@
 // TP overlap (slice:K, flash) priced through model's overlap plans, so the simulator prices exactly the
-// schedule kernels/ executes (DESIGN.md "Kernels"). A thin adapter from a layer's (GEMM, collective) pair
-// to model::price_overlap_plan().
+// schedule kernels/ executes (docs/kernels.md#plans-and-pricing-for-the-simulator). A thin adapter from a
+// layer's (GEMM, collective) pair to model::price_overlap_plan().
 #pragma once
 
 #include <cstdint>

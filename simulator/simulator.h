@@ -42,8 +42,8 @@
 
 namespace lagom::simulator {
 
-// An op class (DESIGN.md "Search"): the collectives one tuning decision covers — same collective, same
-// communicator, same size.
+// An op class (docs/search.md#what-is-tuned): the collectives one tuning decision covers — same collective,
+// same communicator, same size.
 struct OpClassKey {
   model::Collective collective = model::Collective::allreduce;
   model::Group group = model::Group::tp;

@@ -4,7 +4,7 @@
  *
  * Conventions: every function returning int returns 0 on success and non-zero on failure, writing a
  * NUL-terminated message of at most err_len bytes into err (message format "<call>: <library message>").
- * Sizes are bytes with nccl-tests' meaning (DESIGN.md "Units"); data is float, reduction sum.
+ * Sizes are bytes with nccl-tests' meaning (docs/cli.md#units); data is float, reduction sum.
  * Thread safety: call from one thread. A comm belongs to one device (the one given at init).
  * Bump LAGOM_NCCL_ABI_VERSION on any change of these declarations; the loader refuses a mismatch. */
 #ifndef LAGOM_PROFILER_NCCL_LAGOM_NCCL_H

@@ -153,7 +153,8 @@ TEST_CASE("validation rejects a plan whose sends do not match, that computes too
   CHECK(validate_overlap_plan(cycle).error().message.rfind("the plan deadlocks: rank 0", 0) == 0);
 }
 
-TEST_CASE("pricing reproduces DESIGN.md's closed forms for the exposed communication", "[kernels]") {
+TEST_CASE("pricing reproduces the closed forms of docs/kernels.md for the exposed communication",
+          "[kernels]") {
   // G = 1000 µs of GEMM; C from well under to well over G·(P−1)/P.
   for (OverlapKernel kernel : k_kernels) {
     for (int ranks = 2; ranks <= 8; ++ranks) {

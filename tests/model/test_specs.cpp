@@ -19,7 +19,7 @@ TEST_CASE("every preset round-trips through its spec file format", "[model]") {
   CHECK(workload_preset_names().size() == 17);
 }
 
-TEST_CASE("preset datasheet numbers are DESIGN.md's", "[model]") {
+TEST_CASE("preset datasheet numbers are those of docs/model.md", "[model]") {
   const ClusterSpec a100 = cluster_preset("dgx-a100").value();
   CHECK(a100.gpu.bf16_tflops == 312);
   CHECK(a100.gpu.hbm_GBps == 2039);

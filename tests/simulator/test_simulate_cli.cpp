@@ -27,26 +27,30 @@ std::vector<std::string> strategy_flags(const nlohmann::json& s) {
 
 }  // namespace
 
-TEST_CASE("simulate --json has every field DESIGN.md lists and the breakdown adds up", "[simulator]") {
+TEST_CASE("simulate --json has every field docs/cli.md lists and the breakdown adds up", "[simulator]") {
   const auto r = run_lagom({"simulate", "--json", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus",
                             "16", "--tp", "2", "--pp", "2", "--global-batch", "32"});
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   for (const char* key :
-       {"iteration_time_s", "tokens_per_s", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "hfu",
-        "breakdown_s", "memory_gib_per_gpu", "fits_in_memory", "strategy", "cluster"}) {
+       {"model", "iteration_time_s", "tokens_per_s", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu",
+        "hfu", "breakdown_s", "stage_breakdown_s", "memory_gib_per_gpu", "fits_in_memory", "strategy",
+        "cluster", "op_classes", "tasks"}) {
     INFO(key);
     CHECK(j.contains(key));
   }
   for (const char* key :
        {"gpus", "tp", "pp", "dp", "cp", "ep", "sp", "vpp", "zero", "micro_batch", "global_batch", "recompute",
-        "schedule", "tp_overlap", "dp_overlap", "bucket_mb", "precision"}) {
+        "schedule", "tp_overlap", "dp_overlap", "bucket_mb", "precision", "attention"}) {
     INFO(key);
     CHECK(j["strategy"].contains(key));
   }
   for (const char* key : {"weights", "grads", "optimizer", "activations", "total"})
     CHECK(j["memory_gib_per_gpu"].contains(key));
   for (const char* key : {"name", "nodes", "gpus_per_node", "gpu"}) CHECK(j["cluster"].contains(key));
+  REQUIRE(!j["op_classes"].empty());
+  for (const char* key : {"name", "collective", "group", "bytes", "ranks", "nodes", "count", "time_us"})
+    CHECK(j["op_classes"][0].contains(key));
   const auto& b = j["breakdown_s"];
   const double sum = b["compute"].get<double>() + b["exposed_comm"].get<double>() +
                      b["pipeline_bubble"].get<double>() + b["optimizer"].get<double>();
