@@ -69,7 +69,7 @@ void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
   text_flag("--dp-overlap", flags.dp_overlap, "on|off [on]");
   command.add_option_function<double>(
       "--bucket-mb", [&flags](const double& v) { flags.bucket_mb = v; }, "DP gradient bucket, MB [25]");
-  text_flag("--precision", flags.precision, "bf16|fp16|fp8 [bf16]");
+  text_flag("--precision", flags.precision, "bf16|fp16|fp8|tf32|fp32 [bf16]");
   text_flag("--attention", flags.attention, "flash|standard [flash]");
 }
 
@@ -175,7 +175,7 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
     const auto v = model::parse_precision(*f.precision);
     if (!v)
       return make_error(ErrorCode::invalid_input,
-                        fmt::format("precision: '{}' is not bf16, fp16 or fp8", *f.precision));
+                        fmt::format("precision: '{}' is not bf16, fp16, fp8, tf32 or fp32", *f.precision));
     s.precision = *v;
   }
   if (f.attention) {
