@@ -22,8 +22,7 @@ namespace {
 
 Result<model::ClusterSpec> named_cluster(const std::string& name) {
   if (name.empty()) return make_error(ErrorCode::invalid_input, "cluster: required (--cluster PRESET|FILE)");
-  const bool file_like = name.find('/') != std::string::npos || name.ends_with(".json");
-  if (!file_like) return model::cluster_preset(name);
+  if (!names_a_file(name)) return model::cluster_preset(name);
   LAGOM_TRY(const nlohmann::json document, read_json_file(name));
   return model::parse_cluster(document, name);
 }

@@ -19,9 +19,7 @@ struct ExploreFlags {
 };
 
 void run_explore(const ExploreFlags& flags, const Context& context) {
-  std::vector<std::string> notes;
-  const model::WorkloadSpec workload = unwrap(load_workload(flags.spec, &notes));
-  for (const auto& note : notes) context.progress().warn(note);
+  const model::WorkloadSpec workload = unwrap(load_workload(flags.spec, &context.progress()));
   // The base strategy carries gpus, global batch and the fixed knobs; the searched dimensions are pins.
   const model::Strategy base = unwrap(strategy_from_flags(flags.strategy));
   const ClusterSource source = unwrap(load_cluster(flags.spec, base.gpus));

@@ -29,9 +29,7 @@ struct SimulateFlags {
 };
 
 void run_simulate(const SimulateFlags& flags, const Context& context) {
-  std::vector<std::string> notes;
-  const auto scenario = unwrap(load_scenario(flags.spec, flags.strategy, &notes));
-  for (const auto& note : notes) context.progress().warn(note);
+  const auto scenario = unwrap(load_scenario(flags.spec, flags.strategy, &context.progress()));
   const model::WorkloadSpec& workload = scenario->workload;
   const model::ClusterSpec& cluster = scenario->cluster;
   const model::Strategy& strategy = scenario->strategy;

@@ -114,9 +114,7 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   if (!runtime)
     fail(ErrorCode::invalid_input, fmt::format("runtime: '{}' is not nccl or nccl-extended", flags.runtime));
 
-  std::vector<std::string> notes;
-  const auto scenario = unwrap(load_scenario(flags.spec, flags.strategy, &notes));
-  for (const auto& note : notes) context.progress().warn(note);
+  const auto scenario = unwrap(load_scenario(flags.spec, flags.strategy, &context.progress()));
   const model::WorkloadSpec& workload = scenario->workload;
   const model::ClusterSpec& cluster = scenario->cluster;
   const model::Strategy& strategy = scenario->strategy;

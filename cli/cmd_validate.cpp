@@ -55,10 +55,11 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
   if (context.json) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& run : runs) {
-      nlohmann::json row = {{"file", run.file},         {"line", run.line},
-                            {"model", run.model},       {"cluster", run.cluster},
-                            {"gpus", run.gpus},         {"precision", run.precision},
-                            {"parallel", run.parallel}, {"measured_iteration_s", run.measured_s}};
+      nlohmann::json row = {{"file", run.file},        {"line", run.line}, {"model", run.model},
+                            {"cluster", run.cluster},  {"gpus", run.gpus}, {"precision", run.precision},
+                            {"parallel", run.parallel}};
+      // A failed run given in tokens/s has no iteration time: the model could not resolve its shape.
+      if (run.measured_s > 0) row["measured_iteration_s"] = run.measured_s;
       if (run.failure.empty()) {
         row["predicted_iteration_s"] = run.predicted_s;
         row["error_pct"] = run.error_pct();
@@ -107,7 +108,8 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
       const std::string where = fmt::format("{}:{}", run.file, run.line);
       if (!run.failure.empty()) {
         table.add_row({where, run.model, run.cluster, std::to_string(run.gpus), run.precision, run.parallel,
-                       fmt::format("{:.4f}", run.measured_s), "-", "-", "not simulated: " + run.failure});
+                       run.measured_s > 0 ? fmt::format("{:.4f}", run.measured_s) : "-", "-", "-",
+                       "not simulated: " + run.failure});
         continue;
       }
       table.add_row({where, run.model, run.cluster, std::to_string(run.gpus), run.precision, run.parallel,

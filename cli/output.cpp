@@ -1,18 +1,16 @@
 #include "cli/output.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
 
 #include <fmt/format.h>
-#include <sys/stat.h>
+
+#include "core/files.h"
 
 namespace lagom::cli {
 
@@ -30,60 +28,20 @@ nlohmann::json sanitize(const nlohmann::json& value) {
 
 Status write_output_file(const std::string& path, const std::string& text,
                          const std::vector<std::string>& inputs) {
-  struct stat target {};
-  const bool exists = ::stat(path.c_str(), &target) == 0;
   for (const auto& input : inputs) {
-    struct stat in {};
-    if (exists && !input.empty() && ::stat(input.c_str(), &in) == 0 && in.st_dev == target.st_dev &&
-        in.st_ino == target.st_ino) {
+    if (files::same_file(path, input)) {
       return make_error(ErrorCode::invalid_input,
                         fmt::format("{}: is an input of this command ({}); not overwritten", path, input));
     }
   }
-  if (exists && !S_ISREG(target.st_mode)) {
-    // A device or a pipe (/dev/stdout, /dev/full): no rename is possible, write straight through and check.
-    std::FILE* out = std::fopen(path.c_str(), "wb");
-    if (out == nullptr)
-      return make_error(ErrorCode::io, fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
-    const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
-    const int saved = errno;
-    const bool closed = std::fclose(out) == 0;
-    if (!written || !closed) {
-      return make_error(ErrorCode::io,
-                        fmt::format("{}: cannot write ({})", path, std::strerror(written ? errno : saved)));
-    }
-    return {};
-  }
-  const std::filesystem::path target_path(path);
-  const std::string dir = target_path.has_parent_path() ? target_path.parent_path().string() : ".";
-  std::string temp =
-      (std::filesystem::path(dir) / ("." + target_path.filename().string() + ".XXXXXX")).string();
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0)
-    return make_error(ErrorCode::io, fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
-  std::size_t done = 0;
-  int error = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      error = errno;
-      break;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  // mkstemp makes the file 0600; give it the mode a plain create would (0666 less the umask).
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  if (error == 0 && ::fchmod(fd, 0666 & ~mask) != 0) error = errno;
-  if (error == 0 && ::fsync(fd) != 0) error = errno;
-  if (::close(fd) != 0 && error == 0) error = errno;
-  if (error == 0 && ::rename(temp.c_str(), path.c_str()) != 0) error = errno;
-  if (error != 0) {
-    ::unlink(temp.c_str());
-    return make_error(ErrorCode::io, fmt::format("{}: cannot write ({})", path, std::strerror(error)));
-  }
-  return {};
+  return files::write_atomically(path, text);
+}
+
+bool names_a_file(const std::string& value, const std::string& folder) {
+  if (value.find('/') != std::string::npos || value.find(".json") != std::string::npos) return true;
+  std::error_code ec;
+  return std::filesystem::is_regular_file(
+      folder.empty() ? std::filesystem::path(value) : std::filesystem::path(folder) / value, ec);
 }
 
 Result<nlohmann::json> read_json_file(const std::string& path) {

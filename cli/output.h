@@ -15,10 +15,13 @@ namespace lagom::cli {
 // Reads a JSON file: not_found when it cannot be opened, invalid_input when it is not JSON.
 Result<nlohmann::json> read_json_file(const std::string& path);
 
-// Writes `text` to `path` atomically: into a temporary file beside it, flushed to disk, then renamed over
-// it, so a reader sees the old file or the whole new one and a failed write (a full disk, /dev/full, a
-// read-only directory) leaves nothing behind. Refuses (invalid_input) when `path` is one of `inputs`
-// (the same file, however named): an output never overwrites an input. io errors name the path and why.
+// Whether a --model or --cluster value names a file rather than a preset: it contains '/' or ".json", or
+// a file of that name exists in `folder` (the working directory when empty; a runs file's folder for
+// `lagom validate`).
+bool names_a_file(const std::string& value, const std::string& folder = "");
+
+// Writes `text` to `path` atomically (files::write_atomically, core/files.h). Refuses (invalid_input) when
+// `path` is one of `inputs` (the same file, however named): an output never overwrites an input.
 Status write_output_file(const std::string& path, const std::string& text,
                          const std::vector<std::string>& inputs = {});
 

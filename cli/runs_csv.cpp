@@ -35,19 +35,7 @@ Result<std::vector<std::string>> split_line(const std::string& line) {
   const std::string why = ok ? std::string() : csv_strerror(csv_error(&parser));
   csv_free(&parser);
   if (!ok) return make_error(ErrorCode::invalid_input, "malformed CSV (" + why + ")");
-  // libcsv reports no field for an empty line and drops a trailing empty field only when the line ends
-  // in a bare comma; count the commas outside quotes to keep empty cells.
   return fields.values;
-}
-
-std::size_t expected_fields(const std::string& line) {
-  std::size_t count = 1;
-  bool quoted = false;
-  for (const char c : line) {
-    if (c == '"') quoted = !quoted;
-    if (c == ',' && !quoted) ++count;
-  }
-  return count;
 }
 
 }  // namespace
@@ -74,7 +62,6 @@ Result<RunsTable> read_runs_table(const std::string& path) {
       return make_error(ErrorCode::invalid_input,
                         fmt::format("{}:{}: {}", path, number, fields.error().message));
     std::vector<std::string> cells = std::move(fields).value();
-    while (cells.size() < expected_fields(text)) cells.emplace_back();
     for (auto& cell : cells) cell = trim(cell);
     if (!header) {
       std::set<std::string> seen;

@@ -1,7 +1,5 @@
 #include "cli/scenario.h"
 
-#include <filesystem>
-
 #include <fmt/format.h>
 
 #include "cli/app.h"
@@ -9,15 +7,6 @@
 #include "model/presets.h"
 
 namespace lagom::cli {
-
-namespace {
-
-bool looks_like_file(const std::string& name) {
-  return name.find('/') != std::string::npos || name.find(".json") != std::string::npos ||
-         std::filesystem::exists(name);
-}
-
-}  // namespace
 
 void add_spec_flags(CLI::App& command, SpecFlags& flags) {
   command.add_option("--model", flags.model,
@@ -82,10 +71,10 @@ Result<simulator::IssuePriority> parse_issue_priority_flag(const std::string& va
   return *priority;
 }
 
-Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, std::vector<std::string>* notes) {
+Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, Progress* warnings) {
   if (!flags.model.empty()) {
     model::WorkloadSpec loaded;
-    if (!looks_like_file(flags.model)) {
+    if (!names_a_file(flags.model)) {
       LAGOM_TRY(loaded, model::workload_preset(flags.model));
     } else {
       LAGOM_TRY(const nlohmann::json document, read_json_file(flags.model));
@@ -97,9 +86,9 @@ Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, std::vector<st
     bool overridden = false;
     auto override_field = [&](const char* flag, const char* field, long value) {
       if (value == 0) return;
-      if (notes != nullptr) {
-        notes->push_back(fmt::format("--{} {} overrides {}'s {} = {}", flag, value, loaded.name, field,
-                                     document.value(field, nlohmann::json()).dump()));
+      if (warnings != nullptr) {
+        warnings->warn(fmt::format("--{} {} overrides {}'s {} = {}", flag, value, loaded.name, field,
+                                   document.value(field, nlohmann::json()).dump()));
       }
       document[field] = value;
       overridden = true;
@@ -190,8 +179,8 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
 
 Result<std::unique_ptr<simulator::Scenario>> load_scenario(const SpecFlags& spec,
                                                            const StrategyFlags& strategy,
-                                                           std::vector<std::string>* notes) {
-  LAGOM_TRY(model::WorkloadSpec workload, load_workload(spec, notes));
+                                                           Progress* warnings) {
+  LAGOM_TRY(model::WorkloadSpec workload, load_workload(spec, warnings));
   LAGOM_TRY(const model::Strategy requested, strategy_from_flags(strategy));
   LAGOM_TRY(ClusterSource source, load_cluster(spec, requested.gpus));
   return simulator::Scenario::make(std::move(workload), std::move(source.cluster), requested,

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/cluster_source.h"
+#include "core/progress.h"
 #include "model/cost_model.h"
 #include "model/specs.h"
 #include "simulator/scenario.h"
@@ -42,8 +43,8 @@ void add_spec_flags(CLI::App& command, SpecFlags& flags);
 void add_strategy_flags(CLI::App& command, StrategyFlags& flags);
 
 // The workload of --model (shape flags given with it override its values, each override described in
-// `notes` when given) or of the shape flags alone.
-Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, std::vector<std::string>* notes = nullptr);
+// a warning on `warnings` when given) or of the shape flags alone.
+Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, Progress* warnings = nullptr);
 // The cluster with its node count set from `gpus` (⌈gpus / GPUs per node⌉), and the profile fits of
 // --db / localhost (cli/cluster_source.h).
 Result<ClusterSource> load_cluster(const SpecFlags& flags, int gpus);
@@ -57,6 +58,6 @@ Result<simulator::IssuePriority> parse_issue_priority_flag(const std::string& va
 // model and the simulator's costs built for them.
 Result<std::unique_ptr<simulator::Scenario>> load_scenario(const SpecFlags& spec,
                                                            const StrategyFlags& strategy,
-                                                           std::vector<std::string>* notes = nullptr);
+                                                           Progress* warnings = nullptr);
 
 }  // namespace lagom::cli

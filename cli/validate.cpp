@@ -12,6 +12,7 @@
 #include "cli/scenario.h"
 #include "simulator/comm_config.h"
 #include "simulator/simulator.h"
+#include "simulator/stage_plan.h"
 
 namespace lagom::cli {
 
@@ -56,10 +57,6 @@ const std::set<std::string> k_planned_columns = {"cp-comm-type",
                                                  "nccl-p2p-chunk"};
 // Flags that take no value: a cell of 1/true/yes/on sets them, 0/false/no/off or empty leaves them off.
 const std::set<std::string> k_switches = {"sp"};
-
-bool looks_like_path(const std::string& value) {
-  return value.find('/') != std::string::npos || value.ends_with(".json");
-}
 
 Result<bool> switch_value(const std::string& value) {
   std::string v = value;
@@ -127,7 +124,7 @@ Status parse_row(const RunsTable& table, const RunsTable::Row& row, RowFlags& fl
       if (!on.value()) continue;
     }
     if ((name == "model" || name == "cluster" || name == "comm-config" || name == "db") &&
-        looks_like_path(value) && fs::path(value).is_relative()) {
+        fs::path(value).is_relative() && names_a_file(value, folder.string())) {
       value = (folder / value).lexically_normal().string();
     }
     std::vector<std::string> args;
@@ -159,6 +156,15 @@ std::string column_ref(const RunsTable& table, const RunsTable::Row& row, const 
   const auto it = std::find(table.columns.begin(), table.columns.end(), name);
   return fmt::format("{}:{}: column '{}' (column {})", table.path, row.line, name,
                      it - table.columns.begin() + 1);
+}
+
+// The run's model, GPUs, precision and parallel dimensions, for its row and its groups.
+void describe(ValidatedRun& run, const model::WorkloadSpec& workload, const model::Strategy& strategy) {
+  run.model = workload.name;
+  run.gpus = strategy.gpus;
+  run.precision = model::to_string(strategy.precision);
+  run.parallel = fmt::format("tp{} pp{} cp{} ep{} vpp{}", strategy.tp, strategy.pp, strategy.cp, strategy.ep,
+                             strategy.vpp);
 }
 
 }  // namespace
@@ -221,37 +227,43 @@ Result<std::vector<ValidatedRun>> validate_runs(const RunsTable& table) {
     run.line = row.line;
     run.group = cell(table, row, "group");
     run.note = cell(table, row, "note");
-    run.model = cell(table, row, "model").empty() ? "custom" : cell(table, row, "model");
     run.cluster = cell(table, row, "cluster");
     run.planned = flags[r].planned;
-    auto scenario = load_scenario(flags[r].spec, flags[r].strategy);
+    if (by_time) run.measured_s = measured[r];
+    // The inputs the row names are read first: a model or cluster that cannot be read, or a strategy
+    // column without a value it needs, is an input error. A strategy the model cannot build on them (one
+    // that does not divide the shapes) is a failed run: the model could not answer it.
+    auto in_row = [&](const Error& e) {
+      return make_error(e.code, fmt::format("{}:{}: {}", table.path, row.line, e.message));
+    };
+    auto workload = load_workload(flags[r].spec);
+    if (!workload.ok()) return in_row(workload.error());
+    auto requested = strategy_from_flags(flags[r].strategy);
+    if (!requested.ok()) return in_row(requested.error());
+    describe(run, workload.value(), requested.value());  // a failed run is still grouped
+    auto source = load_cluster(flags[r].spec, requested.value().gpus);
+    if (!source.ok()) return in_row(source.error());
+    auto make = [&] {
+      return simulator::Scenario::make(workload.value(), source.value().cluster, requested.value(),
+                                       source.value().calibration);
+    };
+    auto scenario = make();
     if (scenario.ok() && flags[r].bucket_per_chunk) {
-      // docs/validate.md's fallback for "chunk": the stage's gradient bytes (parameters over tp·pp, at the
-      // precision's bytes per gradient) divided by vpp, in MB.
+      // docs/validate.md's fallback for "chunk": the model's parameters over tp·pp at the bytes per
+      // gradient element the simulator reduces (simulator::wire_element_bytes), divided by vpp, in MB.
       const auto& st = scenario.value()->strategy;
-      const double bytes = model::bytes_per_element(st.precision);
-      flags[r].strategy.bucket_mb =
-          scenario.value()->workload.parameters() / (st.tp * st.pp) * bytes / st.vpp / 1e6;
-      scenario = load_scenario(flags[r].spec, flags[r].strategy);
+      requested.value().bucket_mb = scenario.value()->workload.parameters() / (st.tp * st.pp) *
+                                    simulator::wire_element_bytes(st) / st.vpp / 1e6;
+      scenario = make();
     }
     if (!scenario.ok()) {
-      // A file that is not there is an input error; a row the model cannot build (a strategy that does
-      // not divide the shapes) is a failed run: the model could not answer it.
-      if (scenario.error().code == ErrorCode::not_found) {
-        return make_error(ErrorCode::not_found,
-                          fmt::format("{}:{}: {}", table.path, row.line, scenario.error().message));
-      }
       run.failure = scenario.error().message;
       runs.push_back(std::move(run));
       continue;
     }
     const auto& s = *scenario.value();
-    run.model = s.workload.name;
     run.cluster = s.cluster.name;
-    run.gpus = s.strategy.gpus;
-    run.precision = model::to_string(s.strategy.precision);
-    run.parallel = fmt::format("tp{} pp{} cp{} ep{} vpp{}", s.strategy.tp, s.strategy.pp, s.strategy.cp,
-                               s.strategy.ep, s.strategy.vpp);
+    describe(run, s.workload, s.strategy);
     run.measured_s = by_time ? measured[r]
                              : static_cast<double>(s.strategy.global_batch) *
                                    static_cast<double>(s.workload.seq) / measured[r];

@@ -35,8 +35,9 @@ struct ErrorStats {
 ErrorStats error_stats(const std::vector<const ValidatedRun*>& runs);
 
 // Reads and checks every row of `table` (errors name file, line and column: a column no flag has, a value
-// the flag refuses, a missing or non-positive measurement), then simulates the rows; a row the model
-// cannot build or simulate is kept with its `failure`. Model and cluster
+// the flag refuses, a missing or non-positive measurement), then simulates the rows: a model or cluster
+// that cannot be read is an input error naming the line; a row the model cannot build on them (a strategy
+// that does not divide the shapes) or simulate is kept with its `failure`. Model and cluster
 // values that name files are read relative to the table's folder.
 Result<std::vector<ValidatedRun>> validate_runs(const RunsTable& table);
 

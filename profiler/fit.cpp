@@ -138,7 +138,7 @@ Result<db::CollectiveFitRecord> fit_collective_series(const std::vector<db::Comm
                     bus_bw_GBps, line.intercept, k_max_fitted_bus_bw_GBps, k_max_fitted_latency_us));
   }
   fit.latency_us = line.intercept;
-  fit.bus_bw_GBps = algbw_GBps * factor_of(fit.collective, fit.ranks);
+  fit.bus_bw_GBps = bus_bw_GBps;
   fit.rel_error = line.rel_error;
   fit.samples = static_cast<int>(x.size());
   return fit;

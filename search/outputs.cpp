@@ -6,10 +6,10 @@
 #include <map>
 #include <set>
 #include <tuple>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
+#include "core/files.h"
 #include "model/nccl_topology.h"
 #include "simulator/comm_config.h"
 
@@ -219,28 +219,11 @@ Status write_outputs(const Problem& problem, const TuneResult& result, const Out
     return make_error(ErrorCode::io, fmt::format("out {}: cannot create the directory ({})", dir.string(),
                                                  ec ? ec.message() : "not a directory"));
   }
-  std::vector<fs::path> temps;
-  auto cleanup = [&] {
-    for (const auto& t : temps) fs::remove(t, ec);
-  };
-  for (const auto& [name, text] : files) {
-    const fs::path temp = dir / fmt::format(".{}.tmp-{}", name, ::getpid());
-    temps.push_back(temp);
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      cleanup();
-      return make_error(ErrorCode::io, fmt::format("out {}: cannot write {}", dir.string(), name));
-    }
-  }
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    fs::rename(temps[i], dir / files[i].first, ec);
-    if (ec) {
-      cleanup();
-      return make_error(ErrorCode::io, fmt::format("out {}: cannot write {} ({})", dir.string(),
-                                                   files[i].first, ec.message()));
-    }
+  // All three or none: a plugin or lagom.init() never reads a mix of two tunes.
+  std::vector<std::pair<std::string, std::string>> targets;
+  for (const auto& [name, text] : files) targets.emplace_back((dir / name).string(), text);
+  if (auto status = files::write_all_atomically(targets); !status.ok()) {
+    return status.error().with_context(fmt::format("out {}", dir.string()));
   }
   return {};
 }

@@ -23,13 +23,6 @@ std::pair<int, int> chunk_layers(const model::WorkloadSpec& w, const model::Stra
   return {(chunk * s.pp + stage) * per_chunk, per_chunk};
 }
 
-// Bytes per element on the wire: activations travel in 16-bit (fp8 GEMMs still exchange bf16 activations),
-// gradients are reduced and parameters gathered in the parameters' dtype (Megatron's default); fp32/tf32
-// runs use 4 bytes for all three.
-int element_bytes(const model::Strategy& s) {
-  return s.precision == model::Precision::fp32 || s.precision == model::Precision::tf32 ? 4 : 2;
-}
-
 Status check_strategy(const model::WorkloadSpec& w, const model::Strategy& s, const CommAssignment& a,
                       const model::OverlapMethod& tp_overlap) {
   const double bucket_mb = a.bucket_mb.value_or(s.bucket_mb);
@@ -88,7 +81,7 @@ class StagePlanner {
         m_classes(classes),
         m_layers(layers),
         m_bucket_bytes(bucket_bytes) {
-    m_grad_elem = m_param_elem = element_bytes(strategy);
+    m_grad_elem = m_param_elem = wire_element_bytes(strategy);
     const bool dp_reduce = classes.ranks(model::Group::dp) > 1 || classes.ranks(model::Group::expert_dp) > 1;
     m_sync = strategy.zero == 3                 ? GradientSync::every_backward
              : strategy.dp_overlap && dp_reduce ? GradientSync::last_backward
@@ -250,6 +243,10 @@ StagePlan StagePlanner::plan_stage(int stage) const {
 
 }  // namespace
 
+int wire_element_bytes(const model::Strategy& s) {
+  return s.precision == model::Precision::fp32 || s.precision == model::Precision::tf32 ? 4 : 2;
+}
+
 Result<IterationPlan> plan_iteration(const model::WorkloadSpec& workload, const model::Strategy& strategy,
                                      const IterationCosts& costs, const CommAssignment& assignment,
                                      OpClassTable& classes, bool keep_segments) {
@@ -258,7 +255,7 @@ Result<IterationPlan> plan_iteration(const model::WorkloadSpec& workload, const 
   IterationPlan plan;
   plan.micro_batches = static_cast<int>(strategy.micro_batches());
   plan.fsdp_prefetch = assignment.fsdp_prefetch;
-  const PassPricing pricing{strategy.tp, tp_overlap, element_bytes(strategy), keep_segments};
+  const PassPricing pricing{strategy.tp, tp_overlap, wire_element_bytes(strategy), keep_segments};
   LAGOM_TRY(plan.layers, plan_layers(workload.layers, costs, pricing, classes));
   const double bucket_bytes = assignment.bucket_mb.value_or(strategy.bucket_mb) * 1e6;
   const StagePlanner planner(workload, strategy, costs, classes, plan.layers, bucket_bytes);
@@ -269,7 +266,7 @@ Result<IterationPlan> plan_iteration(const model::WorkloadSpec& workload, const 
   if (tied_embedding_sync(workload, strategy)) {
     plan.embedding_sync = CommTask{
         model::Collective::allreduce, model::Group::embedding,
-        static_cast<std::int64_t>(std::llround(costs.embedding_params() * element_bytes(strategy))), 1};
+        static_cast<std::int64_t>(std::llround(costs.embedding_params() * wire_element_bytes(strategy))), 1};
   }
   return plan;
 }

@@ -128,6 +128,11 @@ struct IterationPlan {
   std::optional<CommTask> embedding_sync;
 };
 
+// Bytes per element on the wire: activations travel in 16-bit (fp8 GEMMs still exchange bf16 activations),
+// gradients are reduced and parameters gathered in the parameters' dtype (Megatron's default); fp32/tf32
+// runs use 4 bytes for all three.
+int wire_element_bytes(const model::Strategy& strategy);
+
 // The plan of one iteration: `strategy` resolved against `workload`, `costs` bound to them, `classes` on the
 // same strategy and `assignment` (which gains the classes of the layers' blocking collectives). invalid_input
 // for strategies the simulator cannot run, with the reason (simulator.h).

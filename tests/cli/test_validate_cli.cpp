@@ -13,7 +13,7 @@ namespace {
 
 const std::string k_data = std::string(LAGOM_TEST_DATA_DIR) + "/validate";
 
-// A runs file of two rows on a preset; `extra_header`/`extra_cells` add one column.
+// A runs file: a comment line, the header, one row (so the row is on line 3).
 std::string runs_file(const std::string& dir, const std::string& header, const std::string& row) {
   const std::string path = dir + "/runs.csv";
   write_file(path, "# a comment line\n" + header + "\n" + row + "\n");
@@ -41,8 +41,9 @@ TEST_CASE("validate reproduces the vTrain error thresholds through the runs file
 
 TEST_CASE("validate's per-run error is the signed error of simulate's own prediction", "[cli][validate]") {
   const std::string dir = temp_dir("validate");
-  const auto path = runs_file(dir, "model,cluster,gpus,tp,global-batch,measured_iteration_s,group",
-                              "llama3-8b,dgx-h100,64,2,512,1.0,mine");
+  // The last cell is empty (a trailing comma): a note not given.
+  const auto path = runs_file(dir, "model,cluster,gpus,tp,global-batch,measured_iteration_s,group,note",
+                              "llama3-8b,dgx-h100,64,2,512,1.0,mine,");
   const auto v = run_lagom({"validate", path, "--json"});
   INFO(v.err);
   REQUIRE(v.exit_code == 0);
@@ -56,6 +57,7 @@ TEST_CASE("validate's per-run error is the signed error of simulate's own predic
   CHECK(doc["runs"][0]["error_pct"].get<double>() == Approx(100.0 * (predicted - 1.0)));
   CHECK(doc["runs"][0]["line"] == 3);  // the comment line counts
   CHECK(doc["groups"]["group"]["mine"]["runs"] == 1);
+  CHECK_FALSE(doc["runs"][0].contains("note"));
   // tokens/s is converted with the row's global batch and sequence length (llama3-8b: seq 8192).
   const auto by_tokens = runs_file(dir, "model,cluster,gpus,tp,global-batch,measured_tokens_per_s",
                                    "llama3-8b,dgx-h100,64,2,512," + std::to_string(512.0 * 8192 / 2.0));
@@ -79,6 +81,8 @@ TEST_CASE("a runs file that is wrong in one place is refused naming the file, th
       {"model,cluster,gpus,sp,measured_iteration_s", "gpt2,dgx-a100,8,maybe,1.0", "column 'sp' (column 4)"},
       {"model,model,gpus,measured_iteration_s", "gpt2,gpt2,8,1.0", "column 'model' appears twice"},
       {"model,cluster,gpus,measured_iteration_s", "\"gpt2,dgx-a100,8,1.0", "runs.csv:3: malformed CSV"},
+      {"model,cluster,gpus,measured_iteration_s", "gpt9,dgx-a100,8,1.0", "runs.csv:3: "},  // no such preset
+      {"model,cluster,gpus,measured_iteration_s", "gpt2,dgx-a9,8,1.0", "runs.csv:3: "},
   };
   for (const auto& c : cases) {
     const auto path = runs_file(dir, c.header, c.row);
@@ -105,6 +109,7 @@ TEST_CASE("a run the model cannot build is reported as failed and fails validate
   const auto doc = nlohmann::json::parse(r.out);
   CHECK(doc["failed"] == 1);
   CHECK(doc["runs"][0].contains("failure"));
+  CHECK(doc["runs"][0]["measured_iteration_s"] == 1.0);  // what was measured, whatever the model did
   CHECK(doc["runs"][1].contains("predicted_iteration_s"));
   CHECK(doc["passed"] == false);
 }
@@ -133,4 +138,22 @@ TEST_CASE("seq given with a model overrides its sequence length and says so", "[
   const double a = nlohmann::json::parse(short_seq.out)["iteration_time_s"].get<double>();
   const double b = nlohmann::json::parse(long_seq.out)["iteration_time_s"].get<double>();
   CHECK(b > 4 * a);  // 8× the tokens and longer attention
+}
+
+TEST_CASE("a model or cluster cell naming a file beside the runs file is read from there",
+          "[cli][validate]") {
+  const std::string dir = temp_dir("validate-paths");
+  const auto spec = run_lagom({"presets", "--show", "gpt2", "--json"});
+  REQUIRE(spec.exit_code == 0);
+  write_file(dir + "/mymodel", spec.out);  // no '/' and no '.json': a file because it exists there
+  const auto path =
+      runs_file(dir, "model,cluster,gpus,global-batch,measured_iteration_s", "mymodel,dgx-a100,8,64,1.0");
+  const auto v = run_lagom({"validate", path, "--json"});
+  INFO(v.err);
+  REQUIRE(v.exit_code == 0);
+  const auto sim = run_lagom({"simulate", "--model", "gpt2", "--cluster", "dgx-a100", "--gpus", "8",
+                              "--global-batch", "64", "--json"});
+  REQUIRE(sim.exit_code == 0);
+  CHECK(nlohmann::json::parse(v.out)["runs"][0]["predicted_iteration_s"].get<double>() ==
+        nlohmann::json::parse(sim.out)["iteration_time_s"].get<double>());
 }

@@ -26,13 +26,12 @@ struct LutRow {
   double busbw_GBps;
 };
 
-// vTrain's A100 all-reduce tables (tests/data/vtrain/trace-a100, MIT, see PROVENANCE.md): the mean of the
-// two measured busbw columns.
-std::vector<LutRow> read_lut(int gpus) {
-  std::ifstream in(std::string(LAGOM_TEST_DATA_DIR) + "/vtrain/trace-a100/AR_GPU" + std::to_string(gpus) +
-                   "_1M_1024M_LUT");
+// The data rows of a comma-separated file under tests/data (the header line skipped) with at least
+// `min_cells` cells each (the tables have no quoted fields).
+std::vector<std::vector<std::string>> csv_rows(const std::string& relative_path, std::size_t min_cells) {
+  std::ifstream in(std::string(LAGOM_TEST_DATA_DIR) + relative_path);
   REQUIRE(in.good());
-  std::vector<LutRow> rows;
+  std::vector<std::vector<std::string>> rows;
   std::string line;
   std::getline(in, line);
   while (std::getline(in, line)) {
@@ -40,7 +39,17 @@ std::vector<LutRow> read_lut(int gpus) {
     std::stringstream ss(line);
     std::string cell;
     while (std::getline(ss, cell, ',')) cells.push_back(cell);
-    if (cells.size() < 7) continue;
+    if (cells.size() >= min_cells) rows.push_back(std::move(cells));
+  }
+  return rows;
+}
+
+// vTrain's A100 all-reduce tables (tests/data/vtrain/trace-a100, MIT, see PROVENANCE.md): the mean of the
+// two measured busbw columns.
+std::vector<LutRow> read_lut(int gpus) {
+  std::vector<LutRow> rows;
+  for (const auto& cells :
+       csv_rows("/vtrain/trace-a100/AR_GPU" + std::to_string(gpus) + "_1M_1024M_LUT", 7)) {
     rows.push_back({std::stod(cells[0]), (std::stod(cells[4]) + std::stod(cells[6])) / 2.0});
   }
   return rows;
@@ -101,17 +110,8 @@ struct NcclTestsRow {
 };
 
 std::vector<NcclTestsRow> read_nccl_tests() {
-  std::ifstream in(std::string(LAGOM_TEST_DATA_DIR) + "/nccl-tests/allreduce.csv");
-  REQUIRE(in.good());
   std::vector<NcclTestsRow> rows;
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) cells.push_back(cell);
-    if (cells.size() < 10) continue;
+  for (const auto& cells : csv_rows("/nccl-tests/allreduce.csv", 10)) {
     rows.push_back({cells[0], std::stoi(cells[2]), std::stoi(cells[3]), cells[4], cells[5], cells[6],
                     std::stod(cells[7]), std::stod(cells[8]), std::stod(cells[9])});
   }

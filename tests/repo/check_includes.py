@@ -23,8 +23,9 @@ Exit status: 0 when all hold, 1 otherwise (one line per violation, `path:line: .
 
 import os
 import re
-import subprocess
 import sys
+
+from repo_files import list_files
 
 SOURCES = (".cpp", ".h", ".cu", ".cuh", ".hpp", ".cc", ".in")
 INCLUDE = re.compile(r'^\s*#\s*include\s*["<]([A-Za-z0-9_]+)/[^">]*[">]', re.M)
@@ -32,18 +33,6 @@ GENERATED = {"lagom": "core"}  # "lagom/build_info.h" is configured from core/bu
 TEST_SUPPORT = "support"  # tests/support/, included as "support/..." by every test folder
 
 
-def list_files(root):
-    if os.path.exists(os.path.join(root, ".git")):
-        out = subprocess.run(
-            ["git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-            check=True, capture_output=True).stdout.decode()
-        files = [f for f in out.split("\0") if f]
-    else:
-        files = []
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if d != ".git" and not d.startswith("build")]
-            files += [os.path.relpath(os.path.join(dirpath, n), root) for n in filenames]
-    return sorted(f for f in files if os.path.isfile(os.path.join(root, f)))
 
 
 def parse_arrows(path):

@@ -27,8 +27,9 @@ Exit status: 0 when every reference resolves, 1 otherwise (one line per problem,
 
 import os
 import re
-import subprocess
 import sys
+
+from repo_files import list_files
 
 # Written so that this file does not match itself.
 FORBIDDEN = [
@@ -49,19 +50,6 @@ C_LIKE = (".cpp", ".h", ".cu", ".cuh", ".in", ".hpp", ".cc")
 HASH_COMMENT = (".sh", ".cmake", ".txt", ".py", ".clang-tidy", ".clang-format")
 
 
-def list_files(root):
-    if os.path.isdir(os.path.join(root, ".git")) or os.path.isfile(os.path.join(root, ".git")):
-        out = subprocess.run(
-            ["git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-            check=True, capture_output=True).stdout.decode()
-        files = [f for f in out.split("\0") if f]
-    else:
-        files = []
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if d != ".git" and not d.startswith("build")]
-            for name in filenames:
-                files.append(os.path.relpath(os.path.join(dirpath, name), root))
-    return sorted(f for f in files if os.path.isfile(os.path.join(root, f)))
 
 
 def blank(text, start, end):

@@ -34,25 +34,8 @@ add_library(x nccl/module.cu)
 EOF
 }
 
-expect_pass() {
-  local what=$1
-  if out=$(python3 "$checker" "$work/t" 2>&1); then
-    echo "ok: passes on $what"
-  else
-    echo "FAIL: failed on $what:"; echo "$out"; status=1
-  fi
-}
-
-expect_fail() {  # expect_fail WHAT EXPECTED-TEXT
-  local what=$1 expected=$2
-  if out=$(python3 "$checker" "$work/t" 2>&1); then
-    echo "FAIL: passed with $what planted:"; echo "$out"; status=1
-  elif ! grep -qF -- "$expected" <<<"$out"; then
-    echo "FAIL: $what: the report does not say '$expected':"; echo "$out"; status=1
-  else
-    echo "ok: fails on $what ($(grep -F -- "$expected" <<<"$out" | head -1))"
-  fi
-}
+# shellcheck source=planted.sh
+source "$here/planted.sh"
 
 clean_tree
 expect_pass "a clean tree"
