@@ -221,7 +221,7 @@ struct LayerBuilder {
 
   void mlp_block(int layer) {
     const double h = static_cast<double>(w.hidden);
-    const double mult = w.ffn_type == FfnType::swiglu ? 2.0 : 1.0;  // fc1 width multiple (gate + up)
+    const double mult = is_gated(w.ffn_type) ? 2.0 : 1.0;  // fc1 width multiple (gate + up)
     norm("mlp.norm");
     tp_enter("mlp");
     if (!w.is_moe_layer(layer)) {
@@ -456,7 +456,7 @@ double CostModel::parameters_per_gpu(const WorkloadSpec& w, const Strategy& s) c
   const double h = static_cast<double>(w.hidden);
   const double d = static_cast<double>(w.head_dim());
   const double attention = (2.0 * h * h + 2.0 * h * w.kv_heads * d) / s.tp + 4.0 * h;
-  const double mult = w.ffn_type == FfnType::swiglu ? 3.0 : 2.0;
+  const double mult = ffn_matrices(w.ffn_type);
   const int per_stage = w.layers / s.pp;
   // The first stage holds the embedding; the last the output layer (a copy of it when tied and pp > 1, as
   // Megatron keeps). The most loaded stage holds one vocab·h/tp matrix, or two when pp = 1 and untied.
@@ -496,7 +496,7 @@ double CostModel::model_flops_per_iteration(const WorkloadSpec& w, long global_b
   const double d = static_cast<double>(w.head_dim());
   const double kvd = static_cast<double>(w.kv_heads) * d;
   const double seq = static_cast<double>(w.seq);
-  const double mult = w.ffn_type == FfnType::swiglu ? 3.0 : 2.0;
+  const double mult = ffn_matrices(w.ffn_type);
   const double attention = 2.0 * h * (h + 2.0 * kvd) + 4.0 * seq * h + 2.0 * h * h;
   double per_token = 2.0 * h * static_cast<double>(w.vocab);  // logits
   for (int l = 0; l < w.layers; ++l) {

@@ -25,7 +25,7 @@ double CostModel::activation_bytes_per_layer(const WorkloadSpec& w, const Strate
     replicated += 5.0 * sb * h;
     split += 4.0 * sb * h + 4.0 * sb * kvd;
   }
-  const double mult = w.ffn_type == FfnType::swiglu ? 2.0 : 1.0;
+  const double mult = is_gated(w.ffn_type) ? 2.0 : 1.0;
   if (!w.is_moe_layer(layer)) {
     // fc1 output (activation input) 2sb·f·mult, fc2 input 2sbf: gelu 4sbf (= 16sbh at f = 4h), swiglu 6sbf.
     split += 2.0 * sb * static_cast<double>(w.ffn_hidden) * (mult + 1.0);

@@ -48,8 +48,11 @@ constexpr std::array<std::pair<NicKind, std::string_view>, 3> k_nics{
     {{NicKind::ib, "ib"}, {NicKind::roce, "roce"}, {NicKind::tcp, "tcp"}}};
 constexpr std::array<std::pair<CpuVendor, std::string_view>, 2> k_cpus{
     {{CpuVendor::intel, "intel"}, {CpuVendor::amd, "amd"}}};
-constexpr std::array<std::pair<FfnType, std::string_view>, 2> k_ffn{
-    {{FfnType::gelu, "gelu"}, {FfnType::swiglu, "swiglu"}}};
+constexpr std::array<std::pair<FfnType, std::string_view>, 4> k_ffn{
+    {{FfnType::gelu, "gelu"},
+     {FfnType::swiglu, "swiglu"},
+     {FfnType::geglu, "geglu"},
+     {FfnType::squared_relu, "squared_relu"}}};
 constexpr std::array<std::pair<Recompute, std::string_view>, 3> k_recompute{
     {{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}};
 constexpr std::array<std::pair<Schedule, std::string_view>, 3> k_schedules{
@@ -397,7 +400,7 @@ double WorkloadSpec::parameters() const {
   const double h = static_cast<double>(hidden);
   const double d = static_cast<double>(head_dim());
   const double attention = 2.0 * h * h + 2.0 * h * kv_heads * d;  // Q, out; K, V with kv_heads
-  const double mult = ffn_type == FfnType::swiglu ? 3.0 : 2.0;
+  const double mult = ffn_matrices(ffn_type);
   const double dense_ffn = mult * h * static_cast<double>(ffn_hidden);
   double total =
       static_cast<double>(vocab) * h * (tied_embeddings ? 1.0 : 2.0);  // embedding (+ output layer)

@@ -148,8 +148,18 @@ nlohmann::json to_json(const ClusterSpec& cluster);
 // ---------------------------------------------------------------------------------------------------
 // Workload
 
-enum class FfnType { gelu, swiglu };
+// The FFN's activation: gelu (GPT, BERT), squared_relu (Nemotron-4: relu(x)², not gated), swiglu
+// (LLaMA: silu(gate)·up) and geglu (Gemma, Grok-1: gelu(gate)·up). The gated ones have a gate and an up
+// projection (fc1 twice as wide, three weight matrices instead of two).
+enum class FfnType { gelu, swiglu, geglu, squared_relu };
 std::string_view to_string(FfnType type);
+[[nodiscard]] constexpr bool is_gated(FfnType type) {
+  return type == FfnType::swiglu || type == FfnType::geglu;
+}
+// Weight matrices of one dense FFN (fc1 gate + up + fc2 when gated, fc1 + fc2 otherwise).
+[[nodiscard]] constexpr double ffn_matrices(FfnType type) {
+  return is_gated(type) ? 3.0 : 2.0;
+}
 
 struct MoeSpec {
   int experts = 0;             // routed experts per MoE layer (> 1)

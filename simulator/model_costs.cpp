@@ -156,7 +156,7 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
     const double h = static_cast<double>(w.hidden);
     const double head_dim = static_cast<double>(w.head_dim());
     const double attention = h * (w.heads + 2.0 * w.kv_heads) * head_dim + w.heads * head_dim * h;
-    const double mlp_mats = w.ffn_type == model::FfnType::swiglu ? 3.0 : 2.0;
+    const double mlp_mats = model::ffn_matrices(w.ffn_type);
     LayerParams params;
     params.dense = attention / s.tp + 2.0 * h;  // + two norms
     if (kind == 1) {
