@@ -159,8 +159,12 @@ std::string column_ref(const RunsTable& table, const RunsTable::Row& row, const 
 }
 
 // The run's model, GPUs, precision and parallel dimensions, for its row and its groups.
+// A model given by its shape columns is named by its shape ("custom" would make every such model one group,
+// and leave-one-model-out calibration needs to tell them apart).
 void describe(ValidatedRun& run, const model::WorkloadSpec& workload, const model::Strategy& strategy) {
-  run.model = workload.name;
+  run.model = workload.name == "custom"
+                  ? fmt::format("custom {}L {}h {}a", workload.layers, workload.hidden, workload.heads)
+                  : workload.name;
   run.gpus = strategy.gpus;
   run.precision = model::to_string(strategy.precision);
   run.parallel = fmt::format("tp{} pp{} cp{} ep{} vpp{}", strategy.tp, strategy.pp, strategy.cp, strategy.ep,
@@ -195,7 +199,7 @@ ErrorStats error_stats(const std::vector<const ValidatedRun*>& runs) {
   return stats;
 }
 
-Result<std::vector<ValidatedRun>> validate_runs(const RunsTable& table) {
+Result<std::vector<PreparedRun>> prepare_runs(const RunsTable& table) {
   const bool by_time =
       std::find(table.columns.begin(), table.columns.end(), "measured_iteration_s") != table.columns.end();
   const bool by_tokens =
@@ -219,17 +223,20 @@ Result<std::vector<ValidatedRun>> validate_runs(const RunsTable& table) {
     }
     measured[r] = value.value();
   }
-  std::vector<ValidatedRun> runs;
+  std::vector<PreparedRun> runs;
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     const auto& row = table.rows[r];
-    ValidatedRun run;
-    run.file = table.path;
-    run.line = row.line;
-    run.group = cell(table, row, "group");
-    run.note = cell(table, row, "note");
-    run.cluster = cell(table, row, "cluster");
-    run.planned = flags[r].planned;
-    if (by_time) run.measured_s = measured[r];
+    PreparedRun run;
+    run.report.file = table.path;
+    run.report.line = row.line;
+    run.report.group = cell(table, row, "group");
+    run.report.note = cell(table, row, "note");
+    run.report.cluster = cell(table, row, "cluster");
+    run.report.planned = flags[r].planned;
+    run.measured = measured[r];
+    run.measured_is_tokens_per_s = !by_time;
+    if (by_time) run.report.measured_s = measured[r];
+    run.bucket_per_chunk = flags[r].bucket_per_chunk;
     // The inputs the row names are read first: a model or cluster that cannot be read, or a strategy
     // column without a value it needs, is an input error. A strategy the model cannot build on them (one
     // that does not divide the shapes) is a failed run: the model could not answer it.
@@ -238,53 +245,79 @@ Result<std::vector<ValidatedRun>> validate_runs(const RunsTable& table) {
     };
     auto workload = load_workload(flags[r].spec);
     if (!workload.ok()) return in_row(workload.error());
+    run.workload = std::move(workload.value());
     auto requested = strategy_from_flags(flags[r].strategy);
     if (!requested.ok()) return in_row(requested.error());
-    describe(run, workload.value(), requested.value());  // a failed run is still grouped
-    auto source = load_cluster(flags[r].spec, requested.value().gpus);
+    run.strategy = requested.value();
+    describe(run.report, run.workload, run.strategy);  // a failed run is still grouped
+    auto source = load_cluster(flags[r].spec, run.strategy.gpus);
     if (!source.ok()) return in_row(source.error());
-    auto make = [&] {
-      return simulator::Scenario::make(workload.value(), source.value().cluster, requested.value(),
-                                       source.value().calibration);
-    };
-    auto scenario = make();
-    if (scenario.ok() && flags[r].bucket_per_chunk) {
-      // docs/validate.md's fallback for "chunk": the model's parameters over tp·pp at the bytes per
-      // gradient element the simulator reduces (simulator::wire_element_bytes), divided by vpp, in MB.
-      const auto& st = scenario.value()->strategy;
-      requested.value().bucket_mb = scenario.value()->workload.parameters() / (st.tp * st.pp) *
-                                    simulator::wire_element_bytes(st) / st.vpp / 1e6;
-      scenario = make();
-    }
-    if (!scenario.ok()) {
-      run.failure = scenario.error().message;
-      runs.push_back(std::move(run));
-      continue;
-    }
-    const auto& s = *scenario.value();
-    run.cluster = s.cluster.name;
-    describe(run, s.workload, s.strategy);
-    run.measured_s = by_time ? measured[r]
-                             : static_cast<double>(s.strategy.global_batch) *
-                                   static_cast<double>(s.workload.seq) / measured[r];
-    simulator::CommAssignment assignment;
+    run.source = std::move(source.value());
     if (!flags[r].comm_config.empty()) {
-      LAGOM_TRY(const nlohmann::json document, read_json_file(flags[r].comm_config));
-      LAGOM_TRY(assignment, simulator::parse_comm_config(document, flags[r].comm_config));
-      LAGOM_TRY_STATUS(s.costs->validate(assignment));
+      auto document = read_json_file(flags[r].comm_config);
+      if (!document.ok()) return in_row(document.error());
+      auto assignment = simulator::parse_comm_config(document.value(), flags[r].comm_config);
+      if (!assignment.ok()) return in_row(assignment.error());
+      run.assignment = std::move(assignment.value());
+      run.comm_config = flags[r].comm_config;
     }
     if (!flags[r].issue_priority.empty()) {
-      LAGOM_TRY(assignment.priority, parse_issue_priority_flag(flags[r].issue_priority));
-    }
-    auto result = simulator::simulate(s.workload, s.cluster, s.strategy, *s.costs, assignment);
-    if (result.ok()) {
-      run.predicted_s = result.value().iteration_time_s;
-      run.fits_in_memory = result.value().fits_in_memory;
-    } else {
-      run.failure = result.error().message;
+      auto priority = parse_issue_priority_flag(flags[r].issue_priority);
+      if (!priority.ok()) return in_row(priority.error());
+      run.assignment.priority = priority.value();
     }
     runs.push_back(std::move(run));
   }
+  return runs;
+}
+
+ValidatedRun simulate_run(const PreparedRun& prepared, const model::ClusterSpec& cluster) {
+  ValidatedRun run = prepared.report;
+  model::Strategy requested = prepared.strategy;
+  auto make = [&] {
+    return simulator::Scenario::make(prepared.workload, cluster, requested, prepared.source.calibration);
+  };
+  auto scenario = make();
+  if (scenario.ok() && prepared.bucket_per_chunk) {
+    // docs/validate.md's fallback for "chunk": the model's parameters over tp·pp at the bytes per
+    // gradient element the simulator reduces (simulator::wire_element_bytes), divided by vpp, in MB.
+    const auto& st = scenario.value()->strategy;
+    requested.bucket_mb = scenario.value()->workload.parameters() / (st.tp * st.pp) *
+                          simulator::wire_element_bytes(st) / st.vpp / 1e6;
+    scenario = make();
+  }
+  if (!scenario.ok()) {
+    run.failure = scenario.error().message;
+    return run;
+  }
+  const auto& s = *scenario.value();
+  run.cluster = s.cluster.name;
+  describe(run, s.workload, s.strategy);
+  run.measured_s = prepared.measured_is_tokens_per_s
+                       ? static_cast<double>(s.strategy.global_batch) * static_cast<double>(s.workload.seq) /
+                             prepared.measured
+                       : prepared.measured;
+  if (!prepared.comm_config.empty()) {
+    if (auto valid = s.costs->validate(prepared.assignment); !valid.ok()) {
+      run.failure = prepared.comm_config + ": " + valid.error().message;
+      return run;
+    }
+  }
+  auto result = simulator::simulate(s.workload, s.cluster, s.strategy, *s.costs, prepared.assignment);
+  if (result.ok()) {
+    run.predicted_s = result.value().iteration_time_s;
+    run.fits_in_memory = result.value().fits_in_memory;
+  } else {
+    run.failure = result.error().message;
+  }
+  return run;
+}
+
+Result<std::vector<ValidatedRun>> validate_runs(const RunsTable& table) {
+  LAGOM_TRY(const std::vector<PreparedRun> prepared, prepare_runs(table));
+  std::vector<ValidatedRun> runs;
+  runs.reserve(prepared.size());
+  for (const auto& run : prepared) runs.push_back(simulate_run(run, run.source.cluster));
   return runs;
 }
 

@@ -7,8 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "cli/cluster_source.h"
 #include "cli/runs_csv.h"
 #include "core/error.h"
+#include "model/specs.h"
+#include "simulator/comm_config.h"
 
 namespace lagom::cli {
 
@@ -33,6 +36,26 @@ struct ErrorStats {
   double worst_pct = 0;  // the largest |error|, signed
 };
 ErrorStats error_stats(const std::vector<const ValidatedRun*>& runs);
+
+// One row read and checked, its inputs loaded, ready to simulate (on its own cluster, or on a variant of
+// it: calibrate re-simulates the rows with the constants it fits).
+struct PreparedRun {
+  ValidatedRun report;  // file, line, group, note, planned; model, GPUs, precision, parallel as requested
+  model::WorkloadSpec workload;
+  model::Strategy strategy;  // as the columns give it (resolved by the simulation)
+  ClusterSource source;      // the row's cluster (nodes from its GPUs) and its profile fits
+  simulator::CommAssignment assignment;
+  std::string comm_config;  // the row's lagom-config.json ("" = none)
+  double measured = 0;      // the measured column's value
+  bool measured_is_tokens_per_s = false;
+  bool bucket_per_chunk = false;
+};
+
+// Reads and checks every row of `table` and loads what each names (errors as validate_runs).
+Result<std::vector<PreparedRun>> prepare_runs(const RunsTable& table);
+// Simulates one prepared row on `cluster` (its own, source.cluster, or a variant of it): a strategy the
+// model cannot build or simulate gives the run a `failure`.
+ValidatedRun simulate_run(const PreparedRun& prepared, const model::ClusterSpec& cluster);
 
 // Reads and checks every row of `table` (errors name file, line and column: a column no flag has, a value
 // the flag refuses, a missing or non-positive measurement), then simulates the rows: a model or cluster

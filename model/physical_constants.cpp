@@ -6,12 +6,13 @@ namespace lagom::model {
 
 namespace {
 
-// Host-side dispatch time of one compute op (ClusterSpec::kernel_launch_us): an eager-mode framework's
-// Python + launch path, 2-10 µs per kernel on current hosts (PyTorch's own dispatcher overhead is
-// several µs); below 1 µs is a CUDA-graph replay, above 20 µs a host that could not keep up with any GPU.
+// Host-side dispatch time of one modelled compute op (ClusterSpec::kernel_launch_us): an eager-mode
+// framework's Python + dispatcher + launch path, 2-15 µs per kernel on current hosts, and a modelled op
+// (a norm, a softmax with its dropout, a residual add) stands for 1-10 framework kernels: 0.5 µs (a
+// CUDA-graph replay of one kernel) to 150 µs (ten kernels at the slow end of eager dispatch).
 const std::array k_constants{
-    PhysicalConstant{"kernel_launch_us", "host dispatch time of one compute op, microseconds", 0.5, 20.0,
-                     [](const ClusterSpec& c) { return c.kernel_launch_us; },
+    PhysicalConstant{"kernel_launch_us", "host dispatch time of one modelled compute op, microseconds", 0.5,
+                     150.0, [](const ClusterSpec& c) { return c.kernel_launch_us; },
                      [](ClusterSpec& c, double v) { c.kernel_launch_us = v; }},
 };
 
