@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache git pkg-config clang-format clang-tidy
   libcli11-dev libfmt-dev libeigen3-dev libsqlite3-dev sqlite3 nlohmann-json3-dev catch2 libcsv-dev
   libopenmpi-dev openmpi-bin
-  python3 python3-pytest
+  python3 python3-pytest python3-torch
   iproute2
 )
 

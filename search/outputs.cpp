@@ -126,15 +126,20 @@ Result<std::string> env_text(const Problem& problem, const TuneResult& result, c
   std::string text =
       fmt::format("# lagom.env: per-process NCCL settings chosen by `lagom tune` (search {}, runtime {}).\n",
                   to_string(result.search), model::to_string(result.runtime));
-  text += "# Source it in a shell (`source lagom.env`) or call lagom.init(\"<this directory>\") in Python.\n";
+  text +=
+      "# Source it in bash (`source lagom.env`) or call lagom.init(\"<this directory>\") in Python. The "
+      "first\n"
+      "# line sets LAGOM_CONFIG_DIR to this file's own folder (bash's BASH_SOURCE), so a copied or moved\n"
+      "# folder uses its own nccl_tuner.conf (docs/shim.md).\n";
+  // The python shim reads this exact line (shim/python/lagom SELF_LOCATING_LINE).
+  text += "export LAGOM_CONFIG_DIR=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\"\n";
   auto add = [&](const std::string& name, const std::string& value) -> Status {
     LAGOM_TRY(const std::string v, env_value(name, value));
     text += fmt::format("export {}={}\n", name, v);
     return {};
   };
   LAGOM_TRY_STATUS(add("NCCL_TUNER_PLUGIN", context.plugin_path));
-  LAGOM_TRY_STATUS(
-      add("LAGOM_TUNER_CONFIG", (std::filesystem::path(context.out_dir) / "nccl_tuner.conf").string()));
+  text += "export LAGOM_TUNER_CONFIG=\"${LAGOM_CONFIG_DIR}/nccl_tuner.conf\"\n";
   if (!result.comm_knobs_searched) {
     text += fmt::format("# cluster {} has no NCCL: only the overlap knobs were searched\n",
                         problem.cluster->name);

@@ -75,22 +75,29 @@ TEST_CASE("the shim's parser accepts the tuner file and reads back every tuner o
   CHECK(parsed.rules.size() == tuner_classes);
 }
 
-TEST_CASE("lagom.env holds only lines of the shim's grammar and quotes a path with a space", "[search]") {
+TEST_CASE("lagom.env holds only lines of the shim's grammar, locates itself and quotes a path with a space",
+          "[search]") {
   auto f = fsdp();
   const auto r = search::run_search(search::SearchKind::lagom, f.problem).value();
   const std::string text = search::env_text(f.problem, r, context_for(f, "/tmp/out")).value();
-  const std::regex line_re(R"(^(export )?[A-Za-z_][A-Za-z0-9_]*=([A-Za-z0-9_@%+=:,./~^-]*|'[^']*')$)");
+  // docs/shim.md: bare words, single-quoted strings, the self-locating line and "${LAGOM_CONFIG_DIR}/PATH".
+  const std::regex line_re(
+      R"(^(export )?[A-Za-z_][A-Za-z0-9_]*=([A-Za-z0-9_@%+=:,./~^-]*|'[^']*'|"\$\{LAGOM_CONFIG_DIR\}/[A-Za-z0-9_@%+=:,./~^-]+")$)");
+  const std::string self_locating =
+      R"x(export LAGOM_CONFIG_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)")x";
   std::istringstream in(text);
   std::string line;
   int assignments = 0;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
-    CHECK(std::regex_match(line, line_re));
+    if (assignments == 0) CHECK(line == self_locating);  // first, so the paths after it can use it
+    if (line != self_locating) CHECK(std::regex_match(line, line_re));
     ++assignments;
   }
   CHECK(assignments >= 2);
   CHECK_THAT(text, Catch::Contains("export NCCL_TUNER_PLUGIN='/opt/lagom dir/lib/libnccl-tuner-lagom.so'\n"));
-  CHECK_THAT(text, Catch::Contains("export LAGOM_TUNER_CONFIG=/tmp/out/nccl_tuner.conf\n"));
+  CHECK_THAT(text, Catch::Contains("export LAGOM_TUNER_CONFIG=\"${LAGOM_CONFIG_DIR}/nccl_tuner.conf\"\n"));
+  CHECK(text.find("/tmp/out") == std::string::npos);  // nothing points at the folder it was written to
 }
 
 TEST_CASE("lagom-config.json parses as the simulator's comm config and reproduces the prediction exactly",

@@ -46,7 +46,7 @@ TEST_CASE("lagom tune writes the three files and simulate --comm-config reproduc
   CHECK(exists(dir + "/lagom.env"));
   CHECK(exists(dir + "/lagom-config.json"));
   CHECK_THAT(lagom::test::read_file(dir + "/lagom.env"),
-             Catch::Contains("export LAGOM_TUNER_CONFIG=" + dir + "/nccl_tuner.conf\n"));
+             Catch::Contains("export LAGOM_TUNER_CONFIG=\"${LAGOM_CONFIG_DIR}/nccl_tuner.conf\"\n"));
 
   const auto simulated =
       run_lagom(with(with({"simulate"}, k_small), {"--comm-config", dir + "/lagom-config.json", "--json"}));

@@ -18,6 +18,8 @@ import warnings
 
 __all__ = [
     "init",
+    "DEFAULT_GROUP",
+    "SELF_LOCATING_LINE",
     "process_group_options",
     "megatron_communicator_config",
     "read_env_file",
@@ -41,35 +43,69 @@ _GROUP = re.compile(r"[A-Za-z0-9_.-]+\Z")
 _BARE_VALUE = re.compile(r"[A-Za-z0-9_@%+=:,./~^-]*\Z")
 
 
+# The one line of lagom.env that is not a plain assignment: bash sets LAGOM_CONFIG_DIR to the folder of
+# the file being sourced (BASH_SOURCE), so a copied or moved output folder points at its own files.
+SELF_LOCATING_LINE = 'export LAGOM_CONFIG_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"'
+# A value relative to that folder: "${LAGOM_CONFIG_DIR}/<bare path>".
+_IN_CONFIG_DIR = re.compile(r'"\$\{LAGOM_CONFIG_DIR\}/([A-Za-z0-9_@%+=:,.~^-][A-Za-z0-9_@%+=:,./~^-]*)"\Z')
+
+
+def _lines(path):
+    """The lines of ``path`` as text: UTF-8, a leading byte-order mark dropped; a byte sequence that is not
+    UTF-8 is a ValueError naming ``path:line``."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            yield number, raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError("%s:%d: not UTF-8 text (byte %d: %s)" % (path, number, error.start + 1, error.reason)) \
+                from None
+
+
 def read_env_file(path):
     """Parses a lagom.env file into a list of (name, value) pairs, in file order.
 
     Each non-blank line that does not start with '#' is ``export NAME=VALUE`` (``export `` optional).
     VALUE is a bare word of ``A-Z a-z 0-9 _ @ % + = : , . / ~ ^ -`` or a single-quoted string without
-    ``'`` inside, so that ``source lagom.env`` in a shell assigns exactly the same value.
-    Raises ValueError naming ``path:line`` for any other line, OSError if the file cannot be read.
+    ``'`` inside, so that ``source lagom.env`` in a shell assigns exactly the same value. Two forms make a
+    folder relocatable: the line SELF_LOCATING_LINE sets LAGOM_CONFIG_DIR to the file's own folder (as bash
+    does when it sources the file), and ``"${LAGOM_CONFIG_DIR}/PATH"`` is PATH in that folder.
+    Raises ValueError naming ``path:line`` for any other line or for bytes that are not UTF-8 (a leading
+    byte-order mark is ignored), OSError if the file cannot be read.
     """
     pairs = []
-    with open(path, encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, start=1):
-            line = raw.strip()
-            if not line or line.startswith("#"):
-                continue
-            if line.startswith("export "):
-                line = line[len("export "):].lstrip()
-            name, equals, value = line.partition("=")
-            where = "%s:%d" % (path, number)
-            if not equals:
-                raise ValueError("%s: expected 'export NAME=VALUE', got %r" % (where, raw.rstrip("\n")))
-            if not _NAME.match(name):
-                raise ValueError("%s: invalid variable name %r" % (where, name))
-            if len(value) >= 2 and value[0] == "'" and value[-1] == "'" and "'" not in value[1:-1]:
-                value = value[1:-1]
-            elif not _BARE_VALUE.match(value):
-                raise ValueError(
-                    "%s: value of %s must be a plain word or a single-quoted string, got %r" % (where, name, value)
-                )
-            pairs.append((name, value))
+    folder = None
+    for number, raw in _lines(path):
+        line = raw.strip()
+        where = "%s:%d" % (path, number)
+        if not line or line.startswith("#"):
+            continue
+        if line == SELF_LOCATING_LINE:
+            folder = os.path.dirname(os.path.abspath(path))
+            pairs.append(("LAGOM_CONFIG_DIR", folder))
+            continue
+        if line.startswith("export "):
+            line = line[len("export "):].lstrip()
+        name, equals, value = line.partition("=")
+        if not equals:
+            raise ValueError("%s: expected 'export NAME=VALUE', got %r" % (where, raw.rstrip("\r")))
+        if not _NAME.match(name):
+            raise ValueError("%s: invalid variable name %r" % (where, name))
+        relative = _IN_CONFIG_DIR.match(value)
+        if relative:
+            if folder is None:
+                raise ValueError("%s: %s uses ${LAGOM_CONFIG_DIR} before the line that sets it" % (where, name))
+            value = os.path.join(folder, relative.group(1))
+        elif len(value) >= 2 and value[0] == "'" and value[-1] == "'" and "'" not in value[1:-1]:
+            value = value[1:-1]
+        elif not _BARE_VALUE.match(value):
+            raise ValueError(
+                "%s: value of %s must be a plain word or a single-quoted string, got %r" % (where, name, value)
+            )
+        pairs.append((name, value))
     return pairs
 
 
@@ -215,38 +251,56 @@ def _read_communicators(config_dir, caller):
     return result
 
 
-def process_group_options(group=None, config_dir=None):
-    """Per-communicator NCCL settings for ``group`` from lagom-config.json.
+# The communicator DDP and FSDP reduce gradients over: their process group defaults to the world group,
+# which in a data-parallel job is Lagom's "dp" communicator.
+DEFAULT_GROUP = "dp"
 
-    ``group`` names an entry of ``communicators`` (Megatron's names: "tp", "dp", "pp", "cp", "ep", ...);
-    None means the entry named "default" (the world group). ``config_dir`` defaults to the directory
-    given to lagom.init() (LAGOM_CONFIG_DIR).
+
+def _no_options(why):
+    warnings.warn("lagom.process_group_options: " + why + "; pass pg_options=None (NCCL keeps its defaults)",
+                  RuntimeWarning, stacklevel=3)
+    return None
+
+
+def process_group_options(group=None, config_dir=None):
+    """Per-communicator NCCL settings for ``group`` from lagom-config.json, as torch takes them.
+
+    ``group`` names an entry of ``communicators`` (Megatron's names: "tp", "dp", "pp", "cp", "ep", ...).
+    None is the group DDP and FSDP use: the entry "default" when the file has one, else "dp" (a
+    data-parallel job's world group). ``config_dir`` defaults to the directory given to lagom.init()
+    (LAGOM_CONFIG_DIR).
 
     Returns a ``torch.distributed.ProcessGroupNCCL.Options`` with ``config.min_ctas`` / ``config.max_ctas``
-    set when torch with NCCL support is installed, otherwise a dict such as ``{"min_ctas": 4, "max_ctas": 8}``.
-    Returns None when the group has no entry or there is no lagom-config.json (pass it as ``pg_options``
-    either way). Raises ValueError for a malformed file, RuntimeError when no config directory is known.
+    set, to pass as ``pg_options`` to ``init_process_group`` / ``new_group`` (torch >= 2.1 with NCCL).
+    Returns None, with a RuntimeWarning saying why, when there is nothing torch could take: no
+    lagom-config.json, no entry for the group, no torch, a torch without NCCL (Debian's is CPU-only), or a
+    torch whose Options cannot carry CTA limits. Never a dict: torch crashes on one passed as pg_options.
+    Raises ValueError for a malformed file, RuntimeError when no config directory is known.
     """
     communicators = _read_communicators(_config_dir(config_dir, "process_group_options"), "process_group_options")
     if communicators is None:
         return None
-    limits = communicators.get(group if group is not None else "default")
+    name = group if group is not None else ("default" if "default" in communicators else DEFAULT_GROUP)
+    limits = communicators.get(name)
     if limits is None:
-        return None
+        return _no_options("lagom-config.json has no communicator '%s' (it has: %s)"
+                           % (name, ", ".join(sorted(communicators)) or "none"))
+    if not limits:
+        return _no_options("communicator '%s' has no CTA limits in lagom-config.json" % name)
     try:
         import torch.distributed as dist
     except ImportError:
-        return dict(limits)
+        return _no_options("torch is not installed")
+    nccl_available = getattr(dist, "is_nccl_available", lambda: False)
     process_group_nccl = getattr(dist, "ProcessGroupNCCL", None)
-    if process_group_nccl is None:  # a CPU-only torch build
-        return dict(limits)
+    if process_group_nccl is None or not nccl_available():
+        return _no_options("this torch has no NCCL (torch.distributed.is_nccl_available() is False)")
     options = process_group_nccl.Options()
     config = getattr(options, "config", None)
-    if config is None:  # unverified: torch < 2.1 has no Options.config (ncclConfig_t binding)
-        warnings.warn("lagom.process_group_options: this torch cannot set NCCL CTA limits per communicator",
-                      RuntimeWarning, stacklevel=2)
-        return dict(limits)
-    # unverified: attribute names of torch's NCCLConfig binding (torch/csrc/distributed/c10d/init.cpp).
+    if config is None:  # torch < 2.1: Options has no config (the ncclConfig_t binding)
+        return _no_options("this torch's ProcessGroupNCCL.Options cannot set NCCL CTA limits (torch >= 2.1 can)")
+    # ProcessGroupNCCL.Options.config is torch's binding of ncclConfig_t (pytorch/pytorch
+    # torch/csrc/distributed/c10d/init.cpp, class NCCLConfig: min_ctas, max_ctas, cga_cluster_size, ...).
     for key, value in limits.items():
         setattr(config, key, value)
     return options

@@ -22,6 +22,7 @@ import lagom
 DATA_DIR = os.environ.get("LAGOM_TEST_DATA_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "data"))
 FIXTURE = os.path.join(DATA_DIR, "shim", "tune-out")
 LIB_DIR = os.environ.get("LAGOM_LIB_DIR", "")
+BIN_DIR = os.environ.get("LAGOM_BIN_DIR", "")
 
 # Every variable lagom.env may set or lagom.init reads, cleared before each test.
 TOUCHED = [
@@ -44,7 +45,9 @@ def clean_env(monkeypatch):
         monkeypatch.delenv(name, raising=False)
     # No plugin next to the package unless a test puts one there.
     monkeypatch.setattr(lagom, "_plugin_candidates", lambda: [])
-    monkeypatch.delitem(sys.modules, "torch.distributed", raising=False)
+    # A fake torch.distributed left by a test goes; a real one stays (importing it twice aborts torch).
+    if not hasattr(sys.modules.get("torch.distributed"), "__file__"):
+        monkeypatch.delitem(sys.modules, "torch.distributed", raising=False)
 
 
 @pytest.fixture
@@ -65,6 +68,7 @@ def test_init_exports_the_variables_of_lagom_env(tuned):
         "NCCL_P2P_NET_CHUNKSIZE": "262144",
         "LAGOM_CONFIG_DIR": tuned,
     }
+    assert list(applied)[0] == "LAGOM_CONFIG_DIR"  # the file's first assignment
     for name, value in applied.items():
         assert os.environ[name] == value
 
@@ -159,7 +163,7 @@ def test_malformed_lagom_env_names_file_and_line(tuned, line, why):
         handle.write(line + "\n")
     with pytest.raises(ValueError) as error:
         lagom.init(tuned)
-    assert str(error.value).startswith("%s:8: %s" % (path, why))
+    assert str(error.value).startswith("%s:9: %s" % (path, why))
     assert "NCCL_NTHREADS" not in os.environ  # nothing applied from a bad file
 
 
@@ -173,6 +177,46 @@ def test_lagom_env_means_the_same_to_a_shell(tuned):
     result = subprocess.run(["bash", "-c", script, "bash", path], capture_output=True, check=True, env={})
     assert result.stdout.decode().split("\0")[:-1] == [value for _, value in pairs]
     assert ("NCCL_SOCKET_IFNAME", "eth0,eth1") in pairs
+
+
+def test_a_byte_order_mark_is_ignored_and_bytes_that_are_not_utf8_name_file_and_line(tuned):
+    path = os.path.join(tuned, "lagom.env")
+    with open(path, "rb") as handle:
+        text = handle.read()
+    with open(path, "wb") as handle:
+        handle.write(b"\xef\xbb\xbf" + text)
+    assert lagom.read_env_file(path)[0] == ("LAGOM_CONFIG_DIR", tuned)
+    with open(path, "wb") as handle:
+        handle.write(text + b"export NCCL_NET=caf\xe9\n")
+    with pytest.raises(ValueError, match=r"lagom.env:9: not UTF-8 text \(byte 20"):
+        lagom.read_env_file(path)
+
+
+def test_a_config_dir_path_before_the_line_that_sets_it_is_refused(tmp_path):
+    path = tmp_path / "lagom.env"
+    path.write_text('export LAGOM_TUNER_CONFIG="${LAGOM_CONFIG_DIR}/nccl_tuner.conf"\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"lagom.env:1: LAGOM_TUNER_CONFIG uses \$\{LAGOM_CONFIG_DIR\} before"):
+        lagom.read_env_file(str(path))
+
+
+@pytest.mark.skipif(not BIN_DIR, reason="LAGOM_BIN_DIR is not set (ctest sets it to <build>/bin)")
+def test_a_moved_tune_output_points_at_its_own_files(tmp_path):
+    """tune --out A; copy A to B; delete A: lagom.init(B) and `source B/lagom.env` both use B's files."""
+    original = tmp_path / "lagom-out"
+    tune = subprocess.run([os.path.join(BIN_DIR, "lagom"), "tune", "--model", "gpt2", "--cluster", "dgx-a100",
+                           "--gpus", "16", "--global-batch", "64", "--out", str(original), "--quiet"],
+                          capture_output=True, timeout=120)
+    assert tune.returncode == 0, tune.stderr.decode()
+    copy = tmp_path / "elsewhere" / "copy"
+    shutil.copytree(original, copy)
+    shutil.rmtree(original)
+    applied = lagom.init(str(copy))
+    assert applied["LAGOM_CONFIG_DIR"] == str(copy)
+    assert applied["LAGOM_TUNER_CONFIG"] == str(copy / "nccl_tuner.conf")
+    script = 'source "$1"; printf "%s\\n%s\\n" "$LAGOM_CONFIG_DIR" "$LAGOM_TUNER_CONFIG"'
+    shell = subprocess.run(["bash", "-c", script, "bash", str(copy / "lagom.env")], capture_output=True,
+                           check=True, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, cwd="/")
+    assert shell.stdout.decode().splitlines() == [str(copy), str(copy / "nccl_tuner.conf")]
 
 
 def test_the_variables_init_sets_lead_the_plugin_to_the_tuned_rules(tuned, monkeypatch):
@@ -215,14 +259,81 @@ def _write_config(directory, document):
         json.dump(document, handle)
 
 
-def test_process_group_options_without_torch_is_a_dict(tuned, monkeypatch):
-    monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
+class _FakeNcclConfig:
+    pass
+
+
+class _FakeOptions:
+    def __init__(self):
+        self.config = _FakeNcclConfig()
+
+
+def _fake_torch_with_nccl(monkeypatch, nccl=True, with_config=True):
+    """A torch.distributed with the attributes process_group_options reads (real torch with NCCL is tested
+    below where one is installed)."""
+    torch = types.ModuleType("torch")
+    dist = types.ModuleType("torch.distributed")
+    dist.is_nccl_available = lambda: nccl
+    if nccl:
+        dist.ProcessGroupNCCL = types.SimpleNamespace(Options=_FakeOptions if with_config else object)
+    torch.distributed = dist
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setitem(sys.modules, "torch.distributed", dist)
+
+
+def test_process_group_options_is_torchs_options_object_for_the_default_and_a_named_group(tuned, monkeypatch):
+    _fake_torch_with_nccl(monkeypatch)
     lagom.init(tuned)
-    assert lagom.process_group_options() == {"min_ctas": 8, "max_ctas": 16}
-    assert lagom.process_group_options("tp") == {"min_ctas": 4, "max_ctas": 8}
-    assert lagom.process_group_options("dp") == {"max_ctas": 2}
-    assert lagom.process_group_options("ep") is None
-    assert lagom.process_group_options("tp", config_dir=FIXTURE) == {"min_ctas": 4, "max_ctas": 8}
+    default = lagom.process_group_options()
+    assert isinstance(default, _FakeOptions)
+    assert (default.config.min_ctas, default.config.max_ctas) == (8, 16)  # the file's "default" entry
+    tp = lagom.process_group_options("tp")
+    assert (tp.config.min_ctas, tp.config.max_ctas) == (4, 8)
+    dp = lagom.process_group_options("dp", config_dir=FIXTURE)
+    assert dp.config.max_ctas == 2 and not hasattr(dp.config, "min_ctas")
+
+
+def test_the_default_group_is_dp_when_the_file_has_no_default_entry(tuned, monkeypatch):
+    """What tune writes: no "default" communicator; DDP/FSDP's group is the data-parallel one."""
+    _fake_torch_with_nccl(monkeypatch)
+    _write_config(tuned, {"communicators": [{"group": "dp", "min_ctas": 2, "max_ctas": 2}]})
+    options = lagom.process_group_options(config_dir=tuned)
+    assert lagom.DEFAULT_GROUP == "dp"
+    assert (options.config.min_ctas, options.config.max_ctas) == (2, 2)
+
+
+def test_a_group_the_file_does_not_have_is_none_with_a_warning(tuned, monkeypatch):
+    _fake_torch_with_nccl(monkeypatch)
+    with pytest.warns(RuntimeWarning, match=r"no communicator 'ep' \(it has: default, dp, tp\)"):
+        assert lagom.process_group_options("ep", config_dir=tuned) is None
+
+
+@pytest.mark.parametrize(
+    "setup, why",
+    [
+        (lambda mp: mp.setitem(sys.modules, "torch", None), "torch is not installed"),
+        (lambda mp: _fake_torch_with_nccl(mp, nccl=False), r"this torch has no NCCL"),
+        (lambda mp: _fake_torch_with_nccl(mp, with_config=False), r"cannot set NCCL CTA limits \(torch >= 2.1"),
+    ],
+)
+def test_without_nccl_options_in_torch_it_is_none_never_a_dict(tuned, monkeypatch, setup, why):
+    setup(monkeypatch)
+    with pytest.warns(RuntimeWarning, match=why):
+        assert lagom.process_group_options("tp", config_dir=tuned) is None
+
+
+@pytest.mark.skipif(not _torch_available(), reason="torch is not installed (Debian: python3-torch)")
+def test_with_the_installed_torch_the_result_is_what_torch_takes(tuned):
+    """Debian's torch is CPU-only: None and a warning. A torch with NCCL: its own Options type."""
+    import torch.distributed as dist
+    lagom.init(tuned)
+    if not dist.is_nccl_available():
+        with pytest.warns(RuntimeWarning, match="this torch has no NCCL"):
+            assert lagom.process_group_options("tp") is None
+        return
+    options = lagom.process_group_options("tp")
+    assert isinstance(options, dist.ProcessGroupNCCL.Options)
+    assert (options.config.min_ctas, options.config.max_ctas) == (4, 8)
 
 
 def test_process_group_options_needs_a_config_dir():
