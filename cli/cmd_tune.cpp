@@ -142,6 +142,16 @@ void run_tune(const TuneFlags& flags, const Context& context) {
 
   context.progress().begin(fmt::format("tune ({} search)", flags.search), 0);
   const search::TuneResult result = unwrap(search::run_search(*kind, problem));
+  // The speedup split against the same baseline: the NCCL knobs alone (every framework knob held at the
+  // strategy's value), the framework knobs alone (NCCL's defaults), both (the result above).
+  search::Problem nccl_only = problem;
+  nccl_only.space.pins = {true, true, true, true};
+  search::Problem framework_only = problem;
+  framework_only.space.search_nccl_knobs = false;
+  SpeedupSplit split;
+  split.nccl = unwrap(search::run_search(*kind, nccl_only)).speedup();
+  split.framework = unwrap(search::run_search(*kind, framework_only)).speedup();
+  split.both = result.speedup();
   context.progress().end();
 
   search::OutputContext out;
@@ -160,7 +170,7 @@ void run_tune(const TuneFlags& flags, const Context& context) {
           ? std::string()
           : fmt::format("cluster {} has no NCCL: only the overlap knobs were searched", cluster.name);
   if (context.json) {
-    print_json(tune_json(problem, result, out.out_dir, no_nccl_note, flags.explain));
+    print_json(tune_json(problem, result, split, out.out_dir, no_nccl_note, flags.explain));
     return;
   }
   fmt::print("# lagom tune: {} on {} GPUs of {} (search {}, runtime {})\n", workload.name, strategy.gpus,
@@ -197,6 +207,13 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   fmt::print("baseline_iteration_time_s   {:.6f}\n", result.baseline_iteration_s());
   fmt::print("predicted_iteration_time_s  {:.6f}\n", result.predicted_iteration_s());
   fmt::print("speedup                     {:.4f}\n", result.speedup());
+  fmt::print(
+      "speedup_nccl                {:.4f}  (NCCL knobs alone: what nccl_tuner.conf and lagom.env carry)\n",
+      split.nccl);
+  fmt::print(
+      "speedup_framework           {:.4f}  (framework knobs alone: tp-overlap, bucket-mb, prefetch, "
+      "issue-priority)\n",
+      split.framework);
   fmt::print("# wrote {}/nccl_tuner.conf, lagom.env, lagom-config.json\n", out.out_dir);
   if (flags.explain) print_explain(result, reports);
 }

@@ -23,9 +23,16 @@ nlohmann::json simulation_json(const simulator::SimulationResult& result, const 
 nlohmann::json explore_json(const search::ExploreResult& result, const model::Strategy& base,
                             const model::ClusterSpec& cluster, const model::WorkloadSpec& workload);
 
+// Tune's predicted speedup split, each against the same baseline (NCCL's defaults, the strategy's framework
+// knobs): the NCCL knobs alone, the framework knobs alone, both.
+struct SpeedupSplit {
+  double nccl = 1, framework = 1, both = 1;
+};
+
 // `tune --json`; `note` is added when not empty, the grid and the trials with `explain`.
 nlohmann::json tune_json(const search::Problem& problem, const search::TuneResult& result,
-                         const std::string& out_dir, const std::string& note, bool explain);
+                         const SpeedupSplit& split, const std::string& out_dir, const std::string& note,
+                         bool explain);
 // The grid of a tune result: every decision with its scope and option labels.
 nlohmann::json grid_json(const search::TuneResult& result);
 

@@ -18,7 +18,8 @@ nlohmann::json grid_json(const search::TuneResult& r) {
 }
 
 nlohmann::json tune_json(const search::Problem& problem, const search::TuneResult& result,
-                         const std::string& out_dir, const std::string& note, bool explain) {
+                         const SpeedupSplit& split, const std::string& out_dir, const std::string& note,
+                         bool explain) {
   nlohmann::json ops = search::ops_json(problem, result);
   nlohmann::json doc = {{"search", std::string(search::to_string(result.search))},
                         {"runtime", std::string(model::to_string(result.runtime))},
@@ -28,6 +29,8 @@ nlohmann::json tune_json(const search::Problem& problem, const search::TuneResul
                         {"predicted_iteration_time_s", result.predicted_iteration_s()},
                         {"baseline_iteration_time_s", result.baseline_iteration_s()},
                         {"speedup", result.speedup()},
+                        {"speedup_nccl", split.nccl},
+                        {"speedup_framework", split.framework},
                         {"grid_options", result.grid_options},
                         {"oracle_evaluations", result.oracle_evaluations},
                         {"comm_knobs_searched", result.comm_knobs_searched},

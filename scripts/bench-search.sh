@@ -27,12 +27,12 @@ trap 'rm -rf "$out"' EXIT
 
 field() { python3 -c "import json,sys; d=json.load(sys.stdin); print(d$1)"; }
 
-# tune SEARCH ARGS... → "predicted evaluations oracle classes" or "error"
+# tune SEARCH ARGS... → "predicted evaluations oracle classes baseline speedup_nccl speedup_framework" or "error"
 tune() {
   local search="$1"; shift
   local json
   if json=$("$lagom" tune "$@" --search "$search" --out "$out/o" --json --quiet 2>"$out/err"); then
-    echo "$json" | python3 -c "import json,sys; d=json.load(sys.stdin); print(d['predicted_iteration_time_s'], d['evaluations'], d['oracle_evaluations'], d['op_classes'], d['baseline_iteration_time_s'])"
+    echo "$json" | python3 -c "import json,sys; d=json.load(sys.stdin); print(d['predicted_iteration_time_s'], d['evaluations'], d['oracle_evaluations'], d['op_classes'], d['baseline_iteration_time_s'], d['speedup_nccl'], d['speedup_framework'])"
   else
     echo "error $(tail -1 "$out/err")"
   fi
@@ -40,22 +40,22 @@ tune() {
 
 row() {  # row LABEL SETTING ARGS...
   local label="$1" setting="$2"; shift 2
-  read -r d_t d_e _ classes base <<<"$(tune default "$@")"
+  read -r d_t d_e _ classes base _ _ <<<"$(tune default "$@")"
   if [[ "$d_t" == error ]]; then echo "| $label | $setting | error: $(tune default "$@" | cut -d' ' -f2-) |||||"; return; fi
-  read -r a_t a_e _ _ _ <<<"$(tune autoccl "$@")"
-  read -r l_t l_e oracle _ _ <<<"$(tune lagom "$@")"
+  read -r a_t a_e _ _ _ _ _ <<<"$(tune autoccl "$@")"
+  read -r l_t l_e oracle _ _ l_nccl l_fw <<<"$(tune lagom "$@")"
   local x="n/a (${oracle%.*} evaluations)"
   if python3 -c "import sys; sys.exit(0 if float('$oracle') <= $oracle_limit else 1)"; then
-    read -r x_t x_e _ _ _ <<<"$(tune exhaustive "$@")"
+    read -r x_t x_e _ _ _ _ _ <<<"$(tune exhaustive "$@")"
     x=$(python3 -c "print('%.3f× (%d)' % ($base/$x_t, $x_e))")
   fi
-  python3 -c "print('| $label | $setting | $classes | %.4f | %.3f× (%d) | %.3f× (%d) | $x |' % ($base, $base/$a_t, $a_e, $base/$l_t, $l_e))"
+  python3 -c "print('| $label | $setting | $classes | %.4f | %.3f× (%d) | %.3f× (%d) | %.3f× | %.3f× | $x |' % ($base, $base/$a_t, $a_e, $base/$l_t, $l_e, $l_nccl, $l_fw))"
 }
 
 echo "# lagom tune: predicted speedup over NCCL defaults (evaluations in brackets)"
 echo
-echo "| scenario | setting | op classes | default s/iter | autoccl | lagom | exhaustive |"
-echo "|---|---|---|---|---|---|---|"
+echo "| scenario | setting | op classes | default s/iter | autoccl | lagom | lagom, NCCL knobs alone | lagom, framework knobs alone | exhaustive |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for cluster in a40-nvlink-ib400 a40-pcie-ib100; do
   c=(--cluster "$cluster" --gpus 16)
   row "phi-2 FSDP, $cluster" "zero 3, mb 2, gb 64" --model phi-2 "${c[@]}" --zero 3 --micro-batch 2 --global-batch 64
@@ -70,8 +70,8 @@ done
 echo
 echo "Korean seed summary's settings (GPT-2/BERT/T5 on 100 and 25 Gb/s Ethernet; not confirmed by other sources):"
 echo
-echo "| scenario | setting | op classes | default s/iter | autoccl | lagom | exhaustive |"
-echo "|---|---|---|---|---|---|---|"
+echo "| scenario | setting | op classes | default s/iter | autoccl | lagom | lagom, NCCL knobs alone | lagom, framework knobs alone | exhaustive |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for cluster in a100-eth100 a100-eth25; do
   for m in gpt2-xl bert-large t5-large; do
     c=(--model "$m" --cluster "$cluster" --gpus 16 --global-batch 256 --micro-batch 4)

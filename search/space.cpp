@@ -252,7 +252,7 @@ std::vector<Decision> structural_decisions(const SpaceContext& context) {
 std::vector<Decision> comm_decisions(const SpaceContext& context,
                                      const std::vector<simulator::OpClass>& classes) {
   std::vector<Decision> out;
-  if (!comm_knobs_searchable(context)) return out;
+  if (!comm_knobs_searchable(context) || !context.search_nccl_knobs) return out;
   const bool extended = context.runtime == model::Runtime::nccl_extended;
   if (!extended) {
     out.push_back(process_decision());

@@ -153,6 +153,9 @@ struct SpaceContext {
   model::Runtime runtime = model::Runtime::nccl;
   Pins pins;
   simulator::IssuePriority priority = simulator::IssuePriority::as_scheduled;  // the start (or pinned) value
+  // false: the NCCL knobs (per process, per communicator, per op class) keep NCCL's defaults and only the
+  // structural (framework) knobs are searched; tune's speedup_framework (docs/search.md).
+  bool search_nccl_knobs = true;
 };
 
 // Whether the comm knobs (algorithm, protocol, channels, threads, chunk) are searched: only with NCCL.

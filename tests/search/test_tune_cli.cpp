@@ -104,3 +104,30 @@ TEST_CASE("tune searches the issue priority under FSDP and simulate reproduces i
   CHECK(bad.exit_code == 2);
   CHECK(bad.err == "lagom: error: issue-priority: 'first' is not as-scheduled or critical-first\n");
 }
+
+TEST_CASE("tune splits its speedup into the NCCL knobs alone, the framework knobs alone and both",
+          "[search]") {
+  // The case of issue 19: most of the speedup is the framework's (TP overlap, bucket, issue order), which no
+  // NCCL file carries.
+  const std::vector<std::string> args{
+      "tune",   "--model", "llama3-70b",     "--cluster", "dgx-h100", "--gpus", "64",
+      "--tp",   "8",       "--pp",           "2",         "--dp",     "4",      "--sp",
+      "--zero", "1",       "--global-batch", "512",       "--json"};
+  const std::string dir = lagom::test::temp_dir("tune-split");
+  const auto both = run_lagom(with(args, {"--out", dir + "/both"}));
+  INFO(both.err);
+  REQUIRE(both.exit_code == 0);
+  const auto doc = nlohmann::json::parse(both.out);
+  const double speedup = doc["speedup"].get<double>();
+  const double nccl = doc["speedup_nccl"].get<double>();
+  const double framework = doc["speedup_framework"].get<double>();
+  CHECK(nccl >= 1.0);
+  CHECK(framework >= 1.0);
+  CHECK(speedup >= std::max(nccl, framework) - 1e-9);
+  CHECK(framework > nccl);  // the overlap method and bucket size are worth more than the NCCL knobs here
+  // speedup_nccl is the speedup of a tune whose framework knobs are pinned at the strategy's values.
+  const auto pinned = run_lagom(with(args, {"--tp-overlap", "none", "--bucket-mb", "25", "--issue-priority",
+                                            "as-scheduled", "--out", dir + "/pinned"}));
+  REQUIRE(pinned.exit_code == 0);
+  CHECK(nlohmann::json::parse(pinned.out)["speedup"].get<double>() == Approx(nccl).epsilon(1e-12));
+}
