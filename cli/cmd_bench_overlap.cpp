@@ -46,6 +46,11 @@ void run(const BenchOverlapOptions& o, const Context& context) {
     request.kernel = *kernel;
   else
     bad(kernel.error());
+  if (o.method.kind == model::OverlapMethodKind::te) {
+    fail(ErrorCode::invalid_input,
+         "bench-overlap: --method te: Transformer Engine's userbuffers overlap is modelled by simulate only, "
+         "bench-overlap has no executor for it (use none, slice:K or flash)");
+  }
   request.method = o.method;
   request.m = parse_dim(o.m, "m");
   request.n = parse_dim(o.n, "n");

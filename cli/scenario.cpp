@@ -1,5 +1,7 @@
 #include "cli/scenario.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "cli/app.h"
@@ -38,7 +40,7 @@ void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
   int_flag("--tp", flags.tp, "Tensor parallelism [1]");
   int_flag("--pp", flags.pp, "Pipeline parallelism [1]");
   int_flag("--dp", flags.dp, "Data parallelism [gpus/(tp·pp·cp)]");
-  int_flag("--cp", flags.cp, "Context parallelism (Ulysses) [1]");
+  int_flag("--cp", flags.cp, "Context parallelism (communication: --cp-comm-type) [1]");
   int_flag("--ep", flags.ep, "Expert parallelism [1]");
   int_flag("--vpp", flags.vpp, "Virtual pipeline stages per rank (interleaved when > 1) [1]");
   int_flag("--zero", flags.zero, "ZeRO stage 0-3 (3 = FSDP) [0]");
@@ -54,12 +56,23 @@ void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
       [&flags](const std::string& v) {
         flags.tp_overlap = flag_value("--tp-overlap", model::parse_overlap_method(v));
       },
-      "none|slice:K (K 2..4096)|flash [none]");
+      "none|slice:K (K 2..4096)|flash|te (Transformer Engine userbuffers) [none]");
   text_flag("--dp-overlap", flags.dp_overlap, "on|off [on]");
   command.add_option_function<double>(
       "--bucket-mb", [&flags](const double& v) { flags.bucket_mb = v; }, "DP gradient bucket, MB [25]");
   text_flag("--precision", flags.precision, "bf16|fp16|fp8|tf32|fp32 [bf16]");
   text_flag("--attention", flags.attention, "flash|standard [flash]");
+  text_flag("--cp-comm-type", flags.cp_comm_type,
+            "CP attention: a2a (Ulysses)|p2p (K/V ring)|allgather (K/V all-gather) [a2a]");
+  text_flag("--moe-dispatcher", flags.moe_dispatcher, "MoE token dispatcher: alltoall|allgather [alltoall]");
+  command.add_option_function<double>(
+      "--moe-capacity-factor", [&flags](const double& v) { flags.moe_capacity_factor = v; },
+      "MoE expert capacity factor (rows beyond capacity are dropped) [none: dropless]");
+  text_flag("--moe-pad-to-capacity", flags.moe_pad_to_capacity,
+            "on|off: pad every expert's input to its capacity [off]");
+  text_flag("--moe-grouped-gemm", flags.moe_grouped_gemm,
+            "on|off: one grouped GEMM for the local experts (off: one GEMM per expert in sequence) [on]");
+  int_flag("--expert-tp", flags.expert_tp, "Expert tensor parallelism [= tp]");
 }
 
 Result<simulator::IssuePriority> parse_issue_priority_flag(const std::string& value) {
@@ -123,6 +136,18 @@ Result<ClusterSource> load_cluster(const SpecFlags& flags, int gpus) {
   return resolve_cluster_source(flags.cluster, flags.db, flags.run, gpus);
 }
 
+namespace {
+
+// An on/off switch given as a value (on|off, true|false: runs files write true/false).
+Result<bool> on_off(const char* flag, const std::optional<std::string>& value, bool fallback) {
+  if (!value) return fallback;
+  if (*value == "on" || *value == "true") return true;
+  if (*value == "off" || *value == "false") return false;
+  return make_error(ErrorCode::invalid_input, fmt::format("{}: '{}' is not on or off", flag, *value));
+}
+
+}  // namespace
+
 Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
   model::Strategy s;
   if (!f.gpus) return make_error(ErrorCode::invalid_input, "gpus: required (--gpus N)");
@@ -173,6 +198,40 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
       return make_error(ErrorCode::invalid_input,
                         fmt::format("attention: '{}' is not flash or standard", *f.attention));
     s.attention = *v;
+  }
+  if (f.cp_comm_type) {
+    const auto v = model::parse_cp_comm_type(*f.cp_comm_type);
+    if (!v) {
+      return make_error(
+          ErrorCode::invalid_input,
+          fmt::format("cp-comm-type: '{}' is not a2a, p2p, allgather or a2a+p2p", *f.cp_comm_type));
+    }
+    s.cp_comm = *v;
+  }
+  if (f.moe_dispatcher) {
+    const auto v = model::parse_moe_dispatcher(*f.moe_dispatcher);
+    if (!v) {
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("moe-dispatcher: '{}' is not alltoall or allgather", *f.moe_dispatcher));
+    }
+    s.moe_dispatcher = *v;
+  }
+  if (f.moe_capacity_factor) {
+    if (!(*f.moe_capacity_factor > 0) || !std::isfinite(*f.moe_capacity_factor)) {
+      return make_error(
+          ErrorCode::invalid_input,
+          fmt::format("moe-capacity-factor: {} is not a positive number", *f.moe_capacity_factor));
+    }
+    s.moe_capacity_factor = *f.moe_capacity_factor;
+  }
+  LAGOM_TRY(s.moe_pad_to_capacity, on_off("moe-pad-to-capacity", f.moe_pad_to_capacity, false));
+  LAGOM_TRY(s.moe_grouped_gemm, on_off("moe-grouped-gemm", f.moe_grouped_gemm, true));
+  if (f.expert_tp) {
+    if (*f.expert_tp < 1) {
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("expert-tp: {} is not a positive integer", *f.expert_tp));
+    }
+    s.expert_tp = *f.expert_tp;
   }
   return s;
 }

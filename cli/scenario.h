@@ -37,6 +37,10 @@ struct StrategyFlags {
   std::optional<std::string> recompute, schedule, dp_overlap, precision, attention;
   std::optional<model::OverlapMethod> tp_overlap;  // parsed at the flag (model::parse_overlap_method)
   std::optional<double> bucket_mb;
+  // Context parallelism's communication and MoE as run (docs/cli.md; model::Strategy's fields).
+  std::optional<std::string> cp_comm_type, moe_dispatcher, moe_pad_to_capacity, moe_grouped_gemm;
+  std::optional<double> moe_capacity_factor;
+  std::optional<int> expert_tp;
 };
 
 void add_spec_flags(CLI::App& command, SpecFlags& flags);

@@ -25,8 +25,7 @@ const std::set<std::string> k_data_columns = {"measured_iteration_s", "measured_
                                               "note"};
 // Columns of mechanisms the model does not have yet (docs/validate.md "Planned columns"): accepted,
 // listed in the report when they carry a value, and not used by the prediction.
-const std::set<std::string> k_planned_columns = {"cp-comm-type",
-                                                 "embedding-in-pipeline-split",
+const std::set<std::string> k_planned_columns = {"embedding-in-pipeline-split",
                                                  "loss-in-pipeline-split",
                                                  "first-stage-layers",
                                                  "last-stage-layers",
@@ -44,11 +43,6 @@ const std::set<std::string> k_planned_columns = {"cp-comm-type",
                                                  "fp8-wgrad",
                                                  "fp8-attention",
                                                  "fp8-bf16-layers",
-                                                 "moe-dispatcher",
-                                                 "moe-capacity-factor",
-                                                 "moe-pad-to-capacity",
-                                                 "moe-grouped-gemm",
-                                                 "expert-tp",
                                                  "cuda-graphs",
                                                  "dropout",
                                                  "norm-sm-margin",
@@ -109,10 +103,6 @@ Status parse_row(const RunsTable& table, const RunsTable::Row& row, RowFlags& fl
       continue;
     }
     // Planned values of existing columns, with the fixed fallback docs/validate.md states.
-    if (name == "tp-overlap" && value == "te") {
-      flags.planned.push_back("tp-overlap=te");
-      value = "flash";
-    }
     if (name == "bucket-mb" && value == "chunk") {
       flags.planned.push_back("bucket-mb=chunk");
       flags.bucket_per_chunk = true;

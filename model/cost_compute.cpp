@@ -190,17 +190,34 @@ struct LayerBuilder {
     } else {
       gemm(prefix + ".qkv", tokens, (h + 2.0 * kvd) / t, h);
     }
-    if (s.cp > 1)
+    const bool ulysses = s.cp > 1 && s.cp_comm == CpCommType::a2a;
+    const bool ring = s.cp > 1 && s.cp_comm == CpCommType::p2p;
+    const bool kv_gather = s.cp > 1 && s.cp_comm == CpCommType::allgather;
+    if (ulysses)
       comm(prefix + ".cp_alltoall", Collective::alltoall, Group::cp, tokens * (h + 2.0 * kvd) / t * e);
-    // Core attention per rank: heads/(tp·cp) heads over the full sequence (Ulysses CP); scores and values
-    // in full (no causal halving: docs/model.md#flops-convention).
-    const double heads_local = static_cast<double>(w.heads) / (t * s.cp);
+    // One rank's K and V (tokens/cp of the sequence, kv_heads/tp heads): what the ring sends per step
+    // and what the all-gather gathers from each rank. TE exchanges them in the attention's dtype (BF16
+    // in FP8 runs too: NVIDIA/TransformerEngine@3b2a7b00:transformer_engine/pytorch/attention.py:1963-1994).
+    const double kv_block_bytes = 2.0 * tokens * kvd / t * e;
+    if (kv_gather) {
+      // K and V all-gathered over CP before the attention, exposed (…/attention.py:3506-3509, 3588-3589).
+      comm(prefix + ".cp_allgather_k", Collective::allgather, Group::cp, s.cp * kv_block_bytes / 2.0);
+      comm(prefix + ".cp_allgather_v", Collective::allgather, Group::cp, s.cp * kv_block_bytes / 2.0);
+    }
+    // Core attention per rank. Ulysses: heads/(tp·cp) heads over the full sequence. Ring and all-gather:
+    // heads/tp heads, the rank's tokens/cp queries against the whole sequence's keys, as cp steps of a
+    // (tokens/cp)² block each (the causal load balancing gives every step the same work:
+    // …/attention.py:1742, two of the 2·cp sequence chunks per rank). Scores and values in full (no causal
+    // halving: docs/model.md#flops-convention), so the three do the same FLOPs.
+    const double heads_local = static_cast<double>(w.heads) / (t * (ulysses ? s.cp : 1));
     const double batch = b * heads_local;
+    const double q_rows = ulysses ? seq : tokens / b;  // query rows per sequence of one attention kernel
+    const double kv_rows = ulysses || s.cp == 1 ? seq : tokens / b;  // key rows per kernel (one CP step)
     if (s.attention == Attention::flash) {
-      GemmShape g{static_cast<std::int64_t>(seq), static_cast<std::int64_t>(seq),
+      GemmShape g{static_cast<std::int64_t>(q_rows), static_cast<std::int64_t>(kv_rows),
                   static_cast<std::int64_t>(d), static_cast<std::int64_t>(2 * batch)};
       const double io = b * seq * (2.0 * h + 2.0 * kvd) / (t * s.cp) * e;  // read q, k, v; write o
-      compute(prefix + ".attention", OpKind::attention, 4.0 * batch * seq * seq * d, io, g);
+      compute(prefix + ".attention", OpKind::attention, 4.0 * batch * q_rows * seq * d, io, g);
     } else {
       GemmShape scores{static_cast<std::int64_t>(seq), static_cast<std::int64_t>(seq),
                        static_cast<std::int64_t>(d), static_cast<std::int64_t>(batch)};
@@ -213,7 +230,15 @@ struct LayerBuilder {
       compute(prefix + ".values", OpKind::attention, 2.0 * batch * seq * seq * d,
               e * batch * (2.0 * seq * d + seq * seq), values);
     }
-    if (s.cp > 1) comm(prefix + ".cp_alltoall_out", Collective::alltoall, Group::cp, tokens * h / t * e);
+    if (ring) {
+      // The ring's K/V exchange: cp − 1 sends of one block, each beside one attention step (the simulator
+      // prices the overlap: simulator/overlap.h price_ring_attention). Then the per-step output correction
+      // (merging each step's partial output with its log-sum-exp, …/attention.py:2465-2530): cp − 1 passes
+      // reading the running and the step's output and writing the running one.
+      comm(prefix + ".cp_ring", Collective::sendrecv, Group::cp, kv_block_bytes);
+      compute(prefix + ".cp_correction", OpKind::elementwise, 0, (s.cp - 1) * 3.0 * tokens * h / t * e);
+    }
+    if (ulysses) comm(prefix + ".cp_alltoall_out", Collective::alltoall, Group::cp, tokens * h / t * e);
     gemm(prefix + ".proj", tokens, h, h / t);
     tp_exit(prefix);
     residual(prefix + ".residual");
@@ -223,34 +248,89 @@ struct LayerBuilder {
     const double h = static_cast<double>(w.hidden);
     const double mult = is_gated(w.ffn_type) ? 2.0 : 1.0;  // fc1 width multiple (gate + up)
     norm("mlp.norm");
-    tp_enter("mlp");
     if (!w.is_moe_layer(layer)) {
+      tp_enter("mlp");
       const double f = static_cast<double>(w.ffn_hidden) / t;
       gemm("mlp.fc1", tokens, mult * f, h);
       compute("mlp.act", OpKind::elementwise, 0, tokens * f * e * (mult + 1.0));
       gemm("mlp.fc2", tokens, h, f);
+      tp_exit("mlp");
     } else {
-      const MoeSpec& moe = *w.moe;
-      const double fe = static_cast<double>(moe.expert_ffn_hidden) / t;
-      const double experts_local = static_cast<double>(moe.experts) / s.ep;
-      const double pairs = tokens * moe.top_k;  // token-expert pairs this rank computes (balanced routing)
-      gemm("moe.router", tokens, moe.experts, h);
-      compute("moe.permute", OpKind::elementwise, 0, 2.0 * pairs * h * e);
-      if (s.ep > 1) comm("moe.dispatch", Collective::alltoall, Group::ep, pairs * h * e);
-      gemm("moe.fc1", pairs / experts_local, mult * fe, h, experts_local);
-      compute("moe.act", OpKind::elementwise, 0, pairs * fe * e * (mult + 1.0));
-      gemm("moe.fc2", pairs / experts_local, h, fe, experts_local);
-      if (s.ep > 1) comm("moe.combine", Collective::alltoall, Group::ep, pairs * h * e);
-      compute("moe.unpermute", OpKind::elementwise, 0, 2.0 * pairs * h * e);
-      if (moe.shared_experts > 0) {
-        const double fs = fe * moe.shared_experts;
-        gemm("moe.shared.fc1", tokens, mult * fs, h);
-        compute("moe.shared.act", OpKind::elementwise, 0, tokens * fs * e * (mult + 1.0));
-        gemm("moe.shared.fc2", tokens, h, fs);
+      moe_block();
+    }
+    residual("mlp.residual");
+  }
+
+  // A MoE layer as Megatron-Core 0.10 runs it (docs/model.md "Mixture of experts"). The layer takes the
+  // sequence-parallel shard of the hidden states (tokens/tp rows; resolve_strategy requires sp with tp > 1,
+  // as Megatron does: NVIDIA/Megatron-LM@core_v0.10.0:megatron/core/transformer/moe/moe_layer.py:131-139),
+  // routes it, and the dispatcher brings every local expert its rows from the expert-TP × EP ranks:
+  // alltoall = permute → all-to-all over EP → all-gather over expert TP → sort by local expert, and back
+  // (…/moe/token_dispatcher.py:260-268, 502-513, 560-575); allgather = all-gather of the tokens over
+  // expert TP × EP, each rank computing its experts' rows, reduce-scatter back (:155-185, 235-250).
+  void moe_block() {
+    const MoeSpec& moe = *w.moe;
+    const double h = static_cast<double>(w.hidden);
+    const double mult = is_gated(w.ffn_type) ? 2.0 : 1.0;
+    const double experts = moe.experts;
+    const double etp = s.expert_tp;
+    const double fe = static_cast<double>(moe.expert_ffn_hidden) / etp;
+    const double experts_local = experts / s.ep;
+    const double local = tokens_sp;  // rows this rank routes
+    // Rows per expert from this rank: balanced routing local·top_k/experts; with a capacity factor F the
+    // capacity ⌈local·top_k/experts·F⌉ (…/moe/moe_utils.py:91-107) caps them (rows beyond it dropped) or,
+    // padded to capacity, every expert gets exactly that many (…/token_dispatcher.py:354-372).
+    double per_expert = local * moe.top_k / experts;
+    if (s.moe_capacity_factor > 0) {
+      const double capacity = std::ceil(per_expert * s.moe_capacity_factor);
+      per_expert = s.moe_pad_to_capacity ? capacity : std::min(per_expert, capacity);
+    }
+    const double sent = per_expert * experts;  // rows this rank dispatches (every expert's share)
+    // Rows one local expert computes: its share from each of the ep·etp ranks of its expert-TP × EP group.
+    const double rows = per_expert * s.ep * etp;
+    gemm("moe.router", local, experts, h);
+    compute("moe.permute", OpKind::elementwise, 0, (local + sent) * h * e);
+    if (s.moe_dispatcher == MoeDispatcher::alltoall) {
+      if (s.ep > 1) comm("moe.dispatch", Collective::alltoall, Group::ep, sent * h * e);
+      if (etp > 1)
+        comm("moe.dispatch_allgather", Collective::allgather, Group::expert_tp, etp * sent * h * e);
+      if (experts_local > 1) compute("moe.sort_chunks", OpKind::elementwise, 0, 2.0 * etp * sent * h * e);
+    } else if (etp * s.ep > 1) {
+      comm("moe.dispatch_allgather", Collective::allgather, Group::expert_tp_ep, etp * s.ep * local * h * e);
+    }
+    if (s.moe_grouped_gemm) {
+      gemm("moe.fc1", rows, mult * fe, h, experts_local);
+      compute("moe.act", OpKind::elementwise, 0, experts_local * rows * fe * e * (mult + 1.0));
+      gemm("moe.fc2", rows, h, fe, experts_local);
+    } else {
+      // SequentialMLP: one GEMM pair per local expert, one after another (…/moe/experts.py,
+      // moe_layer.py:93-102).
+      for (int x = 0; x < static_cast<int>(experts_local); ++x) {
+        const std::string name = fmt::format("moe.expert{}", x);
+        gemm(name + ".fc1", rows, mult * fe, h);
+        compute(name + ".act", OpKind::elementwise, 0, rows * fe * e * (mult + 1.0));
+        gemm(name + ".fc2", rows, h, fe);
       }
     }
-    tp_exit("mlp");
-    residual("mlp.residual");
+    if (s.moe_dispatcher == MoeDispatcher::alltoall) {
+      if (experts_local > 1) compute("moe.unsort_chunks", OpKind::elementwise, 0, 2.0 * etp * sent * h * e);
+      if (etp > 1)
+        comm("moe.combine_reducescatter", Collective::reducescatter, Group::expert_tp, etp * sent * h * e);
+      if (s.ep > 1) comm("moe.combine", Collective::alltoall, Group::ep, sent * h * e);
+    } else if (etp * s.ep > 1) {
+      comm("moe.combine_reducescatter", Collective::reducescatter, Group::expert_tp_ep,
+           etp * s.ep * local * h * e);
+    }
+    compute("moe.unpermute", OpKind::elementwise, 0, (local + sent) * h * e);
+    if (moe.shared_experts > 0) {
+      // Shared experts: a dense TP MLP of shared_experts × the expert width beside the routed ones.
+      const double fs = static_cast<double>(moe.expert_ffn_hidden) / t * moe.shared_experts;
+      tp_enter("moe.shared");
+      gemm("moe.shared.fc1", tokens, mult * fs, h);
+      compute("moe.shared.act", OpKind::elementwise, 0, tokens * fs * e * (mult + 1.0));
+      gemm("moe.shared.fc2", tokens, h, fs);
+      tp_exit("moe.shared");
+    }
   }
 };
 
@@ -279,7 +359,7 @@ std::vector<Step> backward_of(const std::vector<Step>& fwd, const Strategy& s, d
     }
     const ComputeOp& op = f.compute;
     const bool region_entry = op.name.ends_with(".qkv") || op.name.ends_with(".q") || op.name == "mlp.fc1" ||
-                              op.name == "moe.router";
+                              op.name == "moe.shared.fc1";
     if (op.kind == OpKind::gemm) {
       Step dgrad = f;
       dgrad.compute.name += ".dgrad";
@@ -317,6 +397,19 @@ std::vector<Step> backward_of(const std::vector<Step>& fwd, const Strategy& s, d
       Step b = f;
       b.compute.name += ".bwd";
       b.compute.phase = Phase::backward;
+      if (op.kind == OpKind::attention && s.cp > 1 && s.cp_comm == CpCommType::allgather) {
+        // The backward gathers K and V again (only the rank's own were saved; …/attention.py:3766-3767);
+        // the forward gathers' adjoints reduce-scatter dK and dV after it (below).
+        const std::string prefix = op.name.substr(0, op.name.find('.'));
+        for (const Step& g : fwd) {
+          if (!g.is_comm || g.comm.group != Group::cp || !g.comm.name.starts_with(prefix + ".cp_allgather"))
+            continue;
+          Step again = g;
+          again.comm.name += ".bwd_regather";
+          again.comm.phase = Phase::backward;
+          out.push_back(std::move(again));
+        }
+      }
       if (op.kind == OpKind::attention) {
         const bool flash = op.name.ends_with(".attention");
         b.compute.flops = op.flops * (flash ? 2.5 : 2.0);
@@ -466,9 +559,9 @@ double CostModel::parameters_per_gpu(const WorkloadSpec& w, const Strategy& s) c
     if (w.decoder_layers > 0 && l >= w.encoder_layers)
       total += (2.0 * h * h + 2.0 * h * w.kv_heads * d) / s.tp;
     if (w.is_moe_layer(l)) {
-      const double expert = mult * h * static_cast<double>(w.moe->expert_ffn_hidden) / s.tp;
-      total +=
-          expert * (static_cast<double>(w.moe->experts) / s.ep + w.moe->shared_experts) + h * w.moe->experts;
+      const double expert_ffn = mult * h * static_cast<double>(w.moe->expert_ffn_hidden);
+      total += expert_ffn / s.expert_tp * static_cast<double>(w.moe->experts) / s.ep +
+               expert_ffn / s.tp * w.moe->shared_experts + h * w.moe->experts;
     } else {
       total += mult * h * static_cast<double>(w.ffn_hidden) / s.tp;
     }

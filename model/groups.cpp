@@ -14,7 +14,9 @@ constexpr std::array<std::pair<Group, std::string_view>, k_groups> k_names{{{Gro
                                                                             {Group::pp, "pp"},
                                                                             {Group::dp, "dp"},
                                                                             {Group::expert_dp, "edp"},
-                                                                            {Group::embedding, "emb"}}};
+                                                                            {Group::embedding, "emb"},
+                                                                            {Group::expert_tp, "etp"},
+                                                                            {Group::expert_tp_ep, "etpep"}}};
 
 }  // namespace
 
@@ -33,17 +35,22 @@ std::optional<Group> parse_group(std::string_view name) {
 }
 
 CommGroup communicator_shape(Group group, const Strategy& s, int gpn) {
+  const int etp = s.expert_tp > 0 ? s.expert_tp : s.tp;  // 0: not resolved yet, = tp
   switch (group) {
     case Group::tp:
       return group_shape(s.tp, 1, gpn);
     case Group::cp:
       return group_shape(s.cp, s.tp, gpn);
     case Group::ep:
-      return group_shape(s.ep, s.tp, gpn);
+      return group_shape(s.ep, etp, gpn);
     case Group::dp:
       return group_shape(s.dp * s.cp, s.tp, gpn);
     case Group::expert_dp:
-      return group_shape(s.dp * s.cp / s.ep, s.tp * s.ep, gpn);
+      return group_shape(s.tp * s.cp * s.dp / (etp * s.ep), etp * s.ep, gpn);
+    case Group::expert_tp:
+      return group_shape(etp, 1, gpn);
+    case Group::expert_tp_ep:
+      return group_shape(etp * s.ep, 1, gpn);
     case Group::pp:
       return group_shape(s.pp > 1 ? 2 : 1, s.tp * s.cp * s.dp, gpn);
     case Group::embedding:

@@ -16,13 +16,17 @@ namespace lagom::model {
 // expert_dp: the data-parallel group of expert weights, dp·cp/ep ranks; embedding: the first and the last
 // pipeline stage's ranks, which sum the tied embedding's gradient when pp > 1). The order is part of
 // op classes' order (simulator::OpClassKey) and so of tuner outputs: append, do not reorder.
-enum class Group { tp, cp, ep, pp, dp, expert_dp, embedding };
-inline constexpr std::size_t k_groups = 7;
-std::string_view to_string(Group group);  // "tp", "cp", "ep", "pp", "dp", "edp", "emb"
+// expert_tp: the tensor-parallel group of the expert linears (expert-tp ranks, consecutive); expert_tp_ep:
+// expert TP × EP (Megatron's expert tensor-and-model-parallel group, the allgather dispatcher's).
+enum class Group { tp, cp, ep, pp, dp, expert_dp, embedding, expert_tp, expert_tp_ep };
+inline constexpr std::size_t k_groups = 9;
+std::string_view to_string(Group group);  // "tp", "cp", "ep", "pp", "dp", "edp", "emb", "etp", "etpep"
 std::optional<Group> parse_group(std::string_view name);
 
 // The shape of a communicator for a resolved strategy on nodes of `gpus_per_node` GPUs (Megatron's rank
-// order: tp fastest, then cp, dp, pp; ep consecutive inside dp·cp at stride tp; expert-dp at stride tp·ep;
+// order: tp fastest, then cp, dp, pp; expert groups carved from tp·cp·dp as expert-tp (consecutive), ep at
+// stride expert-tp, expert-dp at stride expert-tp·ep (NVIDIA/Megatron-LM@core_v0.10.0:megatron/core/
+// parallel_state.py:643-661);
 // pp neighbours tp·cp·dp apart; the embedding group joins the first and the last stage). Every symmetric
 // copy of a group (one per coordinate of the others) has this shape.
 CommGroup communicator_shape(Group group, const Strategy& strategy, int gpus_per_node);

@@ -34,6 +34,8 @@ std::string to_string(const OverlapMethod& method) {
       return fmt::format("slice:{}", method.slices);
     case OverlapMethodKind::flash:
       return "flash";
+    case OverlapMethodKind::te:
+      return "te";
   }
   return "?";
 }
@@ -41,6 +43,7 @@ std::string to_string(const OverlapMethod& method) {
 Result<OverlapMethod> parse_overlap_method(std::string_view text) {
   if (text == "none" || text == "vanilla") return OverlapMethod{};
   if (text == "flash") return OverlapMethod{OverlapMethodKind::flash, 1};
+  if (text == "te") return OverlapMethod{OverlapMethodKind::te, 1};
   if (text.rfind("slice:", 0) == 0) {
     const std::string_view digits = text.substr(6);
     int slices = 0;
@@ -49,9 +52,9 @@ Result<OverlapMethod> parse_overlap_method(std::string_view text) {
     if (ec == std::errc() && end == digits.data() + digits.size() && check_overlap_method(method).ok())
       return method;
   }
-  return make_error(
-      ErrorCode::invalid_input,
-      fmt::format("'{}' is not none, slice:K (K from {} to {}) or flash", text, k_min_slices, k_max_slices));
+  return make_error(ErrorCode::invalid_input,
+                    fmt::format("'{}' is not none, slice:K (K from {} to {}), flash or te", text,
+                                k_min_slices, k_max_slices));
 }
 
 Status check_overlap_method(const OverlapMethod& method) {

@@ -10,7 +10,10 @@
 //   slice:K  the problem cut into K chunks of rows, chunk i's collective beside chunk i±1's GEMM, K from
 //            k_min_slices = 2 to k_max_slices = 4096. slice:1 is refused: one chunk is the whole collective
 //            then the whole GEMM, i.e. none (the plans coincide), so it gets none's one name;
-//   flash    FlashOverlap's ring decomposition (P2P steps beside per-piece GEMMs).
+//   flash    FlashOverlap's ring decomposition (P2P steps beside per-piece GEMMs);
+//   te       Transformer Engine's userbuffers as NeMo runs them (ring exchange for the all-gather GEMMs,
+//            pipelined GEMM + reduce-scatter, bulk overlap in the backward): priced by the simulator
+//            (simulator/overlap.h), with no executable plan (make_overlap_plan and bench-overlap refuse it).
 #pragma once
 
 #include <string>
@@ -30,7 +33,8 @@ Result<OverlapKernel> parse_overlap_kernel(std::string_view text);  // ag-gemm |
 inline constexpr int k_min_slices = 2;     // slice:K, smallest K (slice:1 is none)
 inline constexpr int k_max_slices = 4096;  // slice:K, largest K (pieces per rank stay addressable)
 
-enum class OverlapMethodKind { none, slice, flash };  // values are the CUDA module's ABI (cuda_abi.h)
+// Values are the CUDA module's ABI (cuda_abi.h) for none/slice/flash; te is never passed to it.
+enum class OverlapMethodKind { none, slice, flash, te };
 
 struct OverlapMethod {
   OverlapMethodKind kind = OverlapMethodKind::none;
@@ -38,10 +42,10 @@ struct OverlapMethod {
   bool operator==(const OverlapMethod&) const = default;
 };
 
-std::string to_string(const OverlapMethod& method);  // "none", "slice:4", "flash"
-// none | vanilla | slice:K | flash. Anything else is invalid_input with one message naming the value and
-// what is allowed (a command puts its flag in front: "--tp-overlap: ..."):
-//   "'slice:5000' is not none, slice:K (K from 2 to 4096) or flash"
+std::string to_string(const OverlapMethod& method);  // "none", "slice:4", "flash", "te"
+// none | vanilla | slice:K | flash | te. Anything else is invalid_input with one message naming the value
+// and what is allowed (a command puts its flag in front: "--tp-overlap: ..."):
+//   "'slice:5000' is not none, slice:K (K from 2 to 4096), flash or te"
 Result<OverlapMethod> parse_overlap_method(std::string_view text);
 // The bounds parse_overlap_method enforces, for methods made in code: invalid_input for slice:K with K
 // outside k_min_slices..k_max_slices ("slice:K needs K from 2 to 4096 (got 1)").

@@ -64,6 +64,8 @@ RankPlan plan_ag_gemm(const OverlapMethod& method, int rank, int ranks) {
       }
       break;
     }
+    case OverlapMethodKind::te:  // refused by make_overlap_plan: no executable plan
+      break;
     case OverlapMethodKind::flash: {
       // Step s: compute piece (r−s) (own piece at s = 0, each later one as it arrives) while forwarding it.
       append_ring_allgather(plan, rank, ranks, 0, -1, 0);
@@ -130,6 +132,8 @@ RankPlan plan_owner_pieces(OverlapKernel kernel, const OverlapMethod& method, in
       }
       break;
     }
+    case OverlapMethodKind::te:  // refused by make_overlap_plan: no executable plan
+      break;
     case OverlapMethodKind::flash: {
       // Step s computes the piece for (r+s+1); step s also sends the piece computed at step s−1 to its
       // owner (r+s). The own piece is computed at s = P−1 and never travels: no tail.
@@ -200,6 +204,12 @@ Result<OverlapShape> overlap_shape(const OverlapRequest& request) {
 }
 
 Result<OverlapPlan> make_overlap_plan(const OverlapRequest& request) {
+  if (request.method.kind == OverlapMethodKind::te) {
+    return make_error(
+        ErrorCode::invalid_input,
+        "tp-overlap te (Transformer Engine userbuffers) has no executable plan: simulate prices it "
+        "(simulator/overlap.h); bench-overlap runs none, slice:K or flash");
+  }
   LAGOM_TRY(OverlapShape shape, overlap_shape(request));
   OverlapPlan plan;
   plan.request = request;
@@ -541,6 +551,7 @@ double closed_form_exposed_us(const OverlapMethod& method, int ranks, double com
     case OverlapMethodKind::slice:
       return comm_us / method.slices;
     case OverlapMethodKind::flash:
+    case OverlapMethodKind::te:  // te's ring exchange is flash's ring (simulator/overlap.h prices the rest)
       return std::max(0.0, comm_us - compute_us * (ranks - 1) / static_cast<double>(ranks));
   }
   return comm_us;

@@ -59,6 +59,13 @@ constexpr std::array<std::pair<Schedule, std::string_view>, 3> k_schedules{
     {{Schedule::one_f_one_b, "1f1b"}, {Schedule::gpipe, "gpipe"}, {Schedule::interleaved, "interleaved"}}};
 constexpr std::array<std::pair<Attention, std::string_view>, 2> k_attention{
     {{Attention::flash, "flash"}, {Attention::standard, "standard"}}};
+constexpr std::array<std::pair<CpCommType, std::string_view>, 4> k_cp_comm{
+    {{CpCommType::a2a, "a2a"},
+     {CpCommType::p2p, "p2p"},
+     {CpCommType::allgather, "allgather"},
+     {CpCommType::a2a_p2p, "a2a+p2p"}}};
+constexpr std::array<std::pair<MoeDispatcher, std::string_view>, 2> k_dispatchers{
+    {{MoeDispatcher::alltoall, "alltoall"}, {MoeDispatcher::allgather, "allgather"}}};
 
 // Reads fields of one JSON object with errors of the form "<origin>: <prefix><field>: <why>".
 class Reader {
@@ -243,6 +250,18 @@ std::optional<Schedule> parse_schedule(std::string_view name) {
 }
 std::optional<Attention> parse_attention(std::string_view name) {
   return value_of(k_attention, name);
+}
+std::string_view to_string(CpCommType value) {
+  return name_of(k_cp_comm, value);
+}
+std::optional<CpCommType> parse_cp_comm_type(std::string_view name) {
+  return value_of(k_cp_comm, name);
+}
+std::string_view to_string(MoeDispatcher value) {
+  return name_of(k_dispatchers, value);
+}
+std::optional<MoeDispatcher> parse_moe_dispatcher(std::string_view name) {
+  return value_of(k_dispatchers, name);
 }
 
 double GpuSpec::peak_tflops(Precision precision) const {
@@ -637,13 +656,50 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
   if (s.tp_overlap.kind != OverlapMethodKind::none && s.tp < 2) {
     return bad(fmt::format("tp-overlap {} needs tp > 1", to_string(s.tp_overlap)));
   }
+  if (s.cp > 1 && s.cp_comm == CpCommType::a2a_p2p) {
+    return bad(
+        "cp-comm-type a2a+p2p needs Megatron's hierarchical_context_parallel_sizes, which Lagom does not "
+        "model (use a2a, p2p or allgather)");
+  }
+  if (s.cp > 1 && s.cp_comm != CpCommType::a2a && s.attention != Attention::flash) {
+    return bad(
+        fmt::format("cp-comm-type {} needs attention flash (TE runs its CP steps with the fused kernels)",
+                    to_string(s.cp_comm)));
+  }
+  if (s.expert_tp < 0) return bad(fmt::format("expert-tp={} must be a positive integer", s.expert_tp));
+  if (s.expert_tp == 0) s.expert_tp = s.tp;
+  if (!(s.moe_capacity_factor >= 0) || !std::isfinite(s.moe_capacity_factor))
+    return bad("moe-capacity-factor must be a positive number");
+  if (s.moe_pad_to_capacity && s.moe_capacity_factor <= 0)
+    return bad("moe-pad-to-capacity needs moe-capacity-factor (Megatron-Core asserts it)");
+  if (s.moe_capacity_factor > 0 && s.moe_dispatcher != MoeDispatcher::alltoall)
+    return bad("moe-capacity-factor works with the alltoall dispatcher only (as in Megatron-Core)");
+  if (w.moe) {
+    if (s.tp > 1 && !s.sp) {
+      return bad(
+          "a MoE model with tp > 1 needs sp (Megatron-Core refuses MoE with tensor parallelism and no "
+          "sequence parallelism in training)");
+    }
+    if (w.moe->expert_ffn_hidden % s.expert_tp != 0) {
+      return bad(fmt::format("expert-tp={} does not divide expert_ffn_hidden={}", s.expert_tp,
+                             w.moe->expert_ffn_hidden));
+    }
+  } else if (s.expert_tp != s.tp) {
+    return bad(fmt::format("expert-tp={} needs a MoE model ({} has no experts)", s.expert_tp, w.name));
+  }
   if (s.ep > 1) {
     if (!w.moe) return bad(fmt::format("ep={} needs a MoE model ({} has no experts)", s.ep, w.name));
     if (w.moe->experts % s.ep != 0)
       return bad(fmt::format("ep={} does not divide experts={}", s.ep, w.moe->experts));
-    if ((s.dp * s.cp) % s.ep != 0) {
-      return bad(fmt::format("ep={} does not divide dp·cp={}", s.ep, s.dp * s.cp));
-    }
+  }
+  // Expert groups are carved from each pipeline stage's tp·cp·dp ranks as expert-tp × ep × expert-dp
+  // (NVIDIA/Megatron-LM@core_v0.10.0:megatron/core/parallel_state.py:643-661).
+  if (s.expert_tp == s.tp && (s.dp * s.cp) % s.ep != 0) {
+    return bad(fmt::format("ep={} does not divide dp·cp={}", s.ep, s.dp * s.cp));
+  }
+  if ((static_cast<long>(s.tp) * s.cp * s.dp) % (static_cast<long>(s.expert_tp) * s.ep) != 0) {
+    return bad(fmt::format("expert-tp·ep={}·{} does not divide tp·cp·dp={}", s.expert_tp, s.ep,
+                           static_cast<long>(s.tp) * s.cp * s.dp));
   }
   if (s.vpp > 1) {
     if (s.pp < 2) return bad(fmt::format("vpp={} needs pp > 1", s.vpp));
@@ -689,7 +745,13 @@ nlohmann::json to_json(const Strategy& s) {
           {"dp_overlap", s.dp_overlap ? "on" : "off"},
           {"bucket_mb", s.bucket_mb},
           {"precision", to_string(s.precision)},
-          {"attention", to_string(s.attention)}};
+          {"attention", to_string(s.attention)},
+          {"cp_comm_type", to_string(s.cp_comm)},
+          {"moe_dispatcher", to_string(s.moe_dispatcher)},
+          {"moe_capacity_factor", s.moe_capacity_factor},
+          {"moe_pad_to_capacity", s.moe_pad_to_capacity},
+          {"moe_grouped_gemm", s.moe_grouped_gemm},
+          {"expert_tp", s.expert_tp}};
 }
 
 }  // namespace lagom::model

@@ -213,12 +213,25 @@ nlohmann::json to_json(const WorkloadSpec& workload);
 enum class Recompute { none, selective, full };
 enum class Schedule { one_f_one_b, gpipe, interleaved };
 enum class Attention { flash, standard };
+// Context-parallel attention as Megatron's `cp_comm_type` names it (TE's attention.py implementations):
+// a2a = Ulysses (all-to-all of Q, K, V and of the output: AttnFuncWithCPAndQKVOA2A), p2p = the ring
+// exchange of K/V blocks beside the attention steps (AttnFuncWithCPAndKVP2P), allgather = K/V all-gather
+// before the attention (AttnFuncWithCPAndKVAllGather, Llama 3 style), a2a_p2p = hierarchical (a2a inside a
+// level, the ring across it; needs Megatron's hierarchical_context_parallel_sizes: refused for now).
+enum class CpCommType { a2a, p2p, allgather, a2a_p2p };
+// Megatron-Core's moe_token_dispatcher_type: alltoall (EP all-to-all, then expert-TP all-gather) or
+// allgather (all-gather of the tokens over TP×EP, each rank keeps its experts' rows).
+enum class MoeDispatcher { alltoall, allgather };
 std::string_view to_string(Recompute value);
 std::string_view to_string(Schedule value);
 std::string_view to_string(Attention value);
 std::optional<Recompute> parse_recompute(std::string_view name);
 std::optional<Schedule> parse_schedule(std::string_view name);
 std::optional<Attention> parse_attention(std::string_view name);
+std::string_view to_string(CpCommType value);  // "a2a", "p2p", "allgather", "a2a+p2p"
+std::optional<CpCommType> parse_cp_comm_type(std::string_view name);
+std::string_view to_string(MoeDispatcher value);  // "alltoall", "allgather"
+std::optional<MoeDispatcher> parse_moe_dispatcher(std::string_view name);
 
 struct Strategy {
   int gpus = 1;                                // total GPUs
@@ -235,6 +248,17 @@ struct Strategy {
   double bucket_mb = 25;     // DP gradient bucket, MB (10^6 bytes, PyTorch DDP's bucket_cap_mb)
   Precision precision = Precision::bf16;
   Attention attention = Attention::flash;
+  CpCommType cp_comm = CpCommType::a2a;  // with cp > 1 (Megatron's cp_comm_type)
+  // MoE as Megatron-Core runs it (docs/model.md "Mixture of experts"): the token dispatcher; the capacity
+  // factor (0 = none: dropless; else capacity = ⌈local tokens·top_k/experts·factor⌉ rows per expert per
+  // source rank, rows beyond it dropped); inputs padded to capacity (needs a factor); one grouped GEMM for
+  // the local experts or one GEMM pair per expert in sequence (SequentialMLP); the expert tensor-parallel
+  // size (0 = tp; resolve_strategy fills it in).
+  MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
+  double moe_capacity_factor = 0;
+  bool moe_pad_to_capacity = false;
+  bool moe_grouped_gemm = true;
+  int expert_tp = 0;
   bool operator==(const Strategy&) const = default;
 
   // Micro-batches per iteration per pipeline: global_batch / (dp · micro_batch).

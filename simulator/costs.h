@@ -52,6 +52,13 @@ struct OverlapCost {
   double exposed_us = 0;  // time the pair adds beyond gemm_us (exposed communication + slowdowns), >= 0
 };
 
+// A GEMM as a decomposed overlap runs it (TE userbuffers' chunks): its time alone, and the factor by which it
+// slows while a communication kernel holding some SMs runs beside it.
+struct ChunkGemm {
+  double us = 0;
+  double slowdown = 1;
+};
+
 struct LayerParams {
   double dense = 0;   // non-expert parameters of the layer held by one GPU (after tp)
   double expert = 0;  // expert parameters held by one GPU (after tp and ep)
@@ -90,6 +97,12 @@ class IterationCosts {
   // An overlapped (GEMM, collective) pair of a TP layer: what it adds beyond the GEMM. Default:
   // price_overlap(query) (overlap.h); implementations may remember results (it is a pure function).
   [[nodiscard]] virtual Result<OverlapCost> overlap_cost(const OverlapQuery& query) const;
+  // One GEMM of `shape` (one GPU's chunk of a decomposed GEMM) alone, and its slowdown beside a
+  // communication kernel of `comm_sms` SMs moving `comm_GBps` (bus bytes per µs × 10^-3). Default (test
+  // fakes): the shape's FLOPs at peak_tflops(), no slowdown; ModelCosts asks the cost model (gemm_time_us,
+  // interference).
+  [[nodiscard]] virtual ChunkGemm gemm_beside(const model::GemmShape& shape, int comm_sms,
+                                              double comm_GBps) const;
   // A collective with the given knobs (nullopt: NCCL's default choice, with call.comm_ctas channels if set).
   [[nodiscard]] virtual CollectivePrice collective(const CollectiveCall& call,
                                                    const std::optional<model::CollConfig>& knobs) const = 0;

@@ -160,9 +160,9 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
     LayerParams params;
     params.dense = attention / s.tp + 2.0 * h;  // + two norms
     if (kind == 1) {
-      const double expert = mlp_mats * h * static_cast<double>(w.moe->expert_ffn_hidden) / s.tp;
-      params.expert = expert * w.moe->experts / s.ep;
-      params.dense += expert * w.moe->shared_experts + h * w.moe->experts;  // shared experts, router
+      const double expert = mlp_mats * h * static_cast<double>(w.moe->expert_ffn_hidden);
+      params.expert = expert / s.expert_tp * w.moe->experts / s.ep;
+      params.dense += expert / s.tp * w.moe->shared_experts + h * w.moe->experts;  // shared experts, router
     } else {
       params.dense += mlp_mats * h * static_cast<double>(w.ffn_hidden) / s.tp;
     }
@@ -232,6 +232,28 @@ CollectivePrice ModelCosts::collective(const CollectiveCall& call,
   price.compute_slowdown = std::max(1.0, interference.compute_factor);
   price.comm_slowdown = std::max(1.0, interference.comm_factor);
   return price;
+}
+
+ChunkGemm ModelCosts::gemm_beside(const model::GemmShape& shape, int comm_sms, double comm_GBps) const {
+  model::ComputeOp op;
+  op.kind = model::OpKind::gemm;
+  op.gemm = shape;
+  op.flops = shape.flops();
+  const double e = model::bytes_per_element(m_strategy.precision);
+  op.bytes = e * static_cast<double>(shape.batch) *
+             (static_cast<double>(shape.m) * shape.k + static_cast<double>(shape.k) * shape.n +
+              static_cast<double>(shape.m) * shape.n);
+  ChunkGemm out;
+  out.us = m_model.gemm_time_us(shape, m_strategy.precision);
+  // The communication kernel as the interference model sees a collective: CTAs on SMs (one per SM), bus
+  // traffic through HBM; no NCCL chunks in L2 (userbuffers write straight into the peer's buffer).
+  model::CollectiveCost comm;
+  comm.config.channels = comm_sms;
+  comm.config.chunk_bytes = 0;
+  comm.busbw_GBps = comm_GBps;
+  out.slowdown =
+      m_model.interference(op, m_strategy.precision, comm, model::Collective::reducescatter).compute_factor;
+  return out;
 }
 
 Result<OverlapCost> ModelCosts::overlap_cost(const OverlapQuery& query) const {

@@ -88,6 +88,8 @@ class ModelCosts final : public IterationCosts {
   [[nodiscard]] std::int64_t pp_message_bytes() const override;
   [[nodiscard]] double optimizer_us(double params) const override;
   [[nodiscard]] Result<OverlapCost> overlap_cost(const OverlapQuery& query) const override;
+  [[nodiscard]] ChunkGemm gemm_beside(const model::GemmShape& shape, int comm_sms,
+                                      double comm_GBps) const override;
   [[nodiscard]] CollectivePrice collective(const CollectiveCall& call,
                                            const std::optional<model::CollConfig>& knobs) const override;
   [[nodiscard]] MemoryGib memory() const override;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "simulator/overlap.h"
+
 namespace lagom::simulator {
 
 void PassPlan::add_count(int op_class, double count) {
@@ -38,6 +40,13 @@ class PassPlanner {
   void add_collective(PassPlan& plan, const model::CommOp& comm);
   Status add_overlapped(PassPlan& plan, const model::ComputeOp& gemm, const model::CommOp& comm,
                         model::OverlapKernel kernel);
+  void add_ring(PassPlan& plan, const model::ComputeOp& attention, const model::CommOp& comm, bool backward);
+  // tp-overlap te's three methods (simulator/overlap.h).
+  void add_te_ring(PassPlan& plan, const model::ComputeOp& gemm, const model::CommOp& comm);
+  void add_te_pipelined(PassPlan& plan, const model::ComputeOp& gemm, const model::CommOp& comm);
+  void add_te_bulk(PassPlan& plan, const model::ComputeOp& gemm, const model::CommOp& comm);
+  void add_decomposed(PassPlan& plan, const model::ComputeOp& gemm, const model::CommOp& comm, int cls,
+                      double compute_us, double total_us, double calls);
 
   const IterationCosts& m_costs;
   const PassPricing& m_pricing;
@@ -105,16 +114,138 @@ Status PassPlanner::add_overlapped(PassPlan& plan, const model::ComputeOp& gemm,
   return {};
 }
 
+void PassPlanner::add_ring(PassPlan& plan, const model::ComputeOp& attention, const model::CommOp& comm,
+                           bool backward) {
+  const int cp = m_classes.ranks(model::Group::cp);
+  const std::int64_t bytes = comm_bytes(comm);
+  const int single = m_classes.find_or_add(model::Collective::sendrecv, model::Group::cp, bytes);
+  const int twice = backward && cp > 2
+                        ? m_classes.find_or_add(model::Collective::sendrecv, model::Group::cp, 2 * bytes)
+                        : -1;
+  const double step_us = attention.time_us / cp;
+  const RingAttention ring = price_ring_attention(cp, step_us, m_classes.work_us(single, 1),
+                                                  twice < 0 ? 0.0 : m_classes.work_us(twice, 1),
+                                                  m_classes.price(single).compute_slowdown, backward);
+  plan.compute_us += attention.time_us;
+  plan.blocking_us += ring.exposed_us;
+  plan.add_count(single, ring.single_sends);
+  if (twice >= 0) plan.add_count(twice, ring.double_sends);
+  if (m_pricing.keep_segments) {
+    plan.segments.push_back({attention.name, -1, attention.time_us});
+    plan.segments.push_back({comm.name + " (overlapped, exposed part)", single, ring.exposed_us});
+  }
+}
+
+void PassPlanner::add_decomposed(PassPlan& plan, const model::ComputeOp& gemm, const model::CommOp& comm,
+                                 int cls, double compute_us, double total_us, double calls) {
+  const double exposed_us = std::max(0.0, total_us - compute_us);
+  plan.compute_us += compute_us;
+  plan.blocking_us += exposed_us;
+  plan.add_count(cls, calls);
+  if (m_pricing.keep_segments) {
+    plan.segments.push_back({gemm.name, -1, compute_us});
+    plan.segments.push_back({comm.name + " (overlapped, exposed part)", cls, exposed_us});
+  }
+}
+
+// Bus bytes per µs × 10^-3 of a call: what the interference model reads as the collective's HBM traffic.
+double bus_GBps(model::Collective collective, std::int64_t bytes, int ranks, double us) {
+  return us > 0 ? static_cast<double>(bytes) * model::busbw_factor(collective, ranks) / (us * 1e3) : 0.0;
+}
+
+void PassPlanner::add_te_ring(PassPlan& plan, const model::ComputeOp& gemm, const model::CommOp& comm) {
+  const int tp = m_pricing.tp;
+  const model::GemmShape chunk{std::max<std::int64_t>(1, gemm.gemm.m / tp), gemm.gemm.n, gemm.gemm.k, 1};
+  const ChunkGemm piece = m_costs.gemm_beside(chunk, 0, 0.0);  // copy engines: no SMs taken
+  const int send =
+      m_classes.find_or_add(model::Collective::sendrecv, model::Group::tp, comm_bytes(comm) / tp);
+  const double total = te_ring_exchange_us(tp, piece.us, m_classes.work_us(send, 1));
+  add_decomposed(plan, gemm, comm, send, tp * piece.us, total, tp - 1);
+}
+
+void PassPlanner::add_te_pipelined(PassPlan& plan, const model::ComputeOp& gemm, const model::CommOp& comm) {
+  const int splits = k_te_pipeline_splits;
+  const std::int64_t bytes = comm_bytes(comm) / splits;
+  const int rs = m_classes.find_or_add(model::Collective::reducescatter, model::Group::tp, bytes);
+  const double rs_us = m_classes.work_us(rs, 1);
+  const model::GemmShape chunk{std::max<std::int64_t>(1, gemm.gemm.m / splits), gemm.gemm.n, gemm.gemm.k, 1};
+  const ChunkGemm piece = m_costs.gemm_beside(
+      chunk, k_te_comm_sms, bus_GBps(model::Collective::reducescatter, bytes, m_pricing.tp, rs_us));
+  const double total = te_pipelined_us(splits, piece.us, piece.slowdown, rs_us);
+  add_decomposed(plan, gemm, comm, rs, splits * piece.us, total, splits);
+}
+
+void PassPlanner::add_te_bulk(PassPlan& plan, const model::ComputeOp& gemm, const model::CommOp& comm) {
+  const std::int64_t bytes = comm_bytes(comm);
+  const int cls = m_classes.find_or_add(comm.collective, model::Group::tp, bytes);
+  const double comm_us = m_classes.work_us(cls, 1);
+  const ChunkGemm beside =
+      m_costs.gemm_beside(gemm.gemm, k_te_comm_sms, bus_GBps(comm.collective, bytes, m_pricing.tp, comm_us));
+  add_decomposed(plan, gemm, comm, cls, gemm.time_us, te_bulk_us(gemm.time_us, beside.slowdown, comm_us), 1);
+}
+
 Result<PassPlan> PassPlanner::to_plan(const std::vector<model::Step>& steps, bool recompute) {
   PassPlan plan;
   const bool overlap = m_pricing.tp > 1 && m_pricing.tp_overlap.kind != model::OverlapMethodKind::none;
+  const bool te = overlap && m_pricing.tp_overlap.kind == model::OverlapMethodKind::te;
   auto is_tp = [](const model::Step& step, model::Collective collective) {
     return step.is_comm && step.comm.group == model::Group::tp && step.comm.collective == collective;
   };
   auto is_gemm = [](const model::Step& step) { return !step.is_comm && step.compute.is_weight_gemm(); };
+  auto is_ring = [](const model::Step& step) {
+    return step.is_comm && step.comm.group == model::Group::cp &&
+           step.comm.collective == model::Collective::sendrecv;
+  };
+  auto is_attention = [](const model::Step& step) {
+    return !step.is_comm && step.compute.kind == model::OpKind::attention;
+  };
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const model::Step& step = steps[i];
-    if (overlap && i + 1 < steps.size()) {
+    // CP's ring: the attention then its exchange (forward, recompute), or the exchange then the attention's
+    // backward (the model lists a pass's steps in issue order, the backward reversed).
+    if (i + 1 < steps.size() && m_classes.ranks(model::Group::cp) > 1) {
+      const model::Step& next = steps[i + 1];
+      if (is_attention(step) && is_ring(next)) {
+        add_ring(plan, step.compute, next.comm, false);
+        ++i;
+        continue;
+      }
+      if (is_ring(step) && is_attention(next)) {
+        add_ring(plan, next.compute, step.comm, true);
+        ++i;
+        continue;
+      }
+    }
+    // TE's userbuffers serve the transformer layer's linears, not the output layer (Megatron's own
+    // ColumnParallelLinear): its all-gather stays a plain collective.
+    if (te && i + 1 < steps.size() && !step.compute.name.starts_with("logits") &&
+        !steps[i + 1].compute.name.starts_with("logits")) {
+      const model::Step& next = steps[i + 1];
+      // Bulk: dgrad GEMM ∥ the wgrad input's all-gather, then wgrad GEMM ∥ the dgrad reduce-scatter (the
+      // backward of a TP region's entry, as the model lists it: dgrad, all-gather, wgrad, reduce-scatter).
+      if (i + 3 < steps.size() && is_gemm(step) && is_tp(next, model::Collective::allgather) &&
+          next.comm.phase == model::Phase::backward && is_gemm(steps[i + 2]) &&
+          is_tp(steps[i + 3], model::Collective::reducescatter)) {
+        add_te_bulk(plan, step.compute, next.comm);
+        add_te_bulk(plan, steps[i + 2].compute, steps[i + 3].comm);
+        i += 3;
+        continue;
+      }
+      if (is_tp(step, model::Collective::allgather) && is_gemm(next)) {
+        add_te_ring(plan, next.compute, step.comm);
+        ++i;
+        continue;
+      }
+      if (is_gemm(step) && is_tp(next, model::Collective::reducescatter)) {
+        if (next.comm.phase == model::Phase::backward)
+          add_te_bulk(plan, step.compute, next.comm);
+        else
+          add_te_pipelined(plan, step.compute, next.comm);
+        ++i;
+        continue;
+      }
+    }
+    if (overlap && !te && i + 1 < steps.size()) {
       // FlashOverlap's pairs: an all-gather feeding a column-parallel GEMM, a row-parallel GEMM feeding a
       // reduce-scatter (both directions of the pass; the model orders the steps as Megatron issues them).
       const model::Step& next = steps[i + 1];

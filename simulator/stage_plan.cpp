@@ -44,7 +44,7 @@ Status check_strategy(const model::WorkloadSpec& w, const model::Strategy& s, co
   if (s.dp < 1 || s.pp < 1 || s.vpp < 1 || s.micro_batch < 1 || s.global_batch < 1) {
     return make_error(ErrorCode::invalid_input, "simulate: the strategy is not resolved");
   }
-  if (s.cp > 1 && (w.heads / s.tp) % s.cp != 0) {
+  if (s.cp > 1 && s.cp_comm == model::CpCommType::a2a && (w.heads / s.tp) % s.cp != 0) {
     return make_error(
         ErrorCode::invalid_input,
         fmt::format("cp={} (Ulysses all-to-all over heads) does not divide the heads per tp rank ({})", s.cp,

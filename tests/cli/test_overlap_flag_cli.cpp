@@ -31,7 +31,7 @@ std::vector<std::string> bench_with(const std::string& method) {
 }
 
 std::string refusal(const std::string& flag, const std::string& value) {
-  return "lagom: error: " + flag + ": '" + value + "' is not none, slice:K (K from 2 to 4096) or flash\n";
+  return "lagom: error: " + flag + ": '" + value + "' is not none, slice:K (K from 2 to 4096), flash or te\n";
 }
 
 }  // namespace

@@ -157,3 +157,73 @@ TEST_CASE("a model or cluster cell naming a file beside the runs file is read fr
   CHECK(nlohmann::json::parse(v.out)["runs"][0]["predicted_iteration_s"].get<double>() ==
         nlohmann::json::parse(sim.out)["iteration_time_s"].get<double>());
 }
+
+TEST_CASE("the CP, TP-overlap and MoE columns are simulate's flags, not ignored planned columns",
+          "[cli][validate]") {
+  const std::string dir = temp_dir("validate-flags");
+  const auto path = runs_file(dir,
+                              "model,cluster,gpus,tp,cp,ep,sp,global-batch,tp-overlap,cp-comm-type,moe-"
+                              "dispatcher,moe-capacity-factor,"
+                              "moe-pad-to-capacity,moe-grouped-gemm,expert-tp,measured_iteration_s",
+                              "mixtral-8x7b,dgx-h100,32,2,2,8,true,64,te,p2p,alltoall,1.0,true,false,2,1.0");
+  const auto v = run_lagom({"validate", path, "--json"});
+  INFO(v.err);
+  REQUIRE(v.exit_code == 0);
+  const auto doc = nlohmann::json::parse(v.out);
+  REQUIRE(doc["runs"].size() == 1);
+  CHECK_FALSE(doc["runs"][0].contains("planned_ignored"));
+  const auto sim = run_lagom({"simulate",
+                              "--model",
+                              "mixtral-8x7b",
+                              "--cluster",
+                              "dgx-h100",
+                              "--gpus",
+                              "32",
+                              "--tp",
+                              "2",
+                              "--cp",
+                              "2",
+                              "--ep",
+                              "8",
+                              "--sp",
+                              "--global-batch",
+                              "64",
+                              "--tp-overlap",
+                              "te",
+                              "--cp-comm-type",
+                              "p2p",
+                              "--moe-dispatcher",
+                              "alltoall",
+                              "--moe-capacity-factor",
+                              "1.0",
+                              "--moe-pad-to-capacity",
+                              "on",
+                              "--moe-grouped-gemm",
+                              "off",
+                              "--expert-tp",
+                              "2",
+                              "--json"});
+  INFO(sim.err);
+  REQUIRE(sim.exit_code == 0);
+  const auto s = nlohmann::json::parse(sim.out);
+  CHECK(doc["runs"][0]["predicted_iteration_s"].get<double>() == s["iteration_time_s"].get<double>());
+  CHECK(s["strategy"]["cp_comm_type"] == "p2p");
+  CHECK(s["strategy"]["tp_overlap"] == "te");
+  CHECK(s["strategy"]["moe_grouped_gemm"] == false);
+  // Without the columns the prediction differs (a2a CP, flash-less TP, dropless grouped MoE).
+  const auto plain =
+      run_lagom({"simulate", "--model", "mixtral-8x7b", "--cluster", "dgx-h100", "--gpus", "32", "--tp", "2",
+                 "--cp", "2", "--ep", "8", "--sp", "--global-batch", "64", "--json"});
+  REQUIRE(plain.exit_code == 0);
+  CHECK(nlohmann::json::parse(plain.out)["iteration_time_s"].get<double>() !=
+        s["iteration_time_s"].get<double>());
+  // Bad values exit 2 with the flag's name.
+  const auto bad = run_lagom({"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8",
+                              "--cp", "2", "--cp-comm-type", "ring"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("cp-comm-type: 'ring'") != std::string::npos);
+  const auto te_bench = run_lagom({"bench-overlap", "--kernel", "ag-gemm", "--method", "te", "--m", "1024",
+                                   "--n", "1024", "--k", "1024"});
+  CHECK(te_bench.exit_code == 2);
+  CHECK(te_bench.err.find("--method te") != std::string::npos);
+}

@@ -42,7 +42,7 @@ TEST_CASE("bench-overlap rejects bad input with exit 2", "[kernels]") {
   auto r = run_lagom(
       {"bench-overlap", "--kernel", "ag-gemm", "--method", "ring", "--m", "8", "--n", "8", "--k", "8"});
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "lagom: error: --method: 'ring' is not none, slice:K (K from 2 to 4096) or flash\n");
+  CHECK(r.err == "lagom: error: --method: 'ring' is not none, slice:K (K from 2 to 4096), flash or te\n");
   r = run_lagom(
       {"bench-overlap", "--kernel", "ag-gemm", "--method", "flash", "--m", "0", "--n", "8", "--k", "8"});
   CHECK(r.exit_code == 2);

@@ -18,6 +18,8 @@ TEST_CASE("overlap methods round-trip through their one spelling", "[model]") {
 TEST_CASE("vanilla is none by its FlashOverlap name", "[model]") {
   CHECK(parse_overlap_method("vanilla").value() == OverlapMethod{});
   CHECK(to_string(parse_overlap_method("vanilla").value()) == "none");
+  CHECK(parse_overlap_method("te").value().kind == OverlapMethodKind::te);
+  CHECK(to_string(parse_overlap_method("te").value()) == "te");
 }
 
 TEST_CASE("slice:K takes K from 2 to 4096; anything else gets one message naming the range", "[model]") {
@@ -29,7 +31,7 @@ TEST_CASE("slice:K takes K from 2 to 4096; anything else gets one message naming
     REQUIRE_FALSE(parsed.ok());
     CHECK(parsed.error().code == lagom::ErrorCode::invalid_input);
     CHECK(parsed.error().message ==
-          "'" + std::string(bad) + "' is not none, slice:K (K from 2 to 4096) or flash");
+          "'" + std::string(bad) + "' is not none, slice:K (K from 2 to 4096), flash or te");
   }
 }
 

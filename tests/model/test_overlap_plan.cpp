@@ -207,3 +207,14 @@ TEST_CASE("pricing spreads latency per step: slice:K pays K times the steps of v
   CHECK(price_overlap_plan(slice, timing).error().message ==
         "overlap timing: comm_us is less than its steps' latencies");
 }
+
+TEST_CASE("tp-overlap te has no executable plan: make_overlap_plan refuses it by name", "[model]") {
+  OverlapRequest request;
+  request.method = OverlapMethod{OverlapMethodKind::te, 1};
+  request.ranks = 4;
+  request.m = request.n = request.k = 1024;
+  const auto plan = make_overlap_plan(request);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.error().code == lagom::ErrorCode::invalid_input);
+  CHECK(plan.error().message.find("tp-overlap te") != std::string::npos);
+}

@@ -61,7 +61,8 @@ TEST_CASE("explore's top K is the top K of simulating every candidate, and its b
     const auto prices = std::make_shared<const simulator::SharedPrices>(cost_model);
     const std::vector<model::Strategy> candidates =
         search::explore_candidates(space.workload, space.cluster, space.options);
-    REQUIRE(candidates.size() > 400);
+    // Large enough to exercise the pruning (olmoe: 320, its MoE candidates with tp > 1 need sp).
+    REQUIRE(candidates.size() > 300);
     // Exhaustive: every candidate that fits, simulated; ranked by (time, enumeration order) as explore ranks.
     std::vector<std::pair<double, std::size_t>> all;
     std::size_t checked = 0;
@@ -87,7 +88,7 @@ TEST_CASE("explore's top K is the top K of simulating every candidate, and its b
       all.emplace_back(result->iteration_time_s, i);
       ++checked;
     }
-    REQUIRE(checked > 400);
+    REQUIRE(checked > 300);
     std::sort(all.begin(), all.end());
     all.resize(static_cast<std::size_t>(space.options.top));
 
