@@ -33,7 +33,8 @@ struct ReportFlags {
 
 Result<std::string> read_chart_library(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  const std::string hint = "install the Debian package libjs-chart.js, or give --chart-js the path of chart.min.js";
+  const std::string hint =
+      "install the Debian package libjs-chart.js, or give --chart-js the path of chart.min.js";
   if (!in) {
     return make_error(ErrorCode::unavailable,
                       fmt::format("chart library {}: cannot open file ({})", path, hint));
@@ -42,8 +43,9 @@ Result<std::string> read_chart_library(const std::string& path) {
   text << in.rdbuf();
   // The UMD build starts with its licence header ("Chart.js v3.9.1 ... MIT License"), kept in the page.
   if (text.str().find("Chart.js v") == std::string::npos) {
-    return make_error(ErrorCode::invalid_input,
-                      fmt::format("chart library {}: not a Chart.js build (no 'Chart.js v' header; {})", path, hint));
+    return make_error(
+        ErrorCode::invalid_input,
+        fmt::format("chart library {}: not a Chart.js build (no 'Chart.js v' header; {})", path, hint));
   }
   return text.str();
 }
@@ -53,7 +55,8 @@ std::string chart_version(const std::string& library) {
   if (at == std::string::npos) return "";
   const std::size_t begin = at + 10;
   std::size_t end = begin;
-  while (end < library.size() && (std::isdigit(static_cast<unsigned char>(library[end])) || library[end] == '.')) {
+  while (end < library.size() &&
+         (std::isdigit(static_cast<unsigned char>(library[end])) || library[end] == '.')) {
     ++end;
   }
   return library.substr(begin, end - begin);
@@ -138,7 +141,8 @@ void run_report(const ReportFlags& flags, const Context& context) {
 
 void add_report_command(CLI::App& app, Context& context) {
   auto flags = std::make_shared<ReportFlags>();
-  auto* command = app.add_subcommand("report", "One self-contained HTML page from Lagom's JSON documents and profiles");
+  auto* command =
+      app.add_subcommand("report", "One self-contained HTML page from Lagom's JSON documents and profiles");
   command->add_option("inputs", flags->inputs,
                       "simulate/explore/tune/validate/check --json documents, lagom-config.json, db exports");
   command->add_option("--out", flags->out, "The HTML file to write (never one of the inputs)")->required();

@@ -51,7 +51,8 @@ class Fields {
   [[nodiscard]] double number(const json& node, const std::string& path, const char* key) {
     const json* v = find(node, path, key);
     if (v == nullptr) return 0;
-    if (!v->is_number() || !std::isfinite(v->get<double>())) return wrong(path, key, "a finite number", *v), 0;
+    if (!v->is_number() || !std::isfinite(v->get<double>()))
+      return wrong(path, key, "a finite number", *v), 0;
     return v->get<double>();
   }
   // A number that the writer sets to null when it has none (print_json turns NaN into null too).
@@ -240,10 +241,11 @@ Result<json> simulate_section(const json& doc, const std::string& source, const 
   const double total = memory["total"].get<double>();
   json stats = json::array(
       {stat("iteration", seconds_text(iteration)), stat("tokens/s", fmt::format("{:.0f}", tokens)),
-       stat("model TFLOP/s per GPU", fmt::format("{:.1f}", tflops)), stat("MFU", fmt::format("{:.1f}%", 100 * mfu)),
-       stat("memory per GPU", options.gpu_memory_gib
-                                  ? fmt::format("{:.1f} of {:.0f} GiB", total, *options.gpu_memory_gib)
-                                  : fmt::format("{:.1f} GiB", total),
+       stat("model TFLOP/s per GPU", fmt::format("{:.1f}", tflops)),
+       stat("MFU", fmt::format("{:.1f}%", 100 * mfu)),
+       stat("memory per GPU",
+            options.gpu_memory_gib ? fmt::format("{:.1f} of {:.0f} GiB", total, *options.gpu_memory_gib)
+                                   : fmt::format("{:.1f} GiB", total),
             fits ? "" : "bad"),
        stat("fits in memory", fits ? "yes" : "no", fits ? "good" : "bad")});
   return json{{"kind", "simulate"},
@@ -325,7 +327,8 @@ Result<json> explore_section(const json& doc, const std::string& source, const S
   const double global_batch = f.number(doc, "", "global_batch");
   if (!f.ok()) return f.error(source);
   if (points.empty()) {
-    return make_error(ErrorCode::invalid_input, source + ": field results: no strategy (none fit in memory?)");
+    return make_error(ErrorCode::invalid_input,
+                      source + ": field results: no strategy (none fit in memory?)");
   }
   const std::vector<std::size_t> front = pareto_front(points);
   json stats = json::array({stat("strategies evaluated", fmt::format("{:.0f}", evaluated)),
@@ -386,19 +389,16 @@ Result<json> tune_section(const json& doc, const std::string& source) {
     what = fmt::format("{} on {}", f.text(doc, "", "model"), f.text(doc, "", "cluster"));
   }
   if (!f.ok()) return f.error(source);
-  json stats = json::array({stat("search", search + " (" + runtime + ")"),
-                            stat("NCCL defaults", seconds_text(baseline)), stat("tuned", seconds_text(predicted)),
-                            stat("speedup", fmt::format("{:.3f}×", speedup), speedup > 1 ? "good" : ""),
-                            stat("evaluations", fmt::format("{:.0f}", evaluations)),
-                            stat("op classes", std::to_string(ops.size()))});
-  return json{{"kind", "tune"},
-              {"heading", "Tune: " + what},
-              {"source", source},
-              {"stats", std::move(stats)},
-              {"search", search},
-              {"baseline_s", baseline},
-              {"predicted_s", predicted},
-              {"ops", std::move(ops)}};
+  json stats =
+      json::array({stat("search", search + " (" + runtime + ")"),
+                   stat("NCCL defaults", seconds_text(baseline)), stat("tuned", seconds_text(predicted)),
+                   stat("speedup", fmt::format("{:.3f}×", speedup), speedup > 1 ? "good" : ""),
+                   stat("evaluations", fmt::format("{:.0f}", evaluations)),
+                   stat("op classes", std::to_string(ops.size()))});
+  return json{{"kind", "tune"},           {"heading", "Tune: " + what},
+              {"source", source},         {"stats", std::move(stats)},
+              {"search", search},         {"baseline_s", baseline},
+              {"predicted_s", predicted}, {"ops", std::move(ops)}};
 }
 
 // ---- profile --------------------------------------------------------------------------------------
@@ -438,7 +438,7 @@ Result<json> profile_section(const json& doc, const std::string& source) {
     const std::string path = at("comm", i);
     if (!f.element(comm[i], path)) break;
     const json& s = comm[i];
-    SeriesKey key{f.text(s, path, "collective"), f.text(s, path, "algo"),     f.text(s, path, "proto"),
+    SeriesKey key{f.text(s, path, "collective"), f.text(s, path, "algo"),    f.text(s, path, "proto"),
                   f.number(s, path, "channels"), f.number(s, path, "ranks"), f.number(s, path, "nodes")};
     const double bytes = f.number(s, path, "bytes");
     const double busbw = f.number(s, path, "busbw_GBps");
@@ -447,23 +447,29 @@ Result<json> profile_section(const json& doc, const std::string& source) {
     if (wrong > 0 || !(bytes > 0)) continue;
     (in_place ? series[key].in_place : series[key].out_of_place).emplace_back(bytes, busbw);
   }
-  json fit_rows = json::array();
+  json collective_rows = json::array();
   std::map<SeriesKey, json> fit_curves;
   for (std::size_t i = 0; i < collective_fits.size() && f.ok(); ++i) {
     const std::string path = at("fits.collectives", i);
     if (!f.element(collective_fits[i], path)) break;
     const json& c = collective_fits[i];
-    SeriesKey key{f.text(c, path, "collective"), f.text(c, path, "algo"),     f.text(c, path, "proto"),
+    SeriesKey key{f.text(c, path, "collective"), f.text(c, path, "algo"),    f.text(c, path, "proto"),
                   f.number(c, path, "channels"), f.number(c, path, "ranks"), f.number(c, path, "nodes")};
     const double latency_us = f.number(c, path, "latency_us");
     const double bus_bw = f.number(c, path, "bus_bw_GBps");
     const double lo = f.number(c, path, "min_bytes");
     const double hi = f.number(c, path, "max_bytes");
-    fit_rows.push_back({{"name", fmt::format("{} {} {} ranks", std::get<0>(key), std::get<1>(key), std::get<4>(key))},
-                        {"a", latency_us},
-                        {"b", bus_bw},
-                        {"rel_error", f.number(c, path, "rel_error")},
-                        {"samples", f.number(c, path, "samples")}});
+    std::string name = fmt::format("{} {} ranks", std::get<0>(key), std::get<4>(key));
+    if (std::get<5>(key) > 1) name += fmt::format(" on {} nodes", std::get<5>(key));
+    for (const std::string& knob : {std::get<1>(key), std::get<2>(key)}) {
+      if (!knob.empty() && knob != "default") name += " " + knob;
+    }
+    if (std::get<3>(key) > 0) name += fmt::format(" {} ch", std::get<3>(key));
+    collective_rows.push_back({{"name", name},
+                               {"latency_us", latency_us},
+                               {"bus_bw_GBps", bus_bw},
+                               {"rel_error", f.number(c, path, "rel_error")},
+                               {"samples", f.number(c, path, "samples")}});
     const auto collective = model::parse_collective(std::get<0>(key));
     if (!collective || !(bus_bw > 0)) continue;
     // docs/profiler.md#fits: time_us = latency_us + bytes / (bus_bw_GBps / factor · 1e3), and nccl-tests'
@@ -513,6 +519,7 @@ Result<json> profile_section(const json& doc, const std::string& source) {
       memory.emplace_back(f.number(s, path, "bytes"), f.number(s, path, "bw_GBps"));
     }
   }
+  json gemm_rows = json::array();
   std::map<std::string, json> gemm_fit_curves;
   for (std::size_t i = 0; i < gemm_fits.size() && f.ok(); ++i) {
     const std::string path = at("fits.gemms", i);
@@ -521,16 +528,17 @@ Result<json> profile_section(const json& doc, const std::string& source) {
     const std::string precision = f.text(g, path, "precision");
     const double peak = f.number(g, path, "peak_tflops");
     const double half = f.number(g, path, "half_flops");
-    fit_rows.push_back({{"name", "gemm " + precision},
-                        {"a", peak},
-                        {"b", half},
-                        {"rel_error", f.number(g, path, "rel_error")},
-                        {"samples", f.number(g, path, "samples")}});
+    gemm_rows.push_back({{"precision", precision},
+                         {"peak_tflops", peak},
+                         {"half_flops", half},
+                         {"rel_error", f.number(g, path, "rel_error")},
+                         {"samples", f.number(g, path, "samples")}});
     const auto& points = gemm_points[precision];
     if (points.empty()) continue;
     double lo = INFINITY, hi = 0;
     for (const auto& p : points) lo = std::min(lo, std::get<0>(p)), hi = std::max(hi, std::get<0>(p));
-    gemm_fit_curves[precision] = curve(lo, hi, 48, [&](double flops) { return peak * flops / (flops + half); });
+    gemm_fit_curves[precision] =
+        curve(lo, hi, 48, [&](double flops) { return peak * flops / (flops + half); });
   }
   if (!f.ok()) return f.error(source);
   json gemms = json::array();
@@ -547,10 +555,10 @@ Result<json> profile_section(const json& doc, const std::string& source) {
     return make_error(ErrorCode::invalid_input,
                       source + ": fields comm, compute: no collective or GEMM sample to draw");
   }
-  json stats = json::array({stat("run", fmt::format("{:.0f} ({})", id, status), status == "complete" ? "" : "bad"),
-                            stat("backend", backend), stat("host", host),
-                            stat("collective samples", std::to_string(comm.size())),
-                            stat("compute samples", std::to_string(compute.size()))});
+  json stats = json::array(
+      {stat("run", fmt::format("{:.0f} ({})", id, status), status == "complete" ? "" : "bad"),
+       stat("backend", backend), stat("host", host), stat("collective samples", std::to_string(comm.size())),
+       stat("compute samples", std::to_string(compute.size()))});
   if (!memory.empty()) {
     const auto best = std::max_element(memory.begin(), memory.end());  // the largest array (docs/profiler.md)
     stats.push_back(stat("memory bandwidth", fmt::format("{:.1f} GB/s", best->second)));
@@ -562,7 +570,8 @@ Result<json> profile_section(const json& doc, const std::string& source) {
               {"stats", std::move(stats)},
               {"collectives", std::move(collectives)},
               {"gemms", std::move(gemms)},
-              {"fits", std::move(fit_rows)}};
+              {"collective_fits", std::move(collective_rows)},
+              {"gemm_fits", std::move(gemm_rows)}};
 }
 
 // ---- validate -------------------------------------------------------------------------------------
@@ -583,13 +592,15 @@ Result<json> validate_section(const json& doc, const std::string& source) {
     if (!(measured > 0) || !(predicted > 0)) continue;
     runs.push_back(json::array({measured, predicted}));
     labels.push_back(fmt::format("line {:.0f}: {} on {:.0f} GPUs ({})", f.number(r, path, "line"),
-                                 f.text(r, path, "model"), f.number(r, path, "gpus"), f.text(r, path, "parallel")));
+                                 f.text(r, path, "model"), f.number(r, path, "gpus"),
+                                 f.text(r, path, "parallel")));
   }
   json groups = json::array();
   const json& raw_groups = f.object(doc, "", "groups");
   for (const auto& [by, named] : raw_groups.items()) {
     if (!named.is_object()) {
-      return make_error(ErrorCode::invalid_input, fmt::format("{}: field groups.{}: expected an object", source, by));
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("{}: field groups.{}: expected an object", source, by));
     }
     for (const auto& [name, s] : named.items()) {
       const std::string path = fmt::format("groups.{}.{}", by, name);
@@ -619,17 +630,18 @@ Result<json> validate_section(const json& doc, const std::string& source) {
     within10 += error <= 0.10;
   }
   const auto share = [&](std::size_t n) {
-    return runs.empty() ? std::string("–") : fmt::format("{:.0f}%", 100.0 * static_cast<double>(n) / runs.size());
+    return runs.empty() ? std::string("–")
+                        : fmt::format("{:.0f}%", 100.0 * static_cast<double>(n) / runs.size());
   };
-  json stats = json::array({stat("runs", fmt::format("{:.0f}", count)), stat("MAPE", fmt::format("{:.2f}%", mape)),
-                            stat("median |error|", fmt::format("{:.2f}%", median)),
-                            stat("bias", fmt::format("{:+.2f}%", bias)), stat("within ±5%", share(within5)),
-                            stat("within ±10%", share(within10)),
-                            stat("failed", fmt::format("{:.0f}", failed), failed > 0 ? "bad" : ""),
-                            stat("passed", passed ? "yes" : "no", passed ? "good" : "bad")});
-  return json{{"kind", "validate"},       {"heading", "Validation: predicted against measured"},
-              {"source", source},         {"stats", std::move(stats)},
-              {"runs", std::move(runs)},  {"labels", std::move(labels)},
+  json stats = json::array(
+      {stat("runs", fmt::format("{:.0f}", count)), stat("MAPE", fmt::format("{:.2f}%", mape)),
+       stat("median |error|", fmt::format("{:.2f}%", median)), stat("bias", fmt::format("{:+.2f}%", bias)),
+       stat("within ±5%", share(within5)), stat("within ±10%", share(within10)),
+       stat("failed", fmt::format("{:.0f}", failed), failed > 0 ? "bad" : ""),
+       stat("passed", passed ? "yes" : "no", passed ? "good" : "bad")});
+  return json{{"kind", "validate"},         {"heading", "Validation: predicted against measured"},
+              {"source", source},           {"stats", std::move(stats)},
+              {"runs", std::move(runs)},    {"labels", std::move(labels)},
               {"groups", std::move(groups)}};
 }
 
@@ -664,7 +676,8 @@ Result<json> check_section(const json& doc, const std::string& source) {
   const double regressions = f.number(doc, "", "regressions");
   if (!f.ok()) return f.error(source);
   // The chart: every metric, or the ones nearest to (or past) their tolerance, in the table's order.
-  std::stable_sort(weight.begin(), weight.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::stable_sort(weight.begin(), weight.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
   if (weight.size() > k_chart_metrics) weight.resize(k_chart_metrics);
   std::sort(weight.begin(), weight.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   json chart = json::array();
@@ -673,9 +686,10 @@ Result<json> check_section(const json& doc, const std::string& source) {
     if (m["delta_pct"].is_null()) m["delta_pct"] = 0;
     chart.push_back(std::move(m));
   }
-  json stats = json::array({stat("compared", kind + " documents"), stat("metrics", std::to_string(metrics.size())),
-                            stat("regressions", fmt::format("{:.0f}", regressions), regressions > 0 ? "bad" : "good"),
-                            stat("passed", passed ? "yes" : "no", passed ? "good" : "bad")});
+  json stats =
+      json::array({stat("compared", kind + " documents"), stat("metrics", std::to_string(metrics.size())),
+                   stat("regressions", fmt::format("{:.0f}", regressions), regressions > 0 ? "bad" : "good"),
+                   stat("passed", passed ? "yes" : "no", passed ? "good" : "bad")});
   return json{{"kind", "check"},
               {"heading", fmt::format("Check: current {} against its baseline", kind)},
               {"source", source},
@@ -735,7 +749,8 @@ Result<Kind> detect_kind(const json& doc) {
     return Kind::simulate;
   if (is(doc, "results", T::array) && is(doc, "evaluated", number) && is(doc, "simulated", number))
     return Kind::explore;
-  if (is(doc, "search", T::string) && is(doc, "predicted_iteration_time_s", number) && is(doc, "ops", T::array))
+  if (is(doc, "search", T::string) && is(doc, "predicted_iteration_time_s", number) &&
+      is(doc, "ops", T::array))
     return Kind::tune;
   if (is(doc, "run", T::object) && is(doc, "comm", T::array) && is(doc, "compute", T::array))
     return Kind::profile;

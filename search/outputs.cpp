@@ -163,19 +163,19 @@ nlohmann::json ops_json(const Problem& problem, const TuneResult& result) {
   nlohmann::json ops = nlohmann::json::array();
   for (const auto& r : op_reports(problem, result)) {
     nlohmann::json op = {{"name", simulator::op_class_name(r.op.key)},
-                   {"collective", std::string(model::to_string(r.op.key.collective))},
-                   {"group", std::string(model::to_string(r.op.key.group))},
-                   {"bytes", r.op.key.bytes},
-                   {"ranks", r.op.shape.ranks},
-                   {"nodes", r.op.shape.nodes},
-                   {"count", r.op.count},
-                   {"algo", std::string(model::to_string(r.config.algo))},
-                   {"proto", std::string(model::to_string(r.config.proto))},
-                   {"channels", r.config.channels},
-                   {"threads", r.config.threads},
-                   {"chunk_bytes", r.config.chunk_bytes},
-                   {"scope", r.scope},
-                   {"predicted_time_us", r.op.time_us}};
+                         {"collective", std::string(model::to_string(r.op.key.collective))},
+                         {"group", std::string(model::to_string(r.op.key.group))},
+                         {"bytes", r.op.key.bytes},
+                         {"ranks", r.op.shape.ranks},
+                         {"nodes", r.op.shape.nodes},
+                         {"count", r.op.count},
+                         {"algo", std::string(model::to_string(r.config.algo))},
+                         {"proto", std::string(model::to_string(r.config.proto))},
+                         {"channels", r.config.channels},
+                         {"threads", r.config.threads},
+                         {"chunk_bytes", r.config.chunk_bytes},
+                         {"scope", r.scope},
+                         {"predicted_time_us", r.op.time_us}};
     if (r.default_config) {
       op["default"] = {{"algo", std::string(model::to_string(r.default_config->algo))},
                        {"proto", std::string(model::to_string(r.default_config->proto))},

@@ -15,9 +15,19 @@ using nlohmann::json;
 namespace {
 
 json strategy() {
-  return {{"gpus", 16},  {"tp", 2},         {"pp", 2},           {"dp", 4},          {"cp", 1},
-          {"ep", 1},     {"sp", false},     {"vpp", 1},          {"zero", 1},        {"micro_batch", 1},
-          {"recompute", "none"}, {"tp_overlap", "none"}, {"global_batch", 64}};
+  return {{"gpus", 16},
+          {"tp", 2},
+          {"pp", 2},
+          {"dp", 4},
+          {"cp", 1},
+          {"ep", 1},
+          {"sp", false},
+          {"vpp", 1},
+          {"zero", 1},
+          {"micro_batch", 1},
+          {"recompute", "none"},
+          {"tp_overlap", "none"},
+          {"global_batch", 64}};
 }
 
 json cluster() {
@@ -25,7 +35,8 @@ json cluster() {
 }
 
 json simulate_doc() {
-  const json stage = {{"compute", 1.0}, {"exposed_comm", 0.25}, {"pipeline_bubble", 0.125}, {"optimizer", 0.0625}};
+  const json stage = {
+      {"compute", 1.0}, {"exposed_comm", 0.25}, {"pipeline_bubble", 0.125}, {"optimizer", 0.0625}};
   return {{"model", "gpt2"},
           {"iteration_time_s", 1.4375},
           {"tokens_per_s", 1000.0},
@@ -38,23 +49,22 @@ json simulate_doc() {
           {"fits_in_memory", true},
           {"strategy", strategy()},
           {"cluster", cluster()},
-          {"op_classes",
-           json::array({{{"name", "dp.allreduce.1024"},
-                         {"collective", "allreduce"},
-                         {"group", "dp"},
-                         {"bytes", 1024},
-                         {"ranks", 4},
-                         {"nodes", 2},
-                         {"count", 2.0},
-                         {"time_us", 10.0}},
-                        {{"name", "tp.allreduce.64"},
-                         {"collective", "allreduce"},
-                         {"group", "tp"},
-                         {"bytes", 64},
-                         {"ranks", 2},
-                         {"nodes", 1},
-                         {"count", 100.0},
-                         {"time_us", 5.0}}})}};
+          {"op_classes", json::array({{{"name", "dp.allreduce.1024"},
+                                       {"collective", "allreduce"},
+                                       {"group", "dp"},
+                                       {"bytes", 1024},
+                                       {"ranks", 4},
+                                       {"nodes", 2},
+                                       {"count", 2.0},
+                                       {"time_us", 10.0}},
+                                      {{"name", "tp.allreduce.64"},
+                                       {"collective", "allreduce"},
+                                       {"group", "tp"},
+                                       {"bytes", 64},
+                                       {"ranks", 2},
+                                       {"nodes", 1},
+                                       {"count", 100.0},
+                                       {"time_us", 5.0}}})}};
 }
 
 json explore_doc(const std::vector<std::pair<double, double>>& points) {
@@ -66,26 +76,30 @@ json explore_doc(const std::vector<std::pair<double, double>>& points) {
                        {"mfu", 0.4},
                        {"memory_gib_per_gpu_total", memory}});
   }
-  return {{"model", "gpt2"},    {"cluster", cluster()}, {"gpus", 16},     {"global_batch", 64},
-          {"evaluated", 100},   {"pruned", 10},         {"out_of_memory", 5}, {"simulated", 85},
+  return {{"model", "gpt2"},    {"cluster", cluster()},
+          {"gpus", 16},         {"global_batch", 64},
+          {"evaluated", 100},   {"pruned", 10},
+          {"out_of_memory", 5}, {"simulated", 85},
           {"elapsed_s", 0.5},   {"results", std::move(results)}};
 }
 
 json tune_doc() {
-  return {{"search", "lagom"},
-          {"runtime", "nccl"},
-          {"predicted_iteration_time_s", 1.0},
-          {"baseline_iteration_time_s", 1.25},
-          {"speedup", 1.25},
-          {"evaluations", 12},
-          {"ops", json::array({{{"name", "dp.allreduce.1024"},
-                                {"count", 2.0},
-                                {"algo", "ring"},
-                                {"proto", "simple"},
-                                {"channels", 8},
-                                {"scope", "per call (tuner plugin)"},
-                                {"predicted_time_us", 8.0},
-                                {"default", {{"algo", "tree"}, {"proto", "ll"}, {"channels", 4}, {"time_us", 10.0}}}}})}};
+  return {
+      {"search", "lagom"},
+      {"runtime", "nccl"},
+      {"predicted_iteration_time_s", 1.0},
+      {"baseline_iteration_time_s", 1.25},
+      {"speedup", 1.25},
+      {"evaluations", 12},
+      {"ops", json::array(
+                  {{{"name", "dp.allreduce.1024"},
+                    {"count", 2.0},
+                    {"algo", "ring"},
+                    {"proto", "simple"},
+                    {"channels", 8},
+                    {"scope", "per call (tuner plugin)"},
+                    {"predicted_time_us", 8.0},
+                    {"default", {{"algo", "tree"}, {"proto", "ll"}, {"channels", 4}, {"time_us", 10.0}}}}})}};
 }
 
 json profile_doc() {
@@ -128,21 +142,47 @@ json profile_doc() {
                                  {"busbw_GBps", 5.0},
                                  {"wrong", 3},  // a failed data check: not drawn
                                  {"in_place", false}}})},
-          {"compute", json::array({{{"kind", "gemm"}, {"precision", "fp32"}, {"m", 512}, {"n", 512}, {"k", 512},
-                                    {"tflops", 0.05}, {"time_us", 1.0}},
-                                   {{"kind", "memory"}, {"bytes", 1 << 20}, {"bw_GBps", 12.5}, {"time_us", 1.0}}})}};
+          {"compute",
+           json::array({{{"kind", "gemm"},
+                         {"precision", "fp32"},
+                         {"m", 512},
+                         {"n", 512},
+                         {"k", 512},
+                         {"tflops", 0.05},
+                         {"time_us", 1.0}},
+                        {{"kind", "memory"}, {"bytes", 1 << 20}, {"bw_GBps", 12.5}, {"time_us", 1.0}}})}};
 }
 
 json validate_doc() {
   return {{"kind", "validate"},
-          {"runs", json::array({{{"line", 3}, {"model", "gpt2"}, {"gpus", 8}, {"parallel", "tp2"},
-                                 {"measured_iteration_s", 1.0}, {"predicted_iteration_s", 1.04}},
-                                {{"line", 4}, {"model", "gpt2"}, {"gpus", 8}, {"parallel", "tp2"},
-                                 {"measured_iteration_s", 1.0}, {"failure", "does not divide"}}})},
-          {"overall", {{"runs", 2}, {"failed", 1}, {"median_abs_error_pct", 4}, {"mape_pct", 4},
-                       {"mean_signed_error_pct", 4}, {"worst_error_pct", 4}}},
-          {"groups", {{"model", {{"gpt2", {{"runs", 2}, {"failed", 1}, {"median_abs_error_pct", 4}, {"mape_pct", 4},
-                                           {"mean_signed_error_pct", 4}, {"worst_error_pct", 4}}}}}}},
+          {"runs", json::array({{{"line", 3},
+                                 {"model", "gpt2"},
+                                 {"gpus", 8},
+                                 {"parallel", "tp2"},
+                                 {"measured_iteration_s", 1.0},
+                                 {"predicted_iteration_s", 1.04}},
+                                {{"line", 4},
+                                 {"model", "gpt2"},
+                                 {"gpus", 8},
+                                 {"parallel", "tp2"},
+                                 {"measured_iteration_s", 1.0},
+                                 {"failure", "does not divide"}}})},
+          {"overall",
+           {{"runs", 2},
+            {"failed", 1},
+            {"median_abs_error_pct", 4},
+            {"mape_pct", 4},
+            {"mean_signed_error_pct", 4},
+            {"worst_error_pct", 4}}},
+          {"groups",
+           {{"model",
+             {{"gpt2",
+               {{"runs", 2},
+                {"failed", 1},
+                {"median_abs_error_pct", 4},
+                {"mape_pct", 4},
+                {"mean_signed_error_pct", 4},
+                {"worst_error_pct", 4}}}}}}},
           {"failed", 1},
           {"passed", false}};
 }
@@ -173,9 +213,10 @@ TEST_CASE("report tells each document kind by the fields only its writer writes"
   CHECK(*detect_kind(check_doc(3, 1)) == Kind::check);
   const auto unknown = detect_kind(json{{"kind", "simulate"}, {"iteration_time_s", 1.0}});
   REQUIRE_FALSE(unknown.ok());
-  CHECK(unknown.error().message ==
-        "not a document lagom report reads (simulate --json, explore --json, tune --json or lagom-config.json, "
-        "db export --format json, validate --json, check --json)");
+  CHECK(
+      unknown.error().message ==
+      "not a document lagom report reads (simulate --json, explore --json, tune --json or lagom-config.json, "
+      "db export --format json, validate --json, check --json)");
   CHECK(detect_kind(json::array()).error().message == "not a Lagom document (expected a JSON object)");
 }
 
@@ -215,7 +256,8 @@ TEST_CASE("a simulate section holds one timeline row per pipeline stage and the 
   CHECK(s["op_classes"][0]["total_ms"].get<double>() == Approx(0.5));
 }
 
-TEST_CASE("explore's Pareto front keeps the strategies no other beats on both time and memory", "[cli][report]") {
+TEST_CASE("explore's Pareto front keeps the strategies no other beats on both time and memory",
+          "[cli][report]") {
   // (3 s, 45 GiB) is beaten by (2 s, 40 GiB); (5 s, 10 GiB) ties on memory with a faster one.
   const json doc = explore_doc({{1, 50}, {2, 40}, {3, 45}, {4, 10}, {5, 10}});
   lagom::cli::report::SectionOptions options;
@@ -258,7 +300,9 @@ TEST_CASE("a profile section's curves are the fits' predictions at each size", "
   REQUIRE(s["gemms"].size() == 1);
   const double flops = 2.0 * 512 * 512 * 512;
   CHECK(s["gemms"][0]["fit"][0][1].get<double>() == Approx(0.1 * flops / (flops + 1e9)));
-  CHECK(s["fits"].size() == 2);
+  REQUIRE(s["collective_fits"].size() == 1);
+  CHECK(s["collective_fits"][0]["name"] == "allreduce 8 ranks ring simple");
+  CHECK(s["gemm_fits"].size() == 1);
 }
 
 TEST_CASE("a validate section draws the runs with both times and counts the ±5% share", "[cli][report]") {
@@ -279,12 +323,14 @@ TEST_CASE("a check section charts the metrics nearest their tolerance, regressio
   CHECK(s["chart"][1]["metric"] == "m11");  // then the 59 largest deltas, in the table's order
 }
 
-TEST_CASE("the page inlines the library and the data so that neither can end a script block", "[cli][report]") {
+TEST_CASE("the page inlines the library and the data so that neither can end a script block",
+          "[cli][report]") {
   lagom::cli::report::Page page;
   page.title = "a <b>bold</b> & \"quoted\" title";
   page.sections.push_back(json{{"kind", "check"}, {"note", "</script><script>alert(1)</script>"}});
   const std::string html = lagom::cli::report::render_html(page, "/* Chart.js v9 */ var s = '</SCRIPT>';");
-  CHECK(html.find("<title>a &lt;b&gt;bold&lt;/b&gt; &amp; &quot;quoted&quot; title</title>") != std::string::npos);
+  CHECK(html.find("<title>a &lt;b&gt;bold&lt;/b&gt; &amp; &quot;quoted&quot; title</title>") !=
+        std::string::npos);
   CHECK(html.find("var s = '<\\/SCRIPT>';") != std::string::npos);
   CHECK(html.find("alert(1)") != std::string::npos);
   CHECK(html.find("</script><script>alert(1)") == std::string::npos);

@@ -14,9 +14,9 @@ using lagom::test::write_file;
 
 namespace {
 
-const std::vector<std::string> k_simulate{"simulate", "--json",         "--model",        "gpt2",
-                                          "--cluster", "dgx-a100",      "--gpus",         "8",
-                                          "--tp",      "2",             "--global-batch", "32"};
+const std::vector<std::string> k_simulate{"simulate",  "--json",   "--model",        "gpt2",
+                                          "--cluster", "dgx-a100", "--gpus",         "8",
+                                          "--tp",      "2",        "--global-batch", "32"};
 
 // A simulate --json document in `dir`; returns its path.
 std::string simulate_file(const std::string& dir) {
@@ -63,7 +63,10 @@ TEST_CASE("report writes one HTML page that holds the library, the data and a se
 }
 
 TEST_CASE("report reads Debian's Chart.js by default", "[cli][report]") {
-  if (!have_chart_js()) SKIP("libjs-chart.js is not installed");
+  if (!have_chart_js()) {
+    WARN("libjs-chart.js is not installed: the default library path is not tested");
+    return;
+  }
   const std::string dir = temp_dir("report");
   const auto r = run_lagom({"report", simulate_file(dir), "--out", dir + "/r.html", "--quiet"});
   INFO(r.err);
@@ -76,15 +79,19 @@ TEST_CASE("report reads Debian's Chart.js by default", "[cli][report]") {
 
 TEST_CASE("report without its chart library names the Debian package and exits 2", "[cli][report]") {
   const std::string dir = temp_dir("report");
-  const auto r = run_lagom({"report", simulate_file(dir), "--out", dir + "/r.html", "--chart-js", dir + "/none.js"});
+  const auto r =
+      run_lagom({"report", simulate_file(dir), "--out", dir + "/r.html", "--chart-js", dir + "/none.js"});
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "lagom: error: report: chart library " + dir +
-                     "/none.js: cannot open file (install the Debian package libjs-chart.js, or give --chart-js "
-                     "the path of chart.min.js)\n");
+  CHECK(r.err ==
+        "lagom: error: report: chart library " + dir +
+            "/none.js: cannot open file (install the Debian package libjs-chart.js, or give --chart-js "
+            "the path of chart.min.js)\n");
   write_file(dir + "/other.js", "var x = 1;\n");
-  const auto other = run_lagom({"report", simulate_file(dir), "--out", dir + "/r.html", "--chart-js", dir + "/other.js"});
+  const auto other =
+      run_lagom({"report", simulate_file(dir), "--out", dir + "/r.html", "--chart-js", dir + "/other.js"});
   CHECK(other.exit_code == 2);
-  CHECK(other.err.find("lagom: error: report: chart library " + dir + "/other.js: not a Chart.js build") == 0);
+  CHECK(other.err.find("lagom: error: report: chart library " + dir + "/other.js: not a Chart.js build") ==
+        0);
   CHECK_FALSE(std::ifstream(dir + "/r.html").good());
 }
 
@@ -93,11 +100,13 @@ TEST_CASE("report refuses a document of an unknown kind, malformed JSON and a mi
   const std::string dir = temp_dir("report");
   const std::string library = fake_library(dir);
   write_file(dir + "/other.json", "{\"hello\": 1}");
-  const auto unknown = run_lagom({"report", dir + "/other.json", "--out", dir + "/r.html", "--chart-js", library});
+  const auto unknown =
+      run_lagom({"report", dir + "/other.json", "--out", dir + "/r.html", "--chart-js", library});
   CHECK(unknown.exit_code == 2);
-  CHECK(unknown.err == "lagom: error: report: " + dir +
-                           "/other.json: not a document lagom report reads (simulate --json, explore --json, tune "
-                           "--json or lagom-config.json, db export --format json, validate --json, check --json)\n");
+  CHECK(unknown.err ==
+        "lagom: error: report: " + dir +
+            "/other.json: not a document lagom report reads (simulate --json, explore --json, tune "
+            "--json or lagom-config.json, db export --format json, validate --json, check --json)\n");
   write_file(dir + "/bad.json", "{\"iteration_time_s\": ");
   const auto bad = run_lagom({"report", dir + "/bad.json", "--out", dir + "/r.html", "--chart-js", library});
   CHECK(bad.exit_code == 2);
@@ -111,8 +120,8 @@ TEST_CASE("report refuses a document of an unknown kind, malformed JSON and a mi
   const auto none = run_lagom({"report", "--out", dir + "/r.html", "--chart-js", library});
   CHECK(none.exit_code == 2);
   CHECK(none.err == "lagom: error: report: no input (give documents, or --run ID with --db PATH)\n");
-  const auto run = run_lagom({"report", "--db", dir + "/none.db", "--run", "4", "--out", dir + "/r.html",
-                              "--chart-js", library});
+  const auto run = run_lagom(
+      {"report", "--db", dir + "/none.db", "--run", "4", "--out", dir + "/r.html", "--chart-js", library});
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("lagom: error: report: " + dir + "/none.db run 4: ") == 0);
   CHECK_FALSE(std::ifstream(dir + "/r.html").good());
