@@ -136,3 +136,35 @@ TEST_CASE("report never writes over one of its inputs", "[cli][report]") {
   CHECK(r.err.find("lagom: error: report: --out: ") == 0);
   CHECK(read_file(sim) == before);
 }
+
+TEST_CASE("tune's default per op class is NCCL's choice: with --search default it is the tuned one",
+          "[cli][report]") {
+  const std::string dir = temp_dir("report");
+  const std::vector<std::string> scenario{
+      "--model", "llama3-8b",      "--cluster", "a40-nvlink-ib400", "--gpus", "16", "--tp", "8",
+      "--sp",    "--global-batch", "64",        "--quiet",          "--json"};
+  auto args = scenario;
+  args.insert(args.begin(), {"tune", "--search", "default", "--out", dir + "/default"});
+  const auto r = run_lagom(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  REQUIRE_FALSE(doc["ops"].empty());
+  for (const auto& op : doc["ops"]) {
+    INFO(op.dump());
+    REQUIRE(op.contains("default"));
+    CHECK(op["default"]["algo"] == op["algo"]);
+    CHECK(op["default"]["proto"] == op["proto"]);
+    CHECK(op["default"]["channels"] == op["channels"]);
+    CHECK(op["default"]["time_us"].get<double>() ==
+          Approx(op["predicted_time_us"].get<double>()).epsilon(1e-12));
+  }
+  // the lagom search moves the gradient bucket: that class has no default, the others keep theirs
+  args = scenario;
+  args.insert(args.begin(), {"tune", "--out", dir + "/lagom"});
+  const auto tuned = nlohmann::json::parse(run_lagom(args).out);
+  int with_default = 0;
+  for (const auto& op : tuned["ops"]) with_default += op.contains("default") ? 1 : 0;
+  CHECK(with_default > 0);
+  CHECK(with_default < static_cast<int>(tuned["ops"].size()));
+}
