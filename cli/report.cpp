@@ -417,11 +417,15 @@ json curve(double lo, double hi, int count, F&& value) {
 
 Result<json> profile_section(const json& doc, const std::string& source) {
   Fields f;
-  const json& run = f.object(doc, "", "run");
-  const double id = f.number(run, "run", "id");
-  const std::string backend = f.text(run, "run", "backend");
-  const std::string host = f.text(run, "run", "host");
-  const std::string status = f.text(run, "run", "status");
+  // An export holds the run's record (run{id, backend, host, status, ...}); `lagom profile --json` holds
+  // run_id, backend and status at the top and no host.
+  const bool exported = doc.contains("run");
+  const json& run = exported ? f.object(doc, "", "run") : doc;
+  const std::string run_path = exported ? "run" : "";
+  const double id = f.number(run, run_path, exported ? "id" : "run_id");
+  const std::string backend = f.text(run, run_path, "backend");
+  const std::string host = exported ? f.text(run, run_path, "host") : "";
+  const std::string status = f.text(run, run_path, "status");
   const json& fits = f.object(doc, "", "fits");
   const json& collective_fits = f.array(fits, "fits", "collectives");
   const json& gemm_fits = f.array(fits, "fits", "gemms");
@@ -752,15 +756,17 @@ Result<Kind> detect_kind(const json& doc) {
   if (is(doc, "search", T::string) && is(doc, "predicted_iteration_time_s", number) &&
       is(doc, "ops", T::array))
     return Kind::tune;
-  if (is(doc, "run", T::object) && is(doc, "comm", T::array) && is(doc, "compute", T::array))
+  if ((is(doc, "run", T::object) || is(doc, "run_id", number)) && is(doc, "comm", T::array) &&
+      is(doc, "compute", T::array))
     return Kind::profile;
   if (doc.value("kind", json()) == "validate" && is(doc, "runs", T::array) && is(doc, "groups", T::object))
     return Kind::validate;
   if (is(doc, "metrics", T::array) && is(doc, "passed", T::boolean) && is(doc, "regressions", number))
     return Kind::check;
-  return make_error(ErrorCode::invalid_input,
-                    "not a document lagom report reads (simulate --json, explore --json, tune --json or "
-                    "lagom-config.json, db export --format json, validate --json, check --json)");
+  return make_error(
+      ErrorCode::invalid_input,
+      "not a document lagom report reads (simulate --json, explore --json, tune --json or "
+      "lagom-config.json, profile --json or db export --format json, validate --json, check --json)");
 }
 
 Result<json> build_section(const json& document, Kind kind, const std::string& source,

@@ -28,7 +28,8 @@ std::string_view to_string(Kind kind);
 //   explore   results (array), evaluated and simulated (numbers)
 //   tune      search (string), predicted_iteration_time_s (number), ops (array): tune --json and
 //             lagom-config.json alike
-//   profile   run (object), comm and compute (arrays): `lagom db export RUN --format json`
+//   profile   run (object) or run_id (number), comm and compute (arrays): `lagom db export RUN --format
+//             json`, `lagom profile --json`
 //   validate  kind "validate", runs (array), groups (object)
 //   check     metrics (array), passed (boolean), regressions (number)
 // Anything else is an invalid_input error that lists the kinds.

@@ -216,7 +216,7 @@ TEST_CASE("report tells each document kind by the fields only its writer writes"
   CHECK(
       unknown.error().message ==
       "not a document lagom report reads (simulate --json, explore --json, tune --json or lagom-config.json, "
-      "db export --format json, validate --json, check --json)");
+      "profile --json or db export --format json, validate --json, check --json)");
   CHECK(detect_kind(json::array()).error().message == "not a Lagom document (expected a JSON object)");
 }
 
@@ -303,6 +303,19 @@ TEST_CASE("a profile section's curves are the fits' predictions at each size", "
   REQUIRE(s["collective_fits"].size() == 1);
   CHECK(s["collective_fits"][0]["name"] == "allreduce 8 ranks ring simple");
   CHECK(s["gemm_fits"].size() == 1);
+}
+
+TEST_CASE("a profile --json document is read like an export: run_id, backend and status at the top",
+          "[cli][report]") {
+  json doc = profile_doc();
+  doc.erase("run");
+  doc["run_id"] = 7;
+  doc["backend"] = "mpi";
+  doc["status"] = "complete";
+  REQUIRE(*detect_kind(doc) == Kind::profile);
+  const json s = *build_section(doc, Kind::profile, "profile.json");
+  CHECK(s["heading"] == "Profile: run 7 (mpi)");
+  CHECK(s["collectives"].size() == 1);
 }
 
 TEST_CASE("a validate section draws the runs with both times and counts the ±5% share", "[cli][report]") {

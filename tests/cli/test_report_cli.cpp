@@ -106,7 +106,8 @@ TEST_CASE("report refuses a document of an unknown kind, malformed JSON and a mi
   CHECK(unknown.err ==
         "lagom: error: report: " + dir +
             "/other.json: not a document lagom report reads (simulate --json, explore --json, tune "
-            "--json or lagom-config.json, db export --format json, validate --json, check --json)\n");
+            "--json or lagom-config.json, profile --json or db export --format json, validate --json, check "
+            "--json)\n");
   write_file(dir + "/bad.json", "{\"iteration_time_s\": ");
   const auto bad = run_lagom({"report", dir + "/bad.json", "--out", dir + "/r.html", "--chart-js", library});
   CHECK(bad.exit_code == 2);
