@@ -312,7 +312,7 @@ def main():
                 failures.append(f"the page loads something from the network: {line.strip()[:120]}")
     url = "file://" + os.path.abspath(page)
     shot = os.path.join(a.work, "screenshot.png")
-    height = 1400 if a.kind != "all" else 5200
+    height = 1400 if a.kind != "all" else 2400  # the DOM check covers what lies below
     # One run does both: the DOM after the page's script ran on stdout, and the screenshot.
     dom_run, browser_s = browser(chromium, ["--dump-dom", f"--screenshot={shot}", f"--window-size=1280,{height}"], url)
     if dom_run.returncode != 0 or "<body" not in dom_run.stdout or not os.path.exists(shot):
@@ -335,9 +335,9 @@ def main():
         if got is None or got[0] != rows or got[1] != rows:
             failures.append(f"table {name}: data-rows and <tr> {got}, expected {rows}")
     share = non_background_share(shot)
-    # A page with its charts drawn colours well over 5% of a 1280-wide screenshot (bars, points, grid
-    # lines, text); the bare header and an empty page colour under 2%.
-    if share < 0.05:
+    # Measured: the pages of every kind colour 5.5-25% of a 1280-wide screenshot (bars, points, grid
+    # lines, text); the page whose library failed (header and footer only) 0.4%.
+    if share < 0.03:
         failures.append(f"screenshot {shot} is nearly blank: {100 * share:.1f}% of pixels not background")
     print(f"{a.kind}: {len(kinds)} section(s), charts {dom.charts}, tables "
           f"{ {k: v[0] for k, v in dom.tables.items()} }, render {dom.body.get('data-render-ms')} ms, "
