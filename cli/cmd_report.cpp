@@ -143,12 +143,13 @@ void add_report_command(CLI::App& app, Context& context) {
   auto flags = std::make_shared<ReportFlags>();
   auto* command =
       app.add_subcommand("report", "One self-contained HTML page from Lagom's JSON documents and profiles");
-  command->add_option("inputs", flags->inputs,
-                      "simulate/explore/tune/validate/check --json documents, lagom-config.json, db exports");
+  command->add_option(
+      "inputs", flags->inputs,
+      "simulate/explore/tune/profile/validate/check --json documents, lagom-config.json, db exports");
   command->add_option("--out", flags->out, "The HTML file to write (never one of the inputs)")->required();
   command->add_option("--db", flags->db_path, "Profile database for --run")->capture_default_str();
   command->add_option("--run", flags->runs, "A profile run in --db to draw (repeatable: --run 3 --run 4)")
-      ->expected(1)
+      ->allow_extra_args(false)  // one id per --run, so that documents may follow it
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   command->add_option("--title", flags->title, "The page's title")->capture_default_str();
   command->add_option("--top", flags->top, "Rows of the explore strategy table (the scatter shows all)")

@@ -169,3 +169,24 @@ TEST_CASE("tune's default per op class is NCCL's choice: with --search default i
   CHECK(with_default > 0);
   CHECK(with_default < static_cast<int>(tuned["ops"].size()));
 }
+
+TEST_CASE("report takes one id per --run, so documents may follow it; runs come after the documents",
+          "[cli][report]") {
+  const std::string dir = temp_dir("report");
+  const std::string db = dir + "/lagom.db";
+  const auto imported =
+      run_lagom({"db", "import", std::string(LAGOM_TEST_DATA_DIR) + "/vtrain/AR_GPU2_1M_1024M_LUT", "--db",
+                 db, "--quiet"});
+  INFO(imported.err);
+  REQUIRE(imported.exit_code == 0);
+  const std::string sim = simulate_file(dir);
+  const auto r = run_lagom({"report", "--db", db, "--run", "1", sim, "--out", dir + "/r.html", "--chart-js",
+                            fake_library(dir), "--json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto listing = nlohmann::json::parse(r.out);
+  REQUIRE(listing["sections"].size() == 2);
+  CHECK(listing["sections"][0]["kind"] == "simulate");
+  CHECK(listing["sections"][1]["kind"] == "profile");
+  CHECK(listing["sections"][1]["source"] == db + " run 1");
+}
