@@ -9,6 +9,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   python3 python3-pytest python3-torch
   iproute2
+  libjs-chart.js chromium  # lagom report inlines Chart.js; its tests open the pages in headless Chromium
 )
 
 missing=()

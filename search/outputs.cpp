@@ -57,6 +57,13 @@ std::vector<OpReport> op_reports(const Problem& problem, const TuneResult& resul
     }
     r.config =
         ctx.model->resolve_defaults(op.key.collective, static_cast<double>(op.key.bytes), op.shape, config);
+    for (const auto& base : result.baseline_op_classes) {
+      if (base.key != op.key) continue;
+      r.default_config = ctx.model->resolve_defaults(
+          op.key.collective, static_cast<double>(op.key.bytes), base.shape,
+          ctx.model->nccl_default(op.key.collective, static_cast<double>(op.key.bytes), base.shape));
+      r.default_time_us = base.time_us;
+    }
     if (!result.comm_knobs_searched) {
       r.scope = "not settable (no NCCL)";
     } else if (extended) {
@@ -160,20 +167,27 @@ Result<std::string> env_text(const Problem& problem, const TuneResult& result, c
 nlohmann::json ops_json(const Problem& problem, const TuneResult& result) {
   nlohmann::json ops = nlohmann::json::array();
   for (const auto& r : op_reports(problem, result)) {
-    ops.push_back({{"name", simulator::op_class_name(r.op.key)},
-                   {"collective", std::string(model::to_string(r.op.key.collective))},
-                   {"group", std::string(model::to_string(r.op.key.group))},
-                   {"bytes", r.op.key.bytes},
-                   {"ranks", r.op.shape.ranks},
-                   {"nodes", r.op.shape.nodes},
-                   {"count", r.op.count},
-                   {"algo", std::string(model::to_string(r.config.algo))},
-                   {"proto", std::string(model::to_string(r.config.proto))},
-                   {"channels", r.config.channels},
-                   {"threads", r.config.threads},
-                   {"chunk_bytes", r.config.chunk_bytes},
-                   {"scope", r.scope},
-                   {"predicted_time_us", r.op.time_us}});
+    nlohmann::json op = {{"name", simulator::op_class_name(r.op.key)},
+                         {"collective", std::string(model::to_string(r.op.key.collective))},
+                         {"group", std::string(model::to_string(r.op.key.group))},
+                         {"bytes", r.op.key.bytes},
+                         {"ranks", r.op.shape.ranks},
+                         {"nodes", r.op.shape.nodes},
+                         {"count", r.op.count},
+                         {"algo", std::string(model::to_string(r.config.algo))},
+                         {"proto", std::string(model::to_string(r.config.proto))},
+                         {"channels", r.config.channels},
+                         {"threads", r.config.threads},
+                         {"chunk_bytes", r.config.chunk_bytes},
+                         {"scope", r.scope},
+                         {"predicted_time_us", r.op.time_us}};
+    if (r.default_config) {
+      op["default"] = {{"algo", std::string(model::to_string(r.default_config->algo))},
+                       {"proto", std::string(model::to_string(r.default_config->proto))},
+                       {"channels", r.default_config->channels},
+                       {"time_us", r.default_time_us}};
+    }
+    ops.push_back(std::move(op));
   }
   return ops;
 }

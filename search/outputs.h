@@ -10,6 +10,7 @@
 // failure leaves no half-written file (and no new file at all).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -33,6 +34,10 @@ struct OpReport {
   simulator::OpClass op;
   model::CollConfig config;  // resolved: what the calls run with
   std::string scope;         // "per call (tuner)", "per communicator (ctas)", ...
+  // NCCL's own choice for the class (defaults resolved) and its time alone under it, from the tune's
+  // baseline simulation; absent when the baseline did not issue the class.
+  std::optional<model::CollConfig> default_config;
+  double default_time_us = 0;
 };
 std::vector<OpReport> op_reports(const Problem& problem, const TuneResult& result);
 // The `ops[]` array of `tune --json` and lagom-config.json: one object per op class (the fields of

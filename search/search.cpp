@@ -669,6 +669,7 @@ Result<TuneResult> run_search(SearchKind kind, const Problem& problem, const Sea
   const Choice start = default_choice(problem.space);
   LAGOM_TRY(const Evaluation baseline, evaluator.evaluate(start));
   out.baseline_iteration_us = baseline.iteration_us;
+  out.baseline_op_classes = baseline.result->op_classes;
   const std::vector<Decision> structural = structural_decisions(problem.space);
   Choice choice = start;
   switch (kind) {

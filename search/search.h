@@ -70,7 +70,10 @@ struct TuneResult {
   bool comm_knobs_searched = true;  // false on clusters without NCCL: only the overlap knobs
   long evaluations = 0;
   double search_time_s = 0;
-  double baseline_iteration_us = 0;   // NCCL defaults, the strategy's structural knobs
+  double baseline_iteration_us = 0;  // NCCL defaults, the strategy's structural knobs
+  // The op classes of that baseline simulation (each priced with NCCL's default knobs), for the outputs'
+  // default-vs-tuned comparison per op class.
+  std::vector<simulator::OpClass> baseline_op_classes;
   double predicted_iteration_us = 0;  // result.iteration_time_s · 1e6 (what the searches compare)
   Choice choice;
   simulator::CommAssignment assignment;  // what the files hold; simulate(assignment) = predicted

@@ -1,0 +1,353 @@
+// cli/report.h: the kinds of documents `lagom report` reads, the sections it builds from them and the page.
+#include <cmath>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/report.h"
+
+using lagom::cli::report::build_section;
+using lagom::cli::report::detect_kind;
+using lagom::cli::report::Kind;
+using nlohmann::json;
+
+namespace {
+
+json strategy() {
+  return {{"gpus", 16},
+          {"tp", 2},
+          {"pp", 2},
+          {"dp", 4},
+          {"cp", 1},
+          {"ep", 1},
+          {"sp", false},
+          {"vpp", 1},
+          {"zero", 1},
+          {"micro_batch", 1},
+          {"recompute", "none"},
+          {"tp_overlap", "none"},
+          {"global_batch", 64}};
+}
+
+json cluster() {
+  return {{"name", "dgx-a100"}, {"nodes", 2}, {"gpus_per_node", 8}, {"gpu", "A100-SXM4-80GB"}};
+}
+
+json simulate_doc() {
+  const json stage = {
+      {"compute", 1.0}, {"exposed_comm", 0.25}, {"pipeline_bubble", 0.125}, {"optimizer", 0.0625}};
+  return {{"model", "gpt2"},
+          {"iteration_time_s", 1.4375},
+          {"tokens_per_s", 1000.0},
+          {"model_tflops_per_gpu", 100.0},
+          {"mfu", 0.5},
+          {"breakdown_s", stage},
+          {"stage_breakdown_s", json::array({stage, stage})},
+          {"memory_gib_per_gpu",
+           {{"weights", 1.0}, {"grads", 1.0}, {"optimizer", 2.0}, {"activations", 4.0}, {"total", 8.0}}},
+          {"fits_in_memory", true},
+          {"strategy", strategy()},
+          {"cluster", cluster()},
+          {"op_classes", json::array({{{"name", "dp.allreduce.1024"},
+                                       {"collective", "allreduce"},
+                                       {"group", "dp"},
+                                       {"bytes", 1024},
+                                       {"ranks", 4},
+                                       {"nodes", 2},
+                                       {"count", 2.0},
+                                       {"time_us", 10.0}},
+                                      {{"name", "tp.allreduce.64"},
+                                       {"collective", "allreduce"},
+                                       {"group", "tp"},
+                                       {"bytes", 64},
+                                       {"ranks", 2},
+                                       {"nodes", 1},
+                                       {"count", 100.0},
+                                       {"time_us", 5.0}}})}};
+}
+
+json explore_doc(const std::vector<std::pair<double, double>>& points) {
+  json results = json::array();
+  for (const auto& [time, memory] : points) {
+    results.push_back({{"strategy", strategy()},
+                       {"iteration_time_s", time},
+                       {"tokens_per_s", 1.0 / time},
+                       {"mfu", 0.4},
+                       {"memory_gib_per_gpu_total", memory}});
+  }
+  return {{"model", "gpt2"},    {"cluster", cluster()},
+          {"gpus", 16},         {"global_batch", 64},
+          {"evaluated", 100},   {"pruned", 10},
+          {"out_of_memory", 5}, {"simulated", 85},
+          {"elapsed_s", 0.5},   {"results", std::move(results)}};
+}
+
+json tune_doc() {
+  return {
+      {"search", "lagom"},
+      {"runtime", "nccl"},
+      {"predicted_iteration_time_s", 1.0},
+      {"baseline_iteration_time_s", 1.25},
+      {"speedup", 1.25},
+      {"evaluations", 12},
+      {"ops", json::array(
+                  {{{"name", "dp.allreduce.1024"},
+                    {"count", 2.0},
+                    {"algo", "ring"},
+                    {"proto", "simple"},
+                    {"channels", 8},
+                    {"scope", "per call (tuner plugin)"},
+                    {"predicted_time_us", 8.0},
+                    {"default", {{"algo", "tree"}, {"proto", "ll"}, {"channels", 4}, {"time_us", 10.0}}}}})}};
+}
+
+json profile_doc() {
+  return {{"run", {{"id", 3}, {"backend", "cpu"}, {"host", "box"}, {"status", "complete"}}},
+          {"fits",
+           {{"collectives", json::array({{{"collective", "allreduce"},
+                                          {"algo", "ring"},
+                                          {"proto", "simple"},
+                                          {"channels", 0},
+                                          {"ranks", 8},
+                                          {"nodes", 1},
+                                          {"latency_us", 10.0},
+                                          {"bus_bw_GBps", 100.0},
+                                          {"rel_error", 0.02},
+                                          {"samples", 2},
+                                          {"min_bytes", 1e6},
+                                          {"max_bytes", 1e8}}})},
+            {"gemms", json::array({{{"precision", "fp32"},
+                                    {"peak_tflops", 0.1},
+                                    {"half_flops", 1e9},
+                                    {"rel_error", 0.05},
+                                    {"samples", 2}}})}}},
+          {"comm", json::array({{{"collective", "allreduce"},
+                                 {"algo", "ring"},
+                                 {"proto", "simple"},
+                                 {"channels", 0},
+                                 {"ranks", 8},
+                                 {"nodes", 1},
+                                 {"bytes", 1000000},
+                                 {"busbw_GBps", 60.0},
+                                 {"wrong", 0},
+                                 {"in_place", false}},
+                                {{"collective", "allreduce"},
+                                 {"algo", "ring"},
+                                 {"proto", "simple"},
+                                 {"channels", 0},
+                                 {"ranks", 8},
+                                 {"nodes", 1},
+                                 {"bytes", 2000000},
+                                 {"busbw_GBps", 5.0},
+                                 {"wrong", 3},  // a failed data check: not drawn
+                                 {"in_place", false}}})},
+          {"compute",
+           json::array({{{"kind", "gemm"},
+                         {"precision", "fp32"},
+                         {"m", 512},
+                         {"n", 512},
+                         {"k", 512},
+                         {"tflops", 0.05},
+                         {"time_us", 1.0}},
+                        {{"kind", "memory"}, {"bytes", 1 << 20}, {"bw_GBps", 12.5}, {"time_us", 1.0}}})}};
+}
+
+json validate_doc() {
+  return {{"kind", "validate"},
+          {"runs", json::array({{{"line", 3},
+                                 {"model", "gpt2"},
+                                 {"gpus", 8},
+                                 {"parallel", "tp2"},
+                                 {"measured_iteration_s", 1.0},
+                                 {"predicted_iteration_s", 1.04}},
+                                {{"line", 4},
+                                 {"model", "gpt2"},
+                                 {"gpus", 8},
+                                 {"parallel", "tp2"},
+                                 {"measured_iteration_s", 1.0},
+                                 {"failure", "does not divide"}}})},
+          {"overall",
+           {{"runs", 2},
+            {"failed", 1},
+            {"median_abs_error_pct", 4},
+            {"mape_pct", 4},
+            {"mean_signed_error_pct", 4},
+            {"worst_error_pct", 4}}},
+          {"groups",
+           {{"model",
+             {{"gpt2",
+               {{"runs", 2},
+                {"failed", 1},
+                {"median_abs_error_pct", 4},
+                {"mape_pct", 4},
+                {"mean_signed_error_pct", 4},
+                {"worst_error_pct", 4}}}}}}},
+          {"failed", 1},
+          {"passed", false}};
+}
+
+json check_doc(int metrics, int regressed_index) {
+  json list = json::array();
+  for (int i = 0; i < metrics; ++i) {
+    list.push_back({{"metric", "m" + std::to_string(i)},
+                    {"better", "lower"},
+                    {"baseline", 1.0},
+                    {"current", 1.0 + 0.0001 * i},
+                    {"delta_pct", 0.01 * i},
+                    {"tolerance_pct", 5.0},
+                    {"status", i == regressed_index ? "regressed" : "ok"}});
+  }
+  return {{"kind", "simulate"}, {"passed", false}, {"regressions", 1}, {"metrics", list}};
+}
+
+}  // namespace
+
+TEST_CASE("report tells each document kind by the fields only its writer writes", "[cli][report]") {
+  CHECK(*detect_kind(simulate_doc()) == Kind::simulate);
+  CHECK(*detect_kind(explore_doc({{1, 1}})) == Kind::explore);
+  CHECK(*detect_kind(tune_doc()) == Kind::tune);
+  CHECK(*detect_kind(profile_doc()) == Kind::profile);
+  CHECK(*detect_kind(validate_doc()) == Kind::validate);
+  // check's own "kind" names the documents it compared, not itself
+  CHECK(*detect_kind(check_doc(3, 1)) == Kind::check);
+  const auto unknown = detect_kind(json{{"kind", "simulate"}, {"iteration_time_s", 1.0}});
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(
+      unknown.error().message ==
+      "not a document lagom report reads (simulate --json, explore --json, tune --json or lagom-config.json, "
+      "profile --json or db export --format json, validate --json, check --json)");
+  CHECK(detect_kind(json::array()).error().message == "not a Lagom document (expected a JSON object)");
+}
+
+TEST_CASE("a document with a missing or mistyped field is an error naming the source and the field",
+          "[cli][report]") {
+  json doc = simulate_doc();
+  doc["stage_breakdown_s"][1].erase("optimizer");
+  auto missing = build_section(doc, Kind::simulate, "sim.json");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().message == "sim.json: field stage_breakdown_s[1].optimizer: missing");
+  doc = simulate_doc();
+  doc["iteration_time_s"] = "fast";
+  CHECK(build_section(doc, Kind::simulate, "sim.json").error().message ==
+        "sim.json: field iteration_time_s: expected a finite number, got a string");
+  json explore = explore_doc({{1, 2}, {2, 1}});
+  explore["results"][1]["strategy"].erase("pp");
+  CHECK(build_section(explore, Kind::explore, "e.json").error().message ==
+        "e.json: field results[1].strategy.pp: missing");
+  json tune = tune_doc();
+  tune["ops"][0]["default"]["time_us"] = nullptr;
+  CHECK(build_section(tune, Kind::tune, "t.json").error().message ==
+        "t.json: field ops[0].default.time_us: expected a finite number, got null");
+}
+
+TEST_CASE("a simulate section holds one timeline row per pipeline stage and the op classes by total time",
+          "[cli][report]") {
+  lagom::cli::report::SectionOptions options;
+  options.gpu_memory_gib = 80;
+  const json s = *build_section(simulate_doc(), Kind::simulate, "sim.json", options);
+  CHECK(s["kind"] == "simulate");
+  REQUIRE(s["stages"].size() == 2);
+  CHECK(s["stages"][1]["pipeline_bubble"] == 0.125);
+  CHECK(s["capacity_gib"] == 80.0);
+  // 100 calls × 5 µs = 0.5 ms before 2 × 10 µs = 0.02 ms
+  REQUIRE(s["op_classes"].size() == 2);
+  CHECK(s["op_classes"][0]["name"] == "tp.allreduce.64");
+  CHECK(s["op_classes"][0]["total_ms"].get<double>() == Approx(0.5));
+}
+
+TEST_CASE("explore's Pareto front keeps the strategies no other beats on both time and memory",
+          "[cli][report]") {
+  // (3 s, 45 GiB) is beaten by (2 s, 40 GiB); (5 s, 10 GiB) ties on memory with a faster one.
+  const json doc = explore_doc({{1, 50}, {2, 40}, {3, 45}, {4, 10}, {5, 10}});
+  lagom::cli::report::SectionOptions options;
+  options.table_rows = 2;
+  const json s = *build_section(doc, Kind::explore, "e.json", options);
+  CHECK(s["pareto"] == json::array({0, 1, 3}));
+  CHECK(s["points"].size() == 5);
+  CHECK(s["labels"][0] == "tp 2 · pp 2 · dp 4 · zero 1 · mb 1");
+  REQUIRE(s["rows"].size() == 2);
+  CHECK(s["rows"][1]["rank"] == 2);
+}
+
+TEST_CASE("a tune section pairs each op class's default and tuned knobs and times", "[cli][report]") {
+  const json s = *build_section(tune_doc(), Kind::tune, "t.json");
+  REQUIRE(s["ops"].size() == 1);
+  CHECK(s["ops"][0]["default_algo"] == "tree/ll");
+  CHECK(s["ops"][0]["default_time_us"] == 10.0);
+  CHECK(s["ops"][0]["time_us"] == 8.0);
+  CHECK(s["baseline_s"] == 1.25);
+  // a document written before tune recorded defaults: the defaults are empty, not invented
+  json old = tune_doc();
+  old["ops"][0].erase("default");
+  CHECK(build_section(old, Kind::tune, "t.json")->at("ops")[0]["default_time_us"].is_null());
+}
+
+TEST_CASE("a profile section's curves are the fits' predictions at each size", "[cli][report]") {
+  const json s = *build_section(profile_doc(), Kind::profile, "lagom.db run 3");
+  REQUIRE(s["collectives"].size() == 1);
+  const json& series = s["collectives"][0]["series"];
+  REQUIRE(series.size() == 1);
+  CHECK(series[0]["points"].size() == 1);  // the sample with #wrong > 0 is left out
+  // docs/profiler.md#fits: all-reduce on 8 ranks has busbw factor 2·7/8 = 1.75; at 1e6 bytes
+  // time = 10 + 1e6 / (100 / 1.75 · 1e3) = 27.5 µs, busbw = 1.75 · 1e6 / 27.5e3 GB/s
+  const json& fit = series[0]["fit"];
+  REQUIRE(fit.size() == 48);
+  CHECK(fit[0][0].get<double>() == Approx(1e6));
+  CHECK(fit[0][1].get<double>() == Approx(1.75e6 / 27.5e3));
+  CHECK(fit[47][0].get<double>() == Approx(1e8));
+  // GEMM: tflops = peak · flops / (flops + half_flops) at 2·512³ FLOP
+  REQUIRE(s["gemms"].size() == 1);
+  const double flops = 2.0 * 512 * 512 * 512;
+  CHECK(s["gemms"][0]["fit"][0][1].get<double>() == Approx(0.1 * flops / (flops + 1e9)));
+  REQUIRE(s["collective_fits"].size() == 1);
+  CHECK(s["collective_fits"][0]["name"] == "allreduce 8 ranks ring simple");
+  CHECK(s["gemm_fits"].size() == 1);
+}
+
+TEST_CASE("a profile --json document is read like an export: run_id, backend and status at the top",
+          "[cli][report]") {
+  json doc = profile_doc();
+  doc.erase("run");
+  doc["run_id"] = 7;
+  doc["backend"] = "mpi";
+  doc["status"] = "complete";
+  REQUIRE(*detect_kind(doc) == Kind::profile);
+  const json s = *build_section(doc, Kind::profile, "profile.json");
+  CHECK(s["heading"] == "Profile: run 7 (mpi)");
+  CHECK(s["collectives"].size() == 1);
+}
+
+TEST_CASE("a validate section draws the runs with both times and counts the ±5% share", "[cli][report]") {
+  const json s = *build_section(validate_doc(), Kind::validate, "v.json");
+  CHECK(s["runs"] == json::array({json::array({1.0, 1.04})}));
+  REQUIRE(s["groups"].size() == 1);
+  CHECK(s["groups"][0]["by"] == "model");
+  bool found = false;
+  for (const auto& st : s["stats"]) found = found || (st["label"] == "within ±5%" && st["value"] == "100%");
+  CHECK(found);
+}
+
+TEST_CASE("a check section charts the metrics nearest their tolerance, regressions always", "[cli][report]") {
+  const json s = *build_section(check_doc(70, 3), Kind::check, "c.json");
+  CHECK(s["metrics"].size() == 70);
+  REQUIRE(s["chart"].size() == 60);
+  CHECK(s["chart"][0]["metric"] == "m3");   // the regression, though its delta is small
+  CHECK(s["chart"][1]["metric"] == "m11");  // then the 59 largest deltas, in the table's order
+}
+
+TEST_CASE("the page inlines the library and the data so that neither can end a script block",
+          "[cli][report]") {
+  lagom::cli::report::Page page;
+  page.title = "a <b>bold</b> & \"quoted\" title";
+  page.sections.push_back(json{{"kind", "check"}, {"note", "</script><script>alert(1)</script>"}});
+  const std::string html = lagom::cli::report::render_html(page, "/* Chart.js v9 */ var s = '</SCRIPT>';");
+  CHECK(html.find("<title>a &lt;b&gt;bold&lt;/b&gt; &amp; &quot;quoted&quot; title</title>") !=
+        std::string::npos);
+  CHECK(html.find("var s = '<\\/SCRIPT>';") != std::string::npos);
+  CHECK(html.find("alert(1)") != std::string::npos);
+  CHECK(html.find("</script><script>alert(1)") == std::string::npos);
+  CHECK(html.find("\\u003c/script>\\u003cscript>alert(1)") != std::string::npos);
+  CHECK(html.find("@LAGOM_") == std::string::npos);
+  CHECK(html.find("Permission is hereby granted") != std::string::npos);  // the library's licence
+}
