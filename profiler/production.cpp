@@ -1,11 +1,15 @@
 #include "profiler/production.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <tuple>
+#include <unistd.h>
 
 #include "model/collective_factors.h"
 
@@ -122,6 +126,48 @@ std::vector<db::CommSample> comm_samples_from_records(const std::vector<records:
     samples.push_back(std::move(s));
   }
   return samples;
+}
+
+Result<RecordFileWriter> RecordFileWriter::open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return make_error(ErrorCode::io, path + ": cannot open for writing: " + std::strerror(errno));
+  return RecordFileWriter(fd, path);
+}
+
+RecordFileWriter::RecordFileWriter(RecordFileWriter&& other) noexcept
+    : m_fd(std::exchange(other.m_fd, -1)),
+      m_path(std::move(other.m_path)),
+      m_buffer(std::move(other.m_buffer)) {}
+
+RecordFileWriter::~RecordFileWriter() {
+  if (m_fd >= 0) {
+    (void)flush();
+    ::close(m_fd);
+  }
+}
+
+Status RecordFileWriter::append(const records::Record& record) {
+  char line[records::k_max_line_bytes];
+  const std::size_t n = records::format_record(record, line, sizeof line);
+  if (n == 0) return make_error(ErrorCode::failure, m_path + ": a record did not fit a line");
+  m_buffer.append(line, n);
+  if (m_buffer.size() >= (1u << 16)) return flush();
+  return {};
+}
+
+Status RecordFileWriter::flush() {
+  std::size_t done = 0;
+  while (done < m_buffer.size()) {
+    const ssize_t n = ::write(m_fd, m_buffer.data() + done, m_buffer.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      m_buffer.clear();
+      return make_error(ErrorCode::io, m_path + ": write failed: " + std::strerror(n < 0 ? errno : EIO));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  m_buffer.clear();
+  return {};
 }
 
 }  // namespace lagom::profiler

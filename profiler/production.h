@@ -38,4 +38,26 @@ std::vector<db::CommSample> comm_samples_from_records(const std::vector<records:
 // nccl-tests' size of a record's operation (see comm_samples_from_records).
 std::int64_t nccl_tests_bytes(const records::Record& record);
 
+// Appends records to one file through records::format_record (the one writer), buffered; flush() writes
+// what is buffered. Errors are io errors naming the file. Not thread-safe.
+class RecordFileWriter {
+ public:
+  static Result<RecordFileWriter> open(const std::string& path);
+  RecordFileWriter(RecordFileWriter&& other) noexcept;
+  RecordFileWriter& operator=(RecordFileWriter&&) = delete;
+  RecordFileWriter(const RecordFileWriter&) = delete;
+  RecordFileWriter& operator=(const RecordFileWriter&) = delete;
+  ~RecordFileWriter();
+
+  Status append(const records::Record& record);
+  Status flush();
+  [[nodiscard]] const std::string& path() const { return m_path; }
+
+ private:
+  RecordFileWriter(int fd, std::string path) : m_fd(fd), m_path(std::move(path)) {}
+  int m_fd = -1;
+  std::string m_path;
+  std::string m_buffer;
+};
+
 }  // namespace lagom::profiler
