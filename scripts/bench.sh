@@ -3,10 +3,13 @@
 #   simulate  gpt3-175b on 1024 GPUs of dgx-a100 (tp 8, pp 8, dp 16, vpp 2, global batch 1536, micro-batch 1),
 #             --json; target <= 50 ms
 #   explore   llama3-70b on 1024 GPUs of dgx-h100, global batch 1024, every valid strategy; target <= 5 s
+# and the NCCL profiler plugin's cost per recorded event (build/bin/bench-profiler-plugin: its ABI driven as
+# NCCL does, 200k all-reduces of 2 channels, 8 events each, median of 7 repetitions); target <= 200 ns
 # Usage: scripts/bench.sh [--lagom PATH] [--reps N] [--explore-reps N]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 lagom="$root/build/bin/lagom"
+bench_profiler="$root/build/bin/bench-profiler-plugin"
 reps=21 explore_reps=3
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -42,3 +45,7 @@ printf "simulate-gpt3-175b-1024-dgx-a100  %16.1f  %9d  %7s  %4d\n" "$sim_ms" 50 
 printf "explore-llama3-70b-1024-dgx-h100  %16.1f  %9d  %7s  %4d\n" "$exp_ms" 5000 "$(verdict "$exp_ms" 5000)" "$explore_reps"
 read -r ev si pr <<< "$evaluated"
 echo "# explore: $ev strategies evaluated, $si simulated, $pr pruned"
+if [[ -x "$bench_profiler" ]]; then
+  event_ns=$("$bench_profiler" "$root/build/lib" 200000 7)
+  printf "profiler-plugin-ns-per-event  %20.1f  %9d  %7s  %4d\n" "$event_ns" 200 "$(verdict "$event_ns" 200)" 7
+fi

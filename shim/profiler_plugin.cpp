@@ -471,6 +471,28 @@ struct OperationDescr {
   int peer = -1;
 };
 
+// NCCL passes its names as pointers to string literals (src/collectives.cc: ncclFuncToString, ...), the
+// same few pointers call after call: a per-thread cache keyed by the pointer saves the string compares
+// of records::*_from_nccl on the hot path (they were the largest single cost per operation).
+struct NameCache {
+  static constexpr int k_size = 4;
+  const char* keys[k_size] = {};
+  const char* values[k_size] = {};
+  int next = 0;
+
+  const char* get(const char* key, const char* (*lookup)(const char*)) {
+    for (int i = 0; i < k_size; ++i) {
+      if (keys[i] == key && values[i] != nullptr) return values[i];
+    }
+    const char* value = lookup(key);
+    keys[next] = key;
+    values[next] = value;
+    next = (next + 1) % k_size;
+    return value;
+  }
+};
+thread_local NameCache t_functions, t_datatypes, t_algorithms, t_protocols;
+
 Task* claim_task() noexcept {
   if (g_tasks.tasks == nullptr) return nullptr;
   // A few probes from a moving cursor: slots free up roughly in the order they were claimed.
@@ -508,12 +530,12 @@ void start_operation(const Context* context, void** handle, const OperationDescr
   r.rank = context->rank;
   r.n_ranks = context->n_ranks;
   r.n_nodes = context->n_nodes;
-  r.collective.set(records::collective_from_nccl(d.func));
+  r.collective.set(t_functions.get(d.func, records::collective_from_nccl));
   r.count = d.count;
-  r.dtype.set(records::dtype_from_nccl(d.datatype));
+  r.dtype.set(t_datatypes.get(d.datatype, records::dtype_from_nccl));
   r.bytes = saturating_bytes(d.count, records::dtype_bytes(r.dtype.view()));
-  r.algorithm.set(records::algorithm_from_nccl(d.algo));
-  r.protocol.set(records::protocol_from_nccl(d.proto));
+  r.algorithm.set(t_algorithms.get(d.algo, records::algorithm_from_nccl));
+  r.protocol.set(t_protocols.get(d.proto, records::protocol_from_nccl));
   r.channels = channels;
   r.seq = d.seq;
   r.peer = d.peer;
