@@ -21,6 +21,12 @@
 // directory) are counted, never waited for, and reported in the summary line written at the end.
 // Garbage arguments (null pointers, unknown event types, handles the plugin did not hand out, channel ids
 // past NCCL's 64) are ignored; a handle is checked against the slot table before it is used.
+//
+// Completion: an operation is done when its enqueue has stopped and as many channels as its descriptor's
+// nChannels have stopped (NCCL adds one kernel-channel event per channel, enqueue.cc:575-597). An
+// operation reported with nChannels 0 completes at its enqueue stop, untimed; a kernel-channel event that
+// arrives for a slot already freed is ignored (one reused meanwhile would take it: NCCL does not send
+// such events, so this is only a limit on garbage input).
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -236,7 +242,9 @@ struct alignas(128) Task {
   std::atomic<std::uint64_t> stopped_channels{0};  // bit c: channel c's stop was seen
   std::atomic<std::uint64_t> first_start{UINT64_MAX};
   std::atomic<std::uint64_t> last_stop{0};
-  const Context* context = nullptr;
+  // The communicator, for finalize's sweep of operations that never completed (read there while other
+  // communicators claim slots, hence atomic).
+  std::atomic<const Context*> context{nullptr};
   records::Record record;  // filled when the operation starts
 };
 static_assert(alignof(Task) >= 128, "kernel-channel handles keep the channel in the low 7 bits");
@@ -506,7 +514,7 @@ Task* claim_task() noexcept {
 }
 
 void release_task(Task* task) noexcept {
-  task->context = nullptr;
+  task->context.store(nullptr, std::memory_order_relaxed);
   task->state.store(Task::k_free, std::memory_order_release);
 }
 
@@ -517,7 +525,7 @@ void start_operation(const Context* context, void** handle, const OperationDescr
     return;
   }
   const int channels = d.channels < 0 ? 0 : (d.channels > k_max_channels ? k_max_channels : d.channels);
-  task->context = context;
+  task->context.store(context, std::memory_order_relaxed);
   task->enqueued.store(false, std::memory_order_relaxed);
   task->stopped_channels.store(0, std::memory_order_relaxed);
   task->first_start.store(UINT64_MAX, std::memory_order_relaxed);
@@ -741,7 +749,8 @@ lagom_nccl_result_t finalize(void* context) {
     // Operations of this communicator that never completed (an aborted communicator) free their slots.
     for (std::size_t i = 0; i < g_tasks.size; ++i) {
       Task& task = g_tasks.tasks[i];
-      if (task.state.load(std::memory_order_acquire) == Task::k_busy && task.context == c) {
+      if (task.state.load(std::memory_order_acquire) == Task::k_busy &&
+          task.context.load(std::memory_order_relaxed) == c) {
         g_counters.untimed.fetch_add(1, std::memory_order_relaxed);
         release_task(&task);
       }
