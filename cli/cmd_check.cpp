@@ -7,6 +7,7 @@
 
 #include "cli/app.h"
 #include "cli/check.h"
+#include "cli/check_predicted.h"
 #include "cli/output.h"
 #include "profiler/json.h"
 
@@ -20,6 +21,8 @@ struct CheckOptions {
   std::string db_path = "lagom.db";
   std::string tolerance = "5";  // percent; "5%" or "field=pct,..." too
   std::string junit_path;       // optional JUnit XML report
+  std::string predicted;        // lagom-config.json: compare production records instead (check_predicted.h)
+  std::int64_t run_id = 0;      // the production run of --predicted
 };
 
 Result<nlohmann::json> load_document(const std::string& what, const CheckOptions& options) {
@@ -84,10 +87,17 @@ void run_check(const CheckOptions& options, const Context& context) {
 void add_check_command(CLI::App& app, Context& context) {
   auto options = std::make_shared<CheckOptions>();
   auto* command = app.add_subcommand("check", "Compare a result against a baseline; exit 1 on regression");
-  command->add_option("--baseline", options->baseline, "Baseline: a --json file, or a run id in --db")
-      ->required();
-  command->add_option("--current", options->current, "Current: a --json file, or a run id in --db")
-      ->required();
+  auto* baseline =
+      command->add_option("--baseline", options->baseline, "Baseline: a --json file, or a run id in --db");
+  auto* current =
+      command->add_option("--current", options->current, "Current: a --json file, or a run id in --db");
+  auto* predicted = command->add_option(
+      "--predicted", options->predicted,
+      "Instead: compare the production records of --run with the op-class times of this lagom-config.json");
+  auto* run =
+      command->add_option("--run", options->run_id, "The production run (lagom db import) of --predicted");
+  predicted->excludes(baseline)->excludes(current)->needs(run);
+  run->needs(predicted);
   command->add_option("--db", options->db_path, "Profile database for run ids")->capture_default_str();
   command
       ->add_option("--tolerance", options->tolerance,
@@ -95,7 +105,18 @@ void add_check_command(CLI::App& app, Context& context) {
       ->capture_default_str();
   command->add_option("--junit", options->junit_path, "Also write a JUnit XML report to FILE");
   add_common_flags(*command, context);
-  command->callback([options, &context] { run_check(*options, context); });
+  command->callback([options, &context] {
+    if (!options->predicted.empty()) {
+      run_check_predicted({options->predicted, options->db_path, options->run_id, options->tolerance},
+                          context);
+      return;
+    }
+    if (options->baseline.empty() || options->current.empty()) {
+      fail(ErrorCode::invalid_input,
+           "check: --baseline and --current are required (or --predicted with --run)");
+    }
+    run_check(*options, context);
+  });
 }
 
 }  // namespace lagom::cli

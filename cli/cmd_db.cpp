@@ -1,5 +1,7 @@
 // `lagom db`: list, show, export, import and fit profile runs (db/database.h, profiler/).
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -10,6 +12,7 @@
 #include "profiler/fit.h"
 #include "profiler/json.h"
 #include "profiler/nccl_tests_format.h"
+#include "profiler/production.h"
 
 namespace lagom::cli {
 
@@ -123,11 +126,15 @@ void show(const DbFlags& flags, const Context& context) {
   const auto compute = need(what, database.compute_samples(flags.run_id));
   const auto overlap = need(what, database.overlap_samples(flags.run_id));
   const auto fits = need(what, database.fits(flags.run_id));
+  const auto production = need(what, database.production_records(flags.run_id));
   if (context.json) {
-    print_json(
-        {{"run", profiler::to_json(run)},
-         {"samples", {{"comm", comm.size()}, {"compute", compute.size()}, {"overlap", overlap.size()}}},
-         {"fits", profiler::to_json(fits)}});
+    print_json({{"run", profiler::to_json(run)},
+                {"samples",
+                 {{"comm", comm.size()},
+                  {"compute", compute.size()},
+                  {"overlap", overlap.size()},
+                  {"production_records", production.size()}}},
+                {"fits", profiler::to_json(fits)}});
     return;
   }
   Table table({{"field", true}, {"value", true}});
@@ -139,6 +146,7 @@ void show(const DbFlags& flags, const Context& context) {
   table.add_row({"comm_samples", std::to_string(comm.size())});
   table.add_row({"compute_samples", std::to_string(compute.size())});
   table.add_row({"overlap_samples", std::to_string(overlap.size())});
+  table.add_row({"production_records", std::to_string(production.size())});
   fmt::print("{}# options: {}\n{}", table.render(), fields["options"].dump(), render_fits(fits));
 }
 
@@ -167,7 +175,74 @@ void export_run(const DbFlags& flags) {
   print_json(*doc);
 }
 
+// Whether `path` holds production records (docs/records.md): a folder, a *.jsonl file, or a file whose
+// first non-blank character opens a JSON object (nccl-tests logs and vTrain LUTs never do).
+bool is_records_path(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return true;
+  if (std::filesystem::path(path).extension() == ".jsonl") return true;
+  std::ifstream in(path, std::ios::binary);
+  char c = 0;
+  while (in.get(c)) {
+    if (c != ' ' && c != '\t' && c != '\r' && c != '\n') return c == '{';
+  }
+  return false;
+}
+
+void import_records(const DbFlags& flags, const Context& context) {
+  const std::string what = "db import " + flags.file;
+  if (!flags.collective.empty() || flags.ranks != 0 || flags.nodes != 1) {
+    fail(ErrorCode::invalid_input,
+         what + ": --collective, --ranks and --nodes are for nccl-tests logs; records carry their own");
+  }
+  const auto files = need(what, profiler::read_record_files(flags.file));
+  for (const auto& warning : files.warnings) context.progress().warn(what + ": " + warning);
+  std::set<std::string> hosts;
+  std::set<std::pair<std::string, std::int64_t>> processes;
+  int max_nodes = 1;
+  for (const auto& r : files.records) {
+    hosts.insert(std::string(r.host.view()));
+    processes.insert({std::string(r.host.view()), r.pid});
+    max_nodes = std::max(max_nodes, r.n_nodes);
+  }
+  std::uint64_t dropped = 0;
+  for (const auto& s : files.summaries) dropped += s.dropped_full + s.dropped_slots + s.write_failed;
+  auto database = open_db(what, flags.db_path, db::Database::Mode::read_write);
+  db::Run run;
+  run.suite = std::filesystem::path(flags.file).filename().string();
+  run.host = hosts.size() == 1 ? *hosts.begin() : std::string();
+  run.ranks = static_cast<int>(std::max<std::size_t>(processes.size(), 1));
+  run.nodes = std::max(static_cast<int>(hosts.size()), max_nodes);
+  run.options_json =
+      nlohmann::json{{"path", flags.file}, {"files", files.files}, {"format", "records"}}.dump();
+  const auto imported = need(what, database.import_production(run, files.records));
+  if (context.json) {
+    print_json({{"run_id", imported.run_id == 0 ? nlohmann::json(nullptr) : nlohmann::json(imported.run_id)},
+                {"format", "records"},
+                {"files", files.files.size()},
+                {"records", files.records.size()},
+                {"added", imported.added},
+                {"already", imported.already},
+                {"dropped_by_writer", dropped},
+                {"warnings", files.warnings}});
+    return;
+  }
+  if (imported.run_id == 0) {
+    fmt::print("# {} records in {} files, all already in {}: nothing added\n", files.records.size(),
+               files.files.size(), flags.db_path);
+    return;
+  }
+  fmt::print("# imported {} new records ({} already stored) from {} files as production run {} in {}\n",
+             imported.added, imported.already, files.files.size(), imported.run_id, flags.db_path);
+  if (dropped > 0)
+    fmt::print("# the writer reported {} records it could not write (summary lines)\n", dropped);
+}
+
 void import_file(const DbFlags& flags, const Context& context) {
+  if (is_records_path(flags.file)) {
+    import_records(flags, context);
+    return;
+  }
   const std::string what = "db import " + flags.file;
   std::ifstream in(flags.file, std::ios::binary);
   if (!in) fail(ErrorCode::not_found, what + ": cannot read the file");
@@ -226,7 +301,11 @@ void fit(const DbFlags& flags, const Context& context) {
     fail(ErrorCode::invalid_input,
          what + ": the run is incomplete (interrupted); incomplete runs are never fitted");
   }
-  const auto comm = need(what, database.comm_samples(flags.run_id));
+  // A production run's records become comm samples (median time per operation shape), fitted alike.
+  const auto comm =
+      run.backend == db::k_backend_production
+          ? profiler::comm_samples_from_records(need(what, database.production_records(flags.run_id)))
+          : need(what, database.comm_samples(flags.run_id));
   const auto compute = need(what, database.compute_samples(flags.run_id));
   const auto overlap = need(what, database.overlap_samples(flags.run_id));
   const auto outcome = profiler::fit_run(comm, compute, overlap);
@@ -259,10 +338,13 @@ void add_db_command(CLI::App& app, Context& context) {
   auto* export_cmd = command->add_subcommand("export", "Export a run's samples");
   export_cmd->add_option("RUN", flags->run_id, "Run id")->required();
   export_cmd->add_option("--format", flags->format, "json | csv | nccl-tests")->required();
-  auto* import_cmd =
-      command->add_subcommand("import", "Import nccl-tests output or a vTrain LUT CSV as a run");
+  auto* import_cmd = command->add_subcommand(
+      "import", "Import nccl-tests output, a vTrain LUT CSV or production records as a run");
   import_cmd
-      ->add_option("FILE", flags->file, "nccl-tests stdout log or vTrain LUT (e.g. AR_GPU8_1M_1024M_LUT)")
+      ->add_option(
+          "FILE", flags->file,
+          "nccl-tests stdout log, vTrain LUT (e.g. AR_GPU8_1M_1024M_LUT), or a production records file "
+          "(*.jsonl) or folder")
       ->required();
   import_cmd->add_option("--collective", flags->collective,
                          "The collective, when the file name does not say");

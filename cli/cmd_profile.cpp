@@ -98,6 +98,9 @@ void add_profile_command(CLI::App& app, Context& context) {
                       "Comma-separated collectives (default: all seven)");
   command->add_option("--db", flags->options.db_path, "Profile database (written by rank 0)")
       ->default_val("lagom.db");
+  command->add_option("--records", flags->options.records_dir,
+                      "mpi backend: every rank also writes one production record per timed call to "
+                      "DIR/<host>-<pid>.jsonl (docs/records.md)");
   command->callback([flags, &context] {
     auto options = flags->options;
     if (!flags->min_bytes.empty()) {

@@ -2,7 +2,9 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -111,7 +113,7 @@ struct Migration {
 };
 
 // Append-only: a released migration is never edited; a schema change is a new entry.
-constexpr std::array<Migration, 1> k_migrations{{
+constexpr std::array<Migration, 2> k_migrations{{
     {1, "runs, samples and fits",
      R"sql(
 CREATE TABLE runs(
@@ -156,6 +158,18 @@ CREATE TABLE scalar_fits(
   run_id INTEGER NOT NULL REFERENCES runs(id),
   name TEXT NOT NULL, value REAL NOT NULL, rel_error REAL NOT NULL,
   PRIMARY KEY(run_id, name));
+)sql"},
+    {2, "production records",
+     R"sql(
+CREATE TABLE production_records(
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  record_key TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL, source TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL,
+  comm_hash TEXT NOT NULL, rank INTEGER NOT NULL, n_ranks INTEGER NOT NULL, n_nodes INTEGER NOT NULL,
+  collective TEXT NOT NULL, count INTEGER NOT NULL, dtype TEXT NOT NULL, bytes INTEGER NOT NULL,
+  algorithm TEXT NOT NULL, protocol TEXT NOT NULL, channels INTEGER NOT NULL, seq INTEGER NOT NULL,
+  peer INTEGER NOT NULL, clock TEXT NOT NULL, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL);
+CREATE INDEX production_records_run ON production_records(run_id);
 )sql"},
 }};
 
@@ -708,6 +722,130 @@ Result<std::string> Database::integrity_check() {
   Statement s(m_db, "PRAGMA integrity_check");
   if (!s.prepared() || s.step() != SQLITE_ROW) return LAGOM_SQLITE_ERROR(m_db, "PRAGMA integrity_check");
   return s.text(0);
+}
+
+namespace {
+
+// Counts and sizes are unsigned 64-bit in a record; SQLite integers are signed: values past 2^63-1
+// (a saturated byte count) are stored as 2^63-1.
+std::int64_t to_sql(std::uint64_t value) {
+  return value > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(value);
+}
+
+std::string hash_text(std::uint64_t hash) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+}  // namespace
+
+Result<Database::ProductionImport> Database::import_production(const Run& run,
+                                                               const std::vector<records::Record>& records) {
+  Transaction transaction(m_db);
+  if (!transaction.began()) return LAGOM_SQLITE_ERROR(m_db, "BEGIN");
+  Statement insert_run(
+      m_db,
+      "INSERT INTO runs(status, backend, suite, host, cpu, gpu, driver, cuda_version, "
+      "nccl_version, mpi_version, git_sha, lagom_version, ranks, nodes, options, started_at, "
+      "finished_at) VALUES('complete',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  if (!insert_run.prepared()) return LAGOM_SQLITE_ERROR(m_db, "prepare INSERT runs");
+  insert_run.bind(1, std::string(k_backend_production));
+  insert_run.bind(2, run.suite);
+  insert_run.bind(3, run.host);
+  insert_run.bind(4, run.cpu);
+  insert_run.bind(5, run.gpu);
+  insert_run.bind(6, run.driver);
+  insert_run.bind(7, run.cuda_version);
+  insert_run.bind(8, run.nccl_version);
+  insert_run.bind(9, run.mpi_version);
+  insert_run.bind(10, run.git_sha);
+  insert_run.bind(11, run.lagom_version);
+  insert_run.bind(12, run.ranks);
+  insert_run.bind(13, run.nodes);
+  insert_run.bind(14, run.options_json.empty() ? std::string("{}") : run.options_json);
+  const std::string now = utc_now();
+  insert_run.bind(15, run.started_at.empty() ? now : run.started_at);
+  insert_run.bind(16, now);
+  if (insert_run.step() != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "INSERT runs");
+  ProductionImport outcome;
+  outcome.run_id = sqlite3_last_insert_rowid(m_db);
+  Statement s(
+      m_db,
+      "INSERT OR IGNORE INTO production_records(run_id, record_key, kind, source, host, pid, comm_hash, "
+      "rank, n_ranks, n_nodes, collective, count, dtype, bytes, algorithm, protocol, channels, seq, peer, "
+      "clock, start_ns, end_ns) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  if (!s.prepared()) return LAGOM_SQLITE_ERROR(m_db, "prepare INSERT production_records");
+  for (const records::Record& r : records) {
+    s.reset();
+    s.bind(1, outcome.run_id);
+    s.bind(2, records::record_key(r));
+    s.bind(3, std::string(r.kind == records::Kind::p2p ? "p2p" : "collective"));
+    s.bind(4, std::string(r.source.view()));
+    s.bind(5, std::string(r.host.view()));
+    s.bind(6, r.pid);
+    s.bind(7, hash_text(r.comm_hash));
+    s.bind(8, r.rank);
+    s.bind(9, r.n_ranks);
+    s.bind(10, r.n_nodes);
+    s.bind(11, std::string(r.collective.view()));
+    s.bind(12, to_sql(r.count));
+    s.bind(13, std::string(r.dtype.view()));
+    s.bind(14, to_sql(r.bytes));
+    s.bind(15, std::string(r.algorithm.view()));
+    s.bind(16, std::string(r.protocol.view()));
+    s.bind(17, r.channels);
+    s.bind(18, to_sql(r.seq));
+    s.bind(19, r.peer);
+    s.bind(20, std::string(r.clock.view()));
+    s.bind(21, r.start_ns);
+    s.bind(22, r.end_ns);
+    if (s.step() != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "INSERT production_records");
+    if (sqlite3_changes(m_db) == 1) {
+      ++outcome.added;
+    } else {
+      ++outcome.already;
+    }
+  }
+  if (outcome.added == 0) {
+    // Nothing new: the transaction rolls back, so not even an empty run is left.
+    outcome.run_id = 0;
+    return outcome;
+  }
+  LAGOM_TRY_STATUS(transaction.commit());
+  return outcome;
+}
+
+Result<std::vector<records::Record>> Database::production_records(std::int64_t run_id) {
+  return select_run_rows<records::Record>(
+      m_db,
+      "SELECT kind, source, host, pid, comm_hash, rank, n_ranks, n_nodes, collective, count, dtype, bytes, "
+      "algorithm, protocol, channels, seq, peer, clock, start_ns, end_ns FROM production_records "
+      "WHERE run_id = ? ORDER BY rowid",
+      "SELECT production_records", run_id, [](const Statement& q) {
+        records::Record r;
+        r.kind = q.text(0) == "p2p" ? records::Kind::p2p : records::Kind::collective;
+        r.source.set(q.text(1));
+        r.host.set(q.text(2));
+        r.pid = q.int64(3);
+        r.comm_hash = std::strtoull(q.text(4).c_str(), nullptr, 16);
+        r.rank = q.integer(5);
+        r.n_ranks = q.integer(6);
+        r.n_nodes = q.integer(7);
+        r.collective.set(q.text(8));
+        r.count = static_cast<std::uint64_t>(q.int64(9));
+        r.dtype.set(q.text(10));
+        r.bytes = static_cast<std::uint64_t>(q.int64(11));
+        r.algorithm.set(q.text(12));
+        r.protocol.set(q.text(13));
+        r.channels = q.integer(14);
+        r.seq = static_cast<std::uint64_t>(q.int64(15));
+        r.peer = q.integer(16);
+        r.clock.set(q.text(17));
+        r.start_ns = q.int64(18);
+        r.end_ns = q.int64(19);
+        return r;
+      });
 }
 
 }  // namespace lagom::db

@@ -22,25 +22,28 @@
 #include <vector>
 
 #include "core/error.h"
+#include "records/record.h"
 
 struct sqlite3;
 
 namespace lagom::db {
 
 // Schema version this build writes (PRAGMA user_version).
-inline constexpr int k_schema_version = 1;
+inline constexpr int k_schema_version = 2;
 // PRAGMA application_id of a Lagom database: ASCII "LGOM".
 inline constexpr std::int32_t k_application_id = 0x4C474F4D;
 
 inline constexpr const char* k_status_complete = "complete";
 inline constexpr const char* k_status_incomplete = "incomplete";
+// Run::backend of a run imported from production records (docs/records.md).
+inline constexpr const char* k_backend_production = "production";
 
 // One profile (or import) run and the environment it ran in. Times are ISO 8601 UTC
 // ("2025-06-01T12:00:00Z"); finished_at is empty while the run is incomplete.
 struct Run {
   std::int64_t id = 0;
   std::string status = k_status_incomplete;  // "complete" | "incomplete"
-  std::string backend;                       // "cpu", "mpi", "nccl", or "import" for imported logs
+  std::string backend;        // "cpu", "mpi", "nccl", "import" for imported logs, "production" for records
   std::string suite;          // "compute", "comm", "overlap", "all", or the imported file's name
   std::string host;           // host name of rank 0
   std::string cpu;            // CPU model of rank 0
@@ -169,6 +172,19 @@ class Database {
   Result<std::vector<CommSample>> comm_samples(std::int64_t run_id);
   Result<std::vector<ComputeSample>> compute_samples(std::int64_t run_id);
   Result<std::vector<OverlapSample>> overlap_samples(std::int64_t run_id);
+
+  // Production records (docs/records.md). import_production stores, in one transaction, a new complete
+  // run (`run`, backend forced to "production") holding every record whose records::record_key no run
+  // holds yet; when there is none, nothing is written and run_id is 0. So importing the same files twice
+  // adds nothing, and a killed import leaves no partial run.
+  struct ProductionImport {
+    std::int64_t run_id = 0;
+    std::size_t added = 0;    // records stored
+    std::size_t already = 0;  // records some run already held (or repeated within `records`)
+  };
+  Result<ProductionImport> import_production(const Run& run, const std::vector<records::Record>& records);
+  // The run's records in the order they were imported.
+  Result<std::vector<records::Record>> production_records(std::int64_t run_id);
 
   // Replaces the run's fits in one transaction.
   Status store_fits(std::int64_t run_id, const FitSet& fits);

@@ -30,6 +30,10 @@ struct CollectiveTiming {
   int batches = 7;           // timed calls are split into this many barrier-separated batches (rounds)
   int max_rounds = 21;       // more rounds while the two fastest batches of a size disagree
   double agreement = 0.03;   // by more than this fraction
+  // Told every timed call (may be empty): its nccl-tests bytes and its start and end on this rank, in
+  // nanoseconds of the steady clock (MPI_Wtime's doubles resolve only ~0.2 us at epoch seconds).
+  // `lagom profile --records` writes production records from it (docs/records.md).
+  std::function<void(std::int64_t bytes, std::int64_t start_ns, std::int64_t end_ns)> on_call;
 };
 
 // Measures one collective at every size of `sizes_bytes`, out of place then in place: two samples per

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -19,6 +22,7 @@
 #include "profiler/mpi_bench.h"
 #include "profiler/nccl_backend.h"
 #include "profiler/overlap.h"
+#include "profiler/production.h"
 #include "profiler/sink.h"
 
 namespace lagom::profiler {
@@ -111,9 +115,55 @@ Status run_cpu_compute(bool quick, const Sweep& sweep, SampleSink& sink, Progres
   return {};
 }
 
-Status run_mpi_comm(Group& group, int nodes, const Sweep& sweep, SampleSink& sink, Progress& progress) {
-  const CollectiveTiming timing{sweep.warmup_iters, sweep.min_iters, sweep.max_iters, sweep.target_us};
+// FNV-1a (64-bit) of the group's size: the MPI backend's one communicator is MPI_COMM_WORLD, so the same
+// on every rank of a run; runs of different sizes get different hashes.
+std::uint64_t world_hash(int size) {
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  for (const char c : "MPI_COMM_WORLD/" + std::to_string(size)) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+Status run_mpi_comm(Group& group, int nodes, const Sweep& sweep, const std::string& records_dir,
+                    SampleSink& sink, Progress& progress) {
+  CollectiveTiming timing;
+  timing.warmup_iters = sweep.warmup_iters;
+  timing.min_iters = sweep.min_iters;
+  timing.max_iters = sweep.max_iters;
+  timing.target_us = sweep.target_us;
+  std::optional<RecordFileWriter> records;
+  records::Record record;
+  Status record_status;
+  if (!records_dir.empty()) {
+    const std::string host = host_name();
+    LAGOM_TRY(auto writer, RecordFileWriter::open(records_dir + "/" + host + "-" +
+                                                  std::to_string(static_cast<long>(::getpid())) + ".jsonl"));
+    records.emplace(std::move(writer));
+    record.source.set("mpi");
+    record.host.set(host);
+    record.pid = static_cast<std::int64_t>(::getpid());
+    record.comm_hash = world_hash(group.size());
+    record.rank = group.rank();
+    record.n_ranks = group.size();
+    record.n_nodes = std::clamp(nodes, 1, group.size());
+    record.dtype.set("float32");
+    record.clock.set("host");
+  }
   for (const auto& collective : sweep.collectives) {
+    if (records) {
+      record.collective.set(collective);
+      timing.on_call = [&](std::int64_t bytes, std::int64_t start_ns, std::int64_t end_ns) {
+        // The call's count, as NCCL's would be (per-rank share for allgather and reducescatter).
+        record.count = static_cast<std::uint64_t>(nccl_tests_count(collective, bytes, group.size()));
+        record.bytes = record.count * sizeof(float);
+        record.start_ns = start_ns;
+        record.end_ns = end_ns;
+        if (record_status.ok()) record_status = records->append(record);
+        ++record.seq;
+      };
+    }
     progress.begin("comm: " + collective, static_cast<long>(sweep.sizes_bytes.size()));
     std::vector<std::int64_t> sizes;
     for (const std::int64_t bytes : sweep.sizes_bytes) {
@@ -126,6 +176,10 @@ Status run_mpi_comm(Group& group, int nodes, const Sweep& sweep, SampleSink& sin
               }));
     progress.end();
     LAGOM_TRY_STATUS(sink.comm(series));
+    if (records) {
+      if (record_status.ok()) record_status = records->flush();
+      LAGOM_TRY_STATUS(record_status);
+    }
   }
   return {};
 }
@@ -245,6 +299,17 @@ Result<ProfileReport> run_profile(const ProfileOptions& options, Progress& progr
   } else {
     suites = {suite_name};
   }
+  if (!options.records_dir.empty()) {
+    if (backend != "mpi" || std::find(suites.begin(), suites.end(), "comm") == suites.end()) {
+      return make_error(ErrorCode::invalid_input, "--records " + options.records_dir +
+                                                      ": records are written by the mpi backend's comm suite "
+                                                      "(--backend mpi --suite comm or all)");
+    }
+    std::error_code ec;
+    if (!std::filesystem::is_directory(options.records_dir, ec)) {
+      return make_error(ErrorCode::invalid_input, "--records " + options.records_dir + ": not a folder");
+    }
+  }
 
   // The nccl module first: a missing GPU is an error before anything is written.
   std::shared_ptr<NcclModule> module;
@@ -336,7 +401,8 @@ Result<ProfileReport> run_profile(const ProfileOptions& options, Progress& progr
       if (is_root) LAGOM_TRY_STATUS(run_cpu_compute(options.quick, sweep, sink, shown));
       LAGOM_TRY_STATUS(group->barrier());
     }
-    if (has("comm")) LAGOM_TRY_STATUS(run_mpi_comm(*group, report.nodes, sweep, sink, shown));
+    if (has("comm"))
+      LAGOM_TRY_STATUS(run_mpi_comm(*group, report.nodes, sweep, options.records_dir, sink, shown));
     if (has("interference")) LAGOM_TRY_STATUS(run_mpi_overlap(*group, options.quick, sink, shown));
   }
 

@@ -29,6 +29,9 @@ struct ProfileOptions {
   double step_factor = 0;                // size multiplier between steps (> 1); 0 = default (2)
   std::vector<std::string> collectives;  // empty = all seven
   std::string db_path = "lagom.db";      // written by rank 0 only
+  // mpi backend, comm suite: every rank also writes one production record per timed call to
+  // <records_dir>/<host>-<pid>.jsonl (docs/records.md); "" = none.
+  std::string records_dir;
 };
 
 // Sizes and iteration policy after defaults are applied.

@@ -3,6 +3,9 @@
 #   simulate  gpt3-175b on 1024 GPUs of dgx-a100 (tp 8, pp 8, dp 16, vpp 2, global batch 1536, micro-batch 1),
 #             --json; target <= 50 ms
 #   explore   llama3-70b on 1024 GPUs of dgx-h100, global batch 1024, every valid strategy; target <= 5 s
+#   profiler  the NCCL profiler plugin's cost per recorded event (build/bin/bench-profiler-plugin: its ABI
+#             driven as NCCL does, 200k all-reduces of 2 channels, 8 events each, median of 7 repetitions);
+#             target <= 200 ns
 #   report    `lagom report` of that explore's best 10,000 strategies (--top 10000, made once), opened in
 #             headless Chromium: the whole browser process from start until it printed the DOM after the
 #             page's script ran (--dump-dom); target <= 2 s. Beside it, the page script's own time
@@ -12,6 +15,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 lagom="$root/build/bin/lagom"
+bench_profiler="$root/build/bin/bench-profiler-plugin"
 reps=21 explore_reps=3 report_reps=5
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -48,6 +52,10 @@ printf "simulate-gpt3-175b-1024-dgx-a100  %16.1f  %9d  %7s  %4d\n" "$sim_ms" 50 
 printf "explore-llama3-70b-1024-dgx-h100  %16.1f  %9d  %7s  %4d\n" "$exp_ms" 5000 "$(verdict "$exp_ms" 5000)" "$explore_reps"
 read -r ev si pr <<< "$evaluated"
 echo "# explore: $ev strategies evaluated, $si simulated, $pr pruned"
+if [[ -x "$bench_profiler" ]]; then
+  event_ns=$("$bench_profiler" "$root/build/lib" 200000 7)
+  printf "profiler-plugin-ns-per-event  %20.1f  %9d  %7s  %4d\n" "$event_ns" 200 "$(verdict "$event_ns" 200)" 7
+fi
 
 chromium=$(command -v chromium || true)
 if [[ -z "$chromium" ]]; then

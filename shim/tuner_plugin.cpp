@@ -2,16 +2,21 @@
 //
 // NCCL (2.28.9, src/plugin/tuner.cc) loads one tuner per process and calls init once per communicator,
 // getCollInfo once per enqueued collective, finalize/destroy when the communicator goes. Each init gets
-// its own TunerContext (the rules, the logger, the communicator's size), so communicators never share
-// mutable state; getCollInfo only reads its context. The one process-wide object is the set of warnings
-// already echoed to stderr, guarded by a mutex.
+// its own TunerContext (the logger, the communicator's size, and the rule source of its config file:
+// shim/tuner_rules.h, RuleSource, the current rule table behind one atomic pointer, read as it is at
+// init, then reloaded when the file's identity changes, checked at most every LAGOM_TUNER_RELOAD_MS by
+// one of the calling threads while the others read on). The one process-wide object is the set of
+// warnings already echoed to stderr, guarded by a mutex.
 //
 // The plugin never takes a job down: every failure (no config, unreadable, malformed) is one warning and
-// an empty rule set, i.e. NCCL's own choices; the entry points return ncclSuccess and catch everything.
+// an empty rule set, i.e. NCCL's own choices (a bad new version of a file that loaded before keeps the
+// rules loaded before); the entry points return ncclSuccess and catch everything.
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <set>
@@ -46,6 +51,17 @@ void echo_warning_once(const std::string& message) {
   std::fprintf(stderr, "lagom: warning: tuner: %s\n", message.c_str());
 }
 
+constexpr const char* k_reload_variable = "LAGOM_TUNER_RELOAD_MS";
+constexpr std::int64_t k_default_reload_ms = 1000;
+
+// A coarse monotonic clock: a few ns per read (vDSO), resolution of a scheduler tick, plenty for an
+// interval in milliseconds.
+std::int64_t now_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * 1000 + t.tv_nsec / 1000000;
+}
+
 class TunerContext {
  public:
   TunerContext(std::size_t n_ranks, std::size_t n_nodes, lagom_nccl_logger_t logger)
@@ -64,23 +80,35 @@ class TunerContext {
            " is set; NCCL keeps its own choices");
       return;
     }
-    ParseResult parsed = load_rules(path);
-    if (!parsed.error.empty()) {
-      std::string where = parsed.error_line > 0 ? std::string(path) + ":" + std::to_string(parsed.error_line)
-                                                : std::string(path);
-      warn(where + ": " + parsed.error + "; ignoring the file, NCCL keeps its own choices");
+    m_source = std::make_unique<RuleSource>(path, reload_interval_ms());
+    const RuleSource::Event event = m_source->load();
+    const RuleTable* table = m_source->current();
+    if (table == nullptr) {
+      warn(event.message);
       return;
     }
-    m_rules = std::move(parsed.rules);
     log(LAGOM_NCCL_LOG_INFO, LAGOM_NCCL_INIT | LAGOM_NCCL_TUNING, __LINE__,
         "lagom tuner: loaded %zu rules from %s (%s) for comm 0x%" PRIx64 ", nRanks %zu, nNodes %zu",
-        m_rules.size(), path, variable, comm_id, m_n_ranks, m_n_nodes);
+        table->rules.size(), path, variable, comm_id, m_n_ranks, m_n_nodes);
   }
 
   void get_coll_info(int coll_type, std::size_t bytes, int num_pipe_ops, float** cost_table, int num_algo,
                      int num_proto, int reg_buff, int* n_channels) const {
+    if (m_source == nullptr) return;
+    const RuleSource::Event event = m_source->maybe_reload(now_ms());
+    if (!event.message.empty()) {
+      if (event.reloaded) {
+        log(LAGOM_NCCL_LOG_INFO, LAGOM_NCCL_INIT | LAGOM_NCCL_TUNING, __LINE__, "lagom tuner: %s",
+            event.message.c_str());
+      } else {
+        warn(event.message);
+      }
+    }
+    // One load: this call uses one whole table, old or new.
+    const RuleTable* table = m_source->current();
+    if (table == nullptr) return;
     CallShape call{coll_type, bytes, m_n_nodes, m_n_ranks, num_pipe_ops, reg_buff};
-    const Rule* rule = find_rule(m_rules, call);
+    const Rule* rule = find_rule(table->rules, call);
     if (rule == nullptr) {
       trace("lagom tuner: %s %zu bytes numPipeOps %d regBuff %d: no rule, NCCL decides",
             collective_name(coll_type), bytes, num_pipe_ops, reg_buff);
@@ -131,10 +159,24 @@ class TunerContext {
     if (nccl_silences_warnings()) echo_warning_once(message);
   }
 
+  // LAGOM_TUNER_RELOAD_MS: milliseconds between checks of the config file (0 = never reload).
+  std::int64_t reload_interval_ms() const {
+    const char* text = std::getenv(k_reload_variable);
+    if (text == nullptr || *text == '\0') return k_default_reload_ms;
+    char* end = nullptr;
+    const long long value = std::strtoll(text, &end, 10);
+    if (end == text || *end != '\0' || value < 0 || value > 86400000) {
+      warn(std::string(k_reload_variable) + "=" + text +
+           ": expected milliseconds from 0 to 86400000; using " + std::to_string(k_default_reload_ms));
+      return k_default_reload_ms;
+    }
+    return value;
+  }
+
   std::size_t m_n_ranks;
   std::size_t m_n_nodes;
   lagom_nccl_logger_t m_logger;
-  std::vector<Rule> m_rules;
+  std::unique_ptr<RuleSource> m_source;  // this communicator's view of its config file
 };
 
 lagom_nccl_result_t create_context(void** context, uint64_t comm_id, std::size_t n_ranks, std::size_t n_nodes,

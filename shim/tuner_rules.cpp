@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <sys/stat.h>
+
 #include "shim/nccl_tuner_abi.h"
 
 namespace lagom::shim {
@@ -254,6 +256,71 @@ const char* algorithm_name(int algorithm) {
 }
 const char* protocol_name(int protocol) {
   return name_of(k_protocols, protocol);
+}
+
+FileIdentity identify(const std::string& path) {
+  FileIdentity id;
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return id;
+  id.exists = true;
+  id.device = static_cast<std::uint64_t>(info.st_dev);
+  id.inode = static_cast<std::uint64_t>(info.st_ino);
+  id.size = static_cast<std::uint64_t>(info.st_size);
+  id.mtime_ns = static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec;
+  return id;
+}
+
+RuleSource::RuleSource(std::string path, std::int64_t interval_ms)
+    : m_path(std::move(path)), m_interval_ms(interval_ms) {}
+
+RuleSource::Event RuleSource::load() {
+  std::lock_guard<std::mutex> lock(m_reload_mutex);
+  m_loaded = FileIdentity{};
+  m_loaded.exists = false;
+  m_loaded.size = UINT64_MAX;  // differs from any real identity: the first check always reads
+  return reload_if_changed();
+}
+
+RuleSource::Event RuleSource::maybe_reload(std::int64_t now_ms) {
+  if (m_interval_ms <= 0) return {};
+  std::int64_t next = m_next_check_ms.load(std::memory_order_relaxed);
+  if (now_ms < next) return {};
+  // One caller per interval wins; the others go on with the current table.
+  if (!m_next_check_ms.compare_exchange_strong(next, now_ms + m_interval_ms, std::memory_order_relaxed))
+    return {};
+  std::unique_lock<std::mutex> lock(m_reload_mutex, std::try_to_lock);
+  if (!lock.owns_lock()) return {};
+  return reload_if_changed();
+}
+
+RuleSource::Event RuleSource::reload_if_changed() {
+  const FileIdentity now = identify(m_path);
+  if (now == m_loaded) return {};
+  // Parse into a new table; publish it only when the whole file is good.
+  ParseResult parsed = load_rules(m_path);
+  // The file may have changed again while it was read: then the next check reads it once more.
+  m_loaded = identify(m_path) == now ? now : FileIdentity{};
+  Event event;
+  if (!parsed.error.empty()) {
+    const std::string where =
+        parsed.error_line > 0 ? m_path + ":" + std::to_string(parsed.error_line) : m_path;
+    const bool first = current() == nullptr;
+    event.message = where + ": " + parsed.error +
+                    (first ? "; ignoring the file, NCCL keeps its own choices"
+                           : "; keeping the rules loaded before (generation " +
+                                 std::to_string(current()->generation) + ")");
+    return event;
+  }
+  auto table = std::make_unique<RuleTable>();
+  table->rules = std::move(parsed.rules);
+  table->generation = ++m_generation;
+  const RuleTable* published = table.get();
+  m_tables.push_back(std::move(table));
+  m_current.store(published, std::memory_order_release);
+  event.reloaded = true;
+  event.message = "loaded " + std::to_string(published->rules.size()) + " rules from " + m_path +
+                  " (generation " + std::to_string(published->generation) + ")";
+  return event;
 }
 
 }  // namespace lagom::shim

@@ -12,8 +12,11 @@
 // would silently change which line matches first.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -62,6 +65,63 @@ ParseResult load_rules(const std::string& path);
 
 // The first rule matching `call`, or nullptr.
 const Rule* find_rule(const std::vector<Rule>& rules, const CallShape& call);
+
+// One parsed config: the rules of one version of the file. Immutable once published.
+struct RuleTable {
+  std::vector<Rule> rules;
+  std::uint64_t generation = 0;  // 1 for the first table of a source, +1 per reload
+};
+
+// The identity of a file's content as stat(2) sees it: a rewrite in place (size or modification time) or
+// a new file renamed over it (inode) changes it.
+struct FileIdentity {
+  std::uint64_t device = 0, inode = 0, size = 0;
+  std::int64_t mtime_ns = 0;
+  bool exists = false;
+  bool operator==(const FileIdentity&) const = default;
+};
+FileIdentity identify(const std::string& path);
+
+// The rules of one config file, reloaded when its identity changes (`lagom adapt` replaces the file by
+// write + fsync + rename). Readers take the current table with one atomic load and use that table for
+// the whole call, so a call sees either the whole old or the whole new rules, never a mix. Tables are
+// kept until the source is destroyed (a reader may still hold an old one; reloads are rare, so the
+// memory is a few tables); the plugin keeps one source per communicator, destroyed by finalize.
+//
+// Reload policy: at most one identity check per `interval_ms` (0 = never reload), done by whichever
+// caller of maybe_reload() wins a compare-and-swap on the check time; the others keep reading the current
+// table and never wait. A file that cannot be read or parsed keeps the current table and gives one
+// warning per identity of the bad file.
+class RuleSource {
+ public:
+  struct Event {
+    bool reloaded = false;  // a new table is current
+    std::string message;    // "" when nothing happened; else what to log (warning when !reloaded)
+  };
+
+  RuleSource(std::string path, std::int64_t interval_ms);
+  RuleSource(const RuleSource&) = delete;
+  RuleSource& operator=(const RuleSource&) = delete;
+
+  // The first load's outcome (as for a reload: message is the warning when the file is bad).
+  Event load();
+  // Checks the file when the interval has passed since the last check (now_ms: a monotonic clock).
+  Event maybe_reload(std::int64_t now_ms);
+  [[nodiscard]] const RuleTable* current() const { return m_current.load(std::memory_order_acquire); }
+  [[nodiscard]] const std::string& path() const { return m_path; }
+
+ private:
+  Event reload_if_changed();
+
+  const std::string m_path;
+  const std::int64_t m_interval_ms;
+  std::atomic<const RuleTable*> m_current{nullptr};
+  std::atomic<std::int64_t> m_next_check_ms{0};
+  std::mutex m_reload_mutex;  // held only by the one caller reloading, never by readers
+  FileIdentity m_loaded;      // identity of the file behind the current table (or of the bad file warned)
+  std::uint64_t m_generation = 0;
+  std::vector<std::unique_ptr<RuleTable>> m_tables;
+};
 
 // Names used in the file and in logs ("allreduce", "ring", "ll128", ...).
 const char* collective_name(int collective);

@@ -54,13 +54,14 @@ std::string pragma_text(const std::string& path, const char* pragma) {
 
 }  // namespace
 
-TEST_CASE("a new database gets the Lagom application id, schema version 1 and WAL mode", "[db]") {
+TEST_CASE("a new database gets the Lagom application id, the current schema version and WAL mode", "[db]") {
   const std::string path = temp_dir("db") + "/new.db";
   auto db = open_rw(path);
   CHECK(db.schema_version().value() == lagom::db::k_schema_version);
   CHECK(pragma_text(path, "PRAGMA application_id") == std::to_string(lagom::db::k_application_id));
   CHECK(pragma_text(path, "PRAGMA journal_mode") == "wal");
-  CHECK(pragma_text(path, "SELECT count(*) FROM lagom_migrations") == "1");
+  CHECK(pragma_text(path, "SELECT count(*) FROM lagom_migrations") ==
+        std::to_string(lagom::db::k_schema_version));
 }
 
 TEST_CASE("a run stays incomplete until finish_run marks it complete", "[db]") {
@@ -184,4 +185,58 @@ TEST_CASE("an empty file becomes a new Lagom database", "[db]") {
   auto db = open_rw(path);
   CHECK(db.list_runs().value().empty());
   CHECK(db.integrity_check().value() == "ok");
+}
+
+namespace {
+
+lagom::records::Record production_record(std::uint64_t seq) {
+  lagom::records::Record r;
+  r.source.set("mpi");
+  r.host.set("node-a");
+  r.pid = 99;
+  r.comm_hash = 0x1234;
+  r.n_ranks = 2;
+  r.n_nodes = 1;
+  r.collective.set("allreduce");
+  r.count = 256;
+  r.dtype.set("float32");
+  r.bytes = 1024;
+  r.seq = seq;
+  r.clock.set("host");
+  r.start_ns = static_cast<std::int64_t>(seq) * 1000;
+  r.end_ns = r.start_ns + 500;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("importing production records twice adds nothing the second time", "[db]") {
+  auto db = open_rw(temp_dir("db") + "/production.db");
+  std::vector<lagom::records::Record> first;
+  for (std::uint64_t i = 0; i < 10; ++i) first.push_back(production_record(i));
+  lagom::db::Run run;
+  run.suite = "records";
+  const auto a = db.import_production(run, first).value();
+  CHECK(a.run_id > 0);
+  CHECK(a.added == 10);
+  CHECK(a.already == 0);
+  CHECK(db.run(a.run_id).value().backend == "production");
+  CHECK(db.run(a.run_id).value().status == "complete");
+  const auto again = db.import_production(run, first).value();
+  CHECK(again.run_id == 0);
+  CHECK(again.added == 0);
+  CHECK(again.already == 10);
+  CHECK(db.list_runs().value().size() == 1);  // no empty run left behind
+  // A grown file: only the new records form the next run.
+  auto grown = first;
+  for (std::uint64_t i = 10; i < 15; ++i) grown.push_back(production_record(i));
+  const auto b = db.import_production(run, grown).value();
+  CHECK(b.added == 5);
+  CHECK(b.already == 10);
+  const auto stored = db.production_records(b.run_id).value();
+  REQUIRE(stored.size() == 5);
+  CHECK(stored[0].seq == 10);
+  CHECK(stored[0].comm_hash == 0x1234);
+  CHECK(stored[0].end_ns - stored[0].start_ns == 500);
+  CHECK(lagom::records::record_key(stored[4]) == lagom::records::record_key(grown[14]));
 }

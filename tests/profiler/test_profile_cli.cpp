@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fcntl.h>
 #include <map>
+#include <set>
 #include <signal.h>
 #include <spawn.h>
 #include <thread>
@@ -387,4 +388,74 @@ TEST_CASE("the suite name overlap is the interference suite's earlier name and s
   const auto unknown =
       run_lagom({"profile", "--backend", "cpu", "--suite", "overlaps", "--quick", "--db", db_path});
   CHECK(unknown.err.find("unknown suite (all, compute, comm, interference)") != std::string::npos);
+}
+
+TEST_CASE("mpirun profile --records: every rank writes one record per timed call, imported once, fitted",
+          "[profiler][mpi]") {
+  const std::string dir = temp_dir("mpi-records");
+  const std::string records_dir = dir + "/records";
+  REQUIRE(run("/bin/mkdir", {"-p", records_dir}).exit_code == 0);
+  const std::string db_path = dir + "/m.db";
+  const auto r = run("mpirun", {"--allow-run-as-root", "--oversubscribe", "-np", "2", k_lagom, "profile",
+                                "--backend", "mpi", "--suite", "comm", "--quick", "--collectives",
+                                "allreduce,allgather", "--db", db_path, "--records", records_dir});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto imported = run_lagom({"db", "--db", db_path, "import", records_dir, "--json"});
+  INFO(imported.err);
+  REQUIRE(imported.exit_code == 0);
+  const auto doc = nlohmann::json::parse(imported.out);
+  CHECK(doc["files"] == 2);  // one per rank
+  const std::int64_t records = doc["records"].get<std::int64_t>();
+  CHECK(doc["added"] == records);
+  const std::int64_t run_id = doc["run_id"].get<std::int64_t>();
+  auto database = open_ro(db_path);
+  const auto stored = database.production_records(run_id).value();
+  REQUIRE(static_cast<std::int64_t>(stored.size()) == records);
+  std::map<int, int> per_rank;
+  for (const auto& rec : stored) {
+    ++per_rank[rec.rank];
+    CHECK(rec.source.view() == "mpi");
+    CHECK(rec.clock.view() == "host");
+    CHECK(rec.n_ranks == 2);
+    CHECK(rec.comm_hash == stored[0].comm_hash);  // one communicator
+    CHECK(rec.end_ns > rec.start_ns);
+    CHECK(rec.bytes == rec.count * 4);
+    // The sweep's sizes are powers of two from 1 KiB (nccl-tests' meaning); an allgather record carries one
+    // rank's share of it, half of that on two ranks.
+    const std::uint64_t sweep_size = rec.collective.view() == "allgather" ? rec.bytes * 2 : rec.bytes;
+    CHECK(sweep_size >= 1024);
+    CHECK((sweep_size & (sweep_size - 1)) == 0);
+  }
+  CHECK(per_rank.size() == 2);
+  CHECK(per_rank[0] == per_rank[1]);  // every rank times the same calls
+  // The profile's timed calls, all of them: sum over samples of the batches' calls is at least 11 sizes x
+  // 2 placements x 2 collectives x 7 rounds per rank.
+  CHECK(per_rank[0] >= 11 * 2 * 2 * 7);
+  // Importing again adds nothing.
+  const auto again = run_lagom({"db", "--db", db_path, "import", records_dir, "--json"});
+  REQUIRE(again.exit_code == 0);
+  CHECK(nlohmann::json::parse(again.out)["added"] == 0);
+  CHECK(nlohmann::json::parse(again.out)["run_id"].is_null());
+  // A production run fits like a profile run.
+  const auto fitted = run_lagom({"db", "--db", db_path, "fit", std::to_string(run_id), "--json"});
+  INFO(fitted.err);
+  REQUIRE(fitted.exit_code == 0);
+  const auto fits = nlohmann::json::parse(fitted.out);
+  std::set<std::string> collectives;
+  for (const auto& f : fits["collectives"]) {
+    collectives.insert(f["collective"].get<std::string>());
+    CHECK(f["bus_bw_GBps"].get<double>() > 0);
+  }
+  CHECK(collectives == std::set<std::string>{"allgather", "allreduce"});
+}
+
+TEST_CASE("profile --records needs the mpi backend's comm suite and an existing folder", "[profiler]") {
+  const std::string dir = temp_dir("records-flags");
+  const auto cpu =
+      run_lagom({"profile", "--backend", "cpu", "--quick", "--db", dir + "/x.db", "--records", dir});
+  CHECK(cpu.exit_code == 2);
+  CHECK(cpu.err ==
+        "lagom: error: profile: --records " + dir +
+            ": records are written by the mpi backend's comm suite (--backend mpi --suite comm or all)\n");
 }

@@ -2,6 +2,8 @@
 // ncclTunerPlugin_v4 structs, init per communicator, getCollInfo with the contiguous cost table cast to
 // float** (src/enqueue.cc), finalize / destroy. The expected picks follow from the fixture
 // tests/data/shim/tune-out/nccl_tuner.conf and NCCL's rule "smallest non-negative entry wins".
+#include <atomic>
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -617,4 +619,147 @@ TEST_CASE("null context, null logger and null outputs are tolerated", "[shim]") 
   CHECK(table.same_as(CostTable{}));
   CHECK(channels == 0);
   CHECK(t->finalize(ctx) == LAGOM_NCCL_SUCCESS);
+}
+
+namespace {
+
+// What `lagom adapt` does to a config: a new file renamed over the old one.
+void replace_file(const std::string& path, const std::string& text) {
+  lagom::test::write_file(path + ".tmp", text);
+  REQUIRE(std::rename((path + ".tmp").c_str(), path.c_str()) == 0);
+}
+
+std::vector<std::string> warnings_now() {
+  std::lock_guard<std::mutex> lock(g_log_mutex);
+  return log_at(LAGOM_NCCL_LOG_WARN);
+}
+
+// Which of the test's tables a call applied: 0, 1, 2, or -1 for anything else (a mix, or no rule).
+int table_of(const CostTable& table, int channels) {
+  const auto pick = table.pick();
+  if (pick == std::make_pair(LAGOM_NCCL_ALGO_TREE, LAGOM_NCCL_PROTO_LL) && channels == 4) return 0;
+  if (pick == std::make_pair(LAGOM_NCCL_ALGO_RING, LAGOM_NCCL_PROTO_LL128) && channels == 8) return 1;
+  if (pick == std::make_pair(LAGOM_NCCL_ALGO_TREE, LAGOM_NCCL_PROTO_LL128) && channels == 2) return 2;
+  return -1;
+}
+
+// NCCL's logger keeping only warnings: the concurrent test makes millions of calls, each with a TRACE line.
+void capture_warnings(int level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
+  if (level != LAGOM_NCCL_LOG_WARN) return;
+  char buffer[2048];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buffer, sizeof buffer, fmt, args);
+  va_end(args);
+  (void)file;
+  (void)line;
+  std::lock_guard<std::mutex> lock(g_log_mutex);
+  g_log.push_back({level, flags, buffer});
+}
+
+void* init_v5_warnings_only() {
+  g_log.clear();
+  void* ctx = nullptr;
+  lagom_nccl_nvl_domain_info_v5_t nvl{1, 8, 8};
+  static lagom_nccl_tuner_constants_v5_t constants{};
+  REQUIRE(plugin().v5->init(&ctx, 0xabcdefULL, 16, 2, capture_warnings, &nvl, &constants) ==
+          LAGOM_NCCL_SUCCESS);
+  return ctx;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a replaced config is reloaded under concurrent calls: each call sees a whole table, a bad file keeps "
+    "the old",
+    "[shim]") {
+  const std::string dir = lagom::test::temp_dir("shim-reload");
+  const std::string path = dir + "/nccl_tuner.conf";
+  // Table 1 puts a broadcast rule first: a reader that saw only part of it would find no allreduce rule.
+  const std::string tables[] = {
+      "allreduce,0,-1,tree,ll,4,-1,-1,-1,-1\n",
+      "broadcast,0,-1,ring,ll,2,-1,-1,-1,-1\nallreduce,0,-1,ring,ll128,8,-1,-1,-1,-1\n",
+      "allreduce,0,65535,tree,ll128,2,-1,-1,-1,-1\nallreduce,65536,-1,tree,ll128,2,-1,-1,-1,-1\n",
+  };
+  replace_file(path, tables[0]);
+  ConfigEnv env(path.c_str());
+  EnvGuard reload("LAGOM_TUNER_RELOAD_MS", "1");
+  const auto* t = plugin().v5;
+  void* ctx = init_v5_warnings_only();
+  REQUIRE(ctx != nullptr);
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> newest_seen{0};
+  std::atomic<long> foreign{0}, backwards{0}, calls{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      int last = 0;
+      while (!stop.load()) {
+        CostTable table;
+        int channels = 0;
+        t->getCollInfo(ctx, LAGOM_NCCL_FUNC_ALLREDUCE, 1024, 1, table.as_nccl(), k_algos, k_protos, 0,
+                       &channels);
+        const int seen = table_of(table, channels);
+        calls.fetch_add(1);
+        if (seen < 0) {
+          foreign.fetch_add(1);
+          continue;
+        }
+        if (seen < last) backwards.fetch_add(1);  // a call after a newer table must not see an older one
+        last = seen;
+        int newest = newest_seen.load();
+        while (seen > newest && !newest_seen.compare_exchange_weak(newest, seen)) {
+        }
+      }
+    });
+  }
+  // Waits (bounded: 10 s on a loaded machine) until some call applied table `n`.
+  auto wait_for_table = [&](int n) {
+    for (int i = 0; i < 10000 && newest_seen.load() < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return newest_seen.load() >= n;
+  };
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  replace_file(path, tables[1]);
+  CHECK(wait_for_table(1));
+  // A malformed new file: the old rules stay, one warning however many checks see it.
+  replace_file(path, "allreduce,0,-1,ring,simple,99,-1,-1,-1,-1\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const long before_fix = calls.load();
+  CHECK(newest_seen.load() == 1);
+  CHECK(warnings_now() ==
+        std::vector<std::string>{"lagom tuner: " + path +
+                                 ":1: channels 99 is out of range (-1 or 1..64); keeping the "
+                                 "rules loaded before (generation 2)"});
+  replace_file(path, tables[2]);
+  CHECK(wait_for_table(2));
+  stop = true;
+  for (auto& thread : threads) thread.join();
+  CHECK(before_fix > 0);
+  CHECK(foreign.load() == 0);
+  CHECK(backwards.load() == 0);
+  // Calls made later, and communicators created later, use the newest rules.
+  Outcome later = collinfo(t, ctx, {LAGOM_NCCL_FUNC_ALLREDUCE, 1 << 20});
+  CHECK(table_of(later.table, later.channels) == 2);
+  void* fresh = init_v5(16, 2);
+  Outcome created_later = collinfo(t, fresh, {LAGOM_NCCL_FUNC_ALLREDUCE, 1024});
+  CHECK(table_of(created_later.table, created_later.channels) == 2);
+  t->finalize(fresh);
+  t->finalize(ctx);
+}
+
+TEST_CASE("LAGOM_TUNER_RELOAD_MS=0 never reloads", "[shim]") {
+  const std::string dir = lagom::test::temp_dir("shim-noreload");
+  const std::string path = dir + "/nccl_tuner.conf";
+  replace_file(path, "allreduce,0,-1,tree,ll,4,-1,-1,-1,-1\n");
+  ConfigEnv env(path.c_str());
+  EnvGuard reload("LAGOM_TUNER_RELOAD_MS", "0");
+  void* ctx = init_v5(16, 2);
+  replace_file(path, "allreduce,0,-1,ring,ll128,8,-1,-1,-1,-1\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  Outcome o = collinfo(plugin().v5, ctx, {LAGOM_NCCL_FUNC_ALLREDUCE, 1024});
+  CHECK(table_of(o.table, o.channels) == 0);
+  plugin().v5->finalize(ctx);
 }

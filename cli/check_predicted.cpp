@@ -1,0 +1,301 @@
+#include "cli/check_predicted.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "cli/output.h"
+#include "db/database.h"
+#include "profiler/production.h"
+
+namespace lagom::cli {
+
+namespace {
+
+Error config_error(const std::string& path, const std::string& why) {
+  return make_error(ErrorCode::invalid_input, "--predicted " + path + ": " + why);
+}
+
+std::vector<std::string> split_fields(const std::string& line) {
+  std::vector<std::string> fields;
+  std::stringstream in(line);
+  std::string field;
+  while (std::getline(in, field, ',')) {
+    const auto b = field.find_first_not_of(" \t\r");
+    const auto e = field.find_last_not_of(" \t\r");
+    fields.push_back(b == std::string::npos ? std::string() : field.substr(b, e - b + 1));
+  }
+  return fields;
+}
+
+// The line of nccl_tuner.conf that `lagom tune` wrote for the op class's bin (0 when there is none).
+int find_rule_line(const std::vector<std::string>& lines, const OpClassPrediction& op) {
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    const auto f = split_fields(line);
+    if (f.size() < 8) continue;
+    const std::string high = op.bin_high ? std::to_string(*op.bin_high) : std::string("-1");
+    if (f[0] == op.collective && f[1] == std::to_string(op.bin_low) && f[2] == high &&
+        f[6] == std::to_string(op.nodes) && f[7] == std::to_string(op.ranks)) {
+      return static_cast<int>(i) + 1;
+    }
+  }
+  return 0;
+}
+
+double median(std::vector<double> values) {
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  double m = *middle;
+  if (values.size() % 2 == 0) m = (m + *std::max_element(values.begin(), middle)) / 2;
+  return m;
+}
+
+}  // namespace
+
+Result<std::vector<OpClassPrediction>> read_predictions(const std::string& config_path) {
+  LAGOM_TRY(const nlohmann::json doc, read_json_file(config_path));
+  if (!doc.is_object() || !doc.contains("ops") || !doc["ops"].is_array()) {
+    return config_error(config_path, "no ops[] array (not a lagom-config.json written by lagom tune)");
+  }
+  std::vector<OpClassPrediction> classes;
+  for (std::size_t i = 0; i < doc["ops"].size(); ++i) {
+    const nlohmann::json& op = doc["ops"][i];
+    const std::string where = fmt::format("ops[{}]", i);
+    OpClassPrediction p;
+    try {
+      p.name = op.at("name").get<std::string>();
+      p.collective = op.at("collective").get<std::string>();
+      p.group = op.at("group").get<std::string>();
+      p.bytes = op.at("bytes").get<std::int64_t>();
+      p.ranks = op.at("ranks").get<int>();
+      p.nodes = op.at("nodes").get<int>();
+      p.algo = op.at("algo").get<std::string>();
+      p.proto = op.at("proto").get<std::string>();
+      p.channels = op.at("channels").get<int>();
+      p.predicted_time_us = op.at("predicted_time_us").get<double>();
+    } catch (const nlohmann::json::exception& e) {
+      return config_error(config_path, where + ": " + e.what());
+    }
+    if (p.bytes < 0 || p.ranks < 1 || p.nodes < 1 || !(p.predicted_time_us > 0)) {
+      return config_error(config_path,
+                          where + ": bytes, ranks, nodes and predicted_time_us must be positive");
+    }
+    classes.push_back(std::move(p));
+  }
+  // The bins of search/outputs.cpp (tuner_conf_text): per (collective, nodes, ranks), sorted by size; a size
+  // seen twice keeps its first class.
+  std::map<std::tuple<std::string, int, int>, std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    auto& members = groups[{classes[i].collective, classes[i].nodes, classes[i].ranks}];
+    if (std::none_of(members.begin(), members.end(),
+                     [&](std::size_t j) { return classes[j].bytes == classes[i].bytes; })) {
+      members.push_back(i);
+    }
+  }
+  std::vector<OpClassPrediction> binned;
+  for (auto& [key, members] : groups) {
+    std::sort(members.begin(), members.end(),
+              [&](std::size_t a, std::size_t b) { return classes[a].bytes < classes[b].bytes; });
+    std::uint64_t low = 0;
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      OpClassPrediction p = classes[members[k]];
+      p.bin_low = low;
+      if (k + 1 < members.size()) {
+        const auto here = static_cast<std::uint64_t>(p.bytes);
+        const auto next = static_cast<std::uint64_t>(classes[members[k + 1]].bytes);
+        p.bin_high = here + (next - here) / 2;
+        low = *p.bin_high + 1;
+      }
+      binned.push_back(std::move(p));
+    }
+  }
+  const auto conf = std::filesystem::path(config_path).parent_path() / "nccl_tuner.conf";
+  std::ifstream in(conf);
+  if (in) {
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    for (auto& p : binned) p.rule_line = find_rule_line(lines, p);
+  }
+  return binned;
+}
+
+int match_op_class(const std::vector<OpClassPrediction>& classes, const records::Record& record) {
+  if (record.kind != records::Kind::collective) return -1;
+  const auto bytes = static_cast<std::uint64_t>(profiler::nccl_tests_bytes(record));
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    const auto& c = classes[i];
+    if (c.collective != record.collective.view() || c.ranks != record.n_ranks || c.nodes != record.n_nodes)
+      continue;
+    if (bytes >= c.bin_low && (!c.bin_high || bytes <= *c.bin_high)) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::vector<OpClassCheck> check_op_classes(const std::vector<OpClassPrediction>& classes,
+                                           const std::vector<records::Record>& records, double tolerance_pct,
+                                           std::size_t* unmatched) {
+  std::vector<std::vector<double>> times(classes.size());
+  std::vector<std::map<std::string, std::size_t>> ran(classes.size());
+  std::size_t lost = 0;
+  for (const auto& r : records) {
+    const int i = match_op_class(classes, r);
+    if (i < 0) {
+      ++lost;
+      continue;
+    }
+    times[static_cast<std::size_t>(i)].push_back(r.duration_us());
+    if (!r.algorithm.view().empty()) {
+      ++ran[static_cast<std::size_t>(i)][fmt::format("{}/{}", r.algorithm.view(), r.protocol.view())];
+    }
+  }
+  if (unmatched != nullptr) *unmatched = lost;
+  std::vector<OpClassCheck> out(classes.size());
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    OpClassCheck& c = out[i];
+    c.records = times[i].size();
+    if (!ran[i].empty()) {
+      c.ran = std::max_element(ran[i].begin(), ran[i].end(), [](const auto& a, const auto& b) {
+                return a.second < b.second;
+              })->first;
+    }
+    if (times[i].empty()) {
+      c.status = "no records";
+      continue;
+    }
+    c.measured_time_us = median(times[i]);
+    c.delta_pct = (c.measured_time_us - classes[i].predicted_time_us) / classes[i].predicted_time_us * 100;
+    if (c.records < k_min_records) {
+      c.status = "few records";
+    } else {
+      c.status = std::abs(c.delta_pct) > tolerance_pct ? "drift" : "ok";
+    }
+  }
+  return out;
+}
+
+namespace {
+
+double parse_percent(const std::string& text) {
+  std::string t = text;
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  std::size_t used = 0;
+  double value = -1;
+  try {
+    value = std::stod(t, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (t.empty() || used != t.size() || !(value >= 0) || value > 1000) {
+    fail(ErrorCode::invalid_input,
+         "check: --tolerance " + text + ": with --predicted, one percentage from 0 to 1000 (e.g. 10 or 10%)");
+  }
+  return value;
+}
+
+std::string rule_text(const OpClassPrediction& p) {
+  const std::string range = fmt::format("{}..{}", p.bin_low, p.bin_high ? std::to_string(*p.bin_high) : "");
+  const std::string where = p.rule_line > 0 ? fmt::format("nccl_tuner.conf:{} ", p.rule_line) : std::string();
+  return fmt::format("{}{}/{}/{} [{}]", where, p.algo, p.proto, p.channels, range);
+}
+
+}  // namespace
+
+void run_check_predicted(const PredictedCheckOptions& options, const Context& context) {
+  const double tolerance_pct = parse_percent(options.tolerance);
+  const auto classes = unwrap(read_predictions(options.config_path));
+  auto database = db::Database::open(options.db_path, db::Database::Mode::read_only);
+  if (!database.ok()) throw CommandFailed{database.error().with_context("check")};
+  const auto run = database->run(options.run_id);
+  if (!run.ok())
+    throw CommandFailed{run.error().with_context(fmt::format("check: --run {}", options.run_id))};
+  if (run->backend != db::k_backend_production) {
+    fail(ErrorCode::invalid_input, fmt::format("check: --run {} is a {} run; --predicted compares production "
+                                               "records (lagom db import)",
+                                               options.run_id, run->backend));
+  }
+  const auto records = database->production_records(options.run_id);
+  if (!records.ok()) throw CommandFailed{records.error().with_context("check")};
+  std::size_t unmatched = 0;
+  const auto checks = check_op_classes(classes, *records, tolerance_pct, &unmatched);
+  std::vector<std::string> drifted;
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    if (checks[i].status == "drift") {
+      drifted.push_back(
+          fmt::format("{} ({:+.1f}%, rule {})", classes[i].name, checks[i].delta_pct, rule_text(classes[i])));
+    }
+  }
+  if (context.json) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (std::size_t i = 0; i < classes.size(); ++i) {
+      const auto& p = classes[i];
+      const auto& c = checks[i];
+      ops.push_back(
+          {{"name", p.name},
+           {"collective", p.collective},
+           {"group", p.group},
+           {"bytes", p.bytes},
+           {"ranks", p.ranks},
+           {"nodes", p.nodes},
+           {"rule",
+            {{"line", p.rule_line > 0 ? nlohmann::json(p.rule_line) : nlohmann::json(nullptr)},
+             {"min_bytes", p.bin_low},
+             {"max_bytes", p.bin_high ? nlohmann::json(*p.bin_high) : nlohmann::json(nullptr)},
+             {"algo", p.algo},
+             {"proto", p.proto},
+             {"channels", p.channels}}},
+           {"ran", c.ran},
+           {"records", c.records},
+           {"predicted_time_us", p.predicted_time_us},
+           {"measured_time_us", c.records > 0 ? nlohmann::json(c.measured_time_us) : nlohmann::json(nullptr)},
+           {"delta_pct", c.records > 0 ? nlohmann::json(c.delta_pct) : nlohmann::json(nullptr)},
+           {"status", c.status}});
+    }
+    print_json({{"kind", "predicted"},
+                {"config", options.config_path},
+                {"run_id", options.run_id},
+                {"tolerance_pct", tolerance_pct},
+                {"records", records->size()},
+                {"unmatched", unmatched},
+                {"passed", drifted.empty()},
+                {"op_classes", std::move(ops)}});
+  } else {
+    fmt::print("# {} against production run {}: {} records, {} matched no op class; tolerance {}%\n",
+               options.config_path, options.run_id, records->size(), unmatched, tolerance_pct);
+    Table table({{"op_class", true},
+                 {"ranks"},
+                 {"nodes"},
+                 {"rule", true},
+                 {"ran", true},
+                 {"records"},
+                 {"predicted_us"},
+                 {"measured_us"},
+                 {"delta_pct"},
+                 {"status", true}});
+    for (std::size_t i = 0; i < classes.size(); ++i) {
+      const auto& p = classes[i];
+      const auto& c = checks[i];
+      table.add_row({p.name, std::to_string(p.ranks), std::to_string(p.nodes), rule_text(p),
+                     c.ran.empty() ? "-" : c.ran, std::to_string(c.records),
+                     fmt::format("{:.2f}", p.predicted_time_us),
+                     c.records > 0 ? fmt::format("{:.2f}", c.measured_time_us) : "-",
+                     c.records > 0 ? fmt::format("{:+.1f}", c.delta_pct) : "-", c.status});
+    }
+    fmt::print("{}", table.render());
+  }
+  if (!drifted.empty()) {
+    std::string names;
+    for (const auto& d : drifted) names += (names.empty() ? "" : "; ") + d;
+    fail(ErrorCode::regression,
+         fmt::format("check: {} op class(es) drifted beyond {}%: {}", drifted.size(), tolerance_pct, names));
+  }
+}
+
+}  // namespace lagom::cli

@@ -1,0 +1,64 @@
+// `lagom check --predicted lagom-config.json --db PATH --run ID`: production records (docs/records.md)
+// against the times `lagom tune` predicted for its op classes (lagom-config.json ops[]).
+//
+// Matching: a collective record belongs to the op class of the same collective and communicator shape
+// (ranks, nodes) whose size bin holds the record's size in nccl-tests' meaning. The bins are those
+// `lagom tune` wrote into nccl_tuner.conf (search/outputs.cpp: per collective and shape, contiguous bins
+// split at the midpoints between the classes' sizes, the first from 0, the last open-ended), so a record
+// is judged against the op class whose rule the tuner plugin applied to it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/app.h"
+#include "core/error.h"
+#include "records/record.h"
+
+namespace lagom::cli {
+
+// One op class of lagom-config.json with its size bin and the tuner rule that covers it.
+struct OpClassPrediction {
+  std::string name, collective, group;
+  std::int64_t bytes = 0;  // nccl-tests' size of one call
+  int ranks = 0, nodes = 0;
+  std::string algo, proto;
+  int channels = 0;
+  double predicted_time_us = 0;
+  std::uint64_t bin_low = 0;              // inclusive
+  std::optional<std::uint64_t> bin_high;  // inclusive; none = open-ended
+  int rule_line = 0;                      // line of nccl_tuner.conf beside the config; 0 = none there
+};
+
+// Reads ops[] of `config_path` and the nccl_tuner.conf beside it (when there is one). invalid_input on a
+// file that is not a lagom-config.json (names the field).
+Result<std::vector<OpClassPrediction>> read_predictions(const std::string& config_path);
+
+// The index of the op class `record` belongs to, or -1 (p2p, another collective or shape).
+int match_op_class(const std::vector<OpClassPrediction>& classes, const records::Record& record);
+
+// One op class's verdict.
+struct OpClassCheck {
+  std::size_t records = 0;
+  double measured_time_us = 0;  // median duration of its records
+  double delta_pct = 0;         // (measured − predicted) / predicted × 100
+  std::string ran;              // algorithm/protocol NCCL ran most often ("" when the records do not say)
+  std::string status;           // "ok", "drift", "few records" (< k_min_records), "no records"
+};
+inline constexpr std::size_t k_min_records = 3;
+std::vector<OpClassCheck> check_op_classes(const std::vector<OpClassPrediction>& classes,
+                                           const std::vector<records::Record>& records, double tolerance_pct,
+                                           std::size_t* unmatched);
+
+struct PredictedCheckOptions {
+  std::string config_path;
+  std::string db_path;
+  std::int64_t run_id = 0;
+  std::string tolerance;  // percent, e.g. "10" or "10%"
+};
+// The command: exit 1 (regression) when an op class drifted beyond the tolerance.
+void run_check_predicted(const PredictedCheckOptions& options, const Context& context);
+
+}  // namespace lagom::cli

@@ -1,0 +1,220 @@
+// The NCCL profiler-plugin ABI, declared by Lagom from NCCL's published headers (no NCCL header is
+// included and the plugin does not link NCCL). Layouts follow NVIDIA/nccl@v2.28.9-1:
+//   src/include/plugin/profiler/profiler_v5.h:10-89   ncclProfilerEventDescr_v5_t
+//   src/include/plugin/profiler/profiler_v5.h:91-107  ncclProfilerEventStateArgs_v5_t
+//   src/include/plugin/profiler/profiler_v5.h:109-149 ncclProfiler_v5_t (symbol ncclProfiler_v5)
+//   src/include/plugin/profiler/profiler_v4.h:10-61   ncclProfilerEventDescr_v4_t (type is uint8_t there)
+//   src/include/plugin/profiler/profiler_v4.h:63-79   ncclProfilerEventStateArgs_v4_t
+//   src/include/plugin/profiler/profiler_v4.h:81-121  ncclProfiler_v4_t (symbol ncclProfiler_v4;
+//   NCCL 2.25-2.27
+//                                                     load it natively, 2.28 through
+//                                                     src/plugin/profiler/profiler_v4.cc)
+//   src/include/plugin/nccl_profiler.h:10-23          event type bits; :25-58 event states
+// NCCL looks the structs up by these symbol names (src/plugin/profiler/profiler_v5.cc:15, profiler_v4.cc:111)
+// in libnccl-profiler-<NCCL_PROFILER_PLUGIN>.so (src/plugin/plugin_open.cc:23).
+//
+// What the events mean (src/plugin/profiler.cc, ext-profiler/example/plugin.cc:707-709):
+// - ncclProfileColl / ncclProfileP2p start when NCCL builds the kernel plan and stop once it is enqueued
+//   (profiler.cc:394-450, ncclProfilerStopTaskEvents): their start/stop is the host-side enqueue, NOT the
+//   execution.
+// - ncclProfileKernelCh: one per channel the operation runs on (enqueue.cc:575-597 adds one profiler proxy
+//   op per channel), started and stopped by the proxy thread when the kernel's channel begins and ends
+//   (src/transport/profiler.cc:35-44). parentObj is the Coll/P2p event's handle (profiler.cc:596);
+//   descr.kernelCh.pTimer is the start and the KernelChStop state's pTimer the end, both read from the
+//   GPU's global timer in nanoseconds (profiler.cc:590-614).
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sys/types.h>
+
+#include "shim/nccl_tuner_abi.h"  // lagom_nccl_result_t, lagom_nccl_logger_t, log levels
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Event type bits (nccl_profiler.h:10-23).
+#define LAGOM_NCCL_PROFILE_GROUP (1 << 0)
+#define LAGOM_NCCL_PROFILE_COLL (1 << 1)
+#define LAGOM_NCCL_PROFILE_P2P (1 << 2)
+#define LAGOM_NCCL_PROFILE_PROXY_OP (1 << 3)
+#define LAGOM_NCCL_PROFILE_PROXY_STEP (1 << 4)
+#define LAGOM_NCCL_PROFILE_PROXY_CTRL (1 << 5)
+#define LAGOM_NCCL_PROFILE_KERNEL_CH (1 << 6)
+#define LAGOM_NCCL_PROFILE_NET_PLUGIN (1 << 7)
+#define LAGOM_NCCL_PROFILE_GROUP_API (1 << 8)
+#define LAGOM_NCCL_PROFILE_COLL_API (1 << 9)
+#define LAGOM_NCCL_PROFILE_P2P_API (1 << 10)
+#define LAGOM_NCCL_PROFILE_KERNEL_LAUNCH (1 << 11)
+
+// ncclProfilerEventState_t (nccl_profiler.h:25-58): only the one the plugin reads.
+typedef int lagom_nccl_profiler_event_state_t;
+#define LAGOM_NCCL_PROFILER_KERNEL_CH_STOP 22
+
+// ncclProfilerEventDescr_v5_t (profiler_v5.h:10-89).
+typedef struct {
+  uint64_t type;
+  void* parentObj;
+  int rank;
+  union {
+    struct {
+      bool graphCaptured;
+      int groupDepth;
+    } groupApi;
+    struct {
+      const char* func;
+      size_t count;
+      const char* datatype;
+      int root;
+      void* stream;
+      bool graphCaptured;
+    } collApi;
+    struct {
+      const char* func;
+      size_t count;
+      const char* datatype;
+      void* stream;
+      bool graphCaptured;
+    } p2pApi;
+    struct {
+      void* stream;
+    } kernelLaunch;
+    struct {
+      uint64_t seqNumber;
+      const char* func;
+      void const* sendBuff;
+      void* recvBuff;
+      size_t count;
+      int root;
+      const char* datatype;
+      uint8_t nChannels;
+      uint8_t nWarps;
+      const char* algo;
+      const char* proto;
+      void* parentGroup;
+    } coll;
+    struct {
+      const char* func;
+      void* buff;
+      const char* datatype;
+      size_t count;
+      int peer;
+      uint8_t nChannels;
+      void* parentGroup;
+    } p2p;
+    struct {
+      pid_t pid;
+      uint8_t channelId;
+      int peer;
+      int nSteps;
+      int chunkSize;
+      int isSend;
+    } proxyOp;
+    struct {
+      int step;
+    } proxyStep;
+    struct {
+      uint8_t channelId;
+      uint64_t pTimer;
+    } kernelCh;
+    struct {
+      int64_t id;
+      void* data;
+    } netPlugin;
+  };
+} lagom_nccl_profiler_descr_v5_t;
+
+// ncclProfilerEventDescr_v4_t (profiler_v4.h:10-61): `type` is one byte and Coll/P2p have no API parent.
+typedef struct {
+  uint8_t type;
+  void* parentObj;
+  int rank;
+  union {
+    struct {
+      uint64_t seqNumber;
+      const char* func;
+      void const* sendBuff;
+      void* recvBuff;
+      size_t count;
+      int root;
+      const char* datatype;
+      uint8_t nChannels;
+      uint8_t nWarps;
+      const char* algo;
+      const char* proto;
+    } coll;
+    struct {
+      const char* func;
+      void* buff;
+      const char* datatype;
+      size_t count;
+      int peer;
+      uint8_t nChannels;
+    } p2p;
+    struct {
+      pid_t pid;
+      uint8_t channelId;
+      int peer;
+      int nSteps;
+      int chunkSize;
+      int isSend;
+    } proxyOp;
+    struct {
+      int step;
+    } proxyStep;
+    struct {
+      uint8_t channelId;
+      uint64_t pTimer;
+    } kernelCh;
+    struct {
+      int64_t id;
+      void* data;
+    } netPlugin;
+  };
+} lagom_nccl_profiler_descr_v4_t;
+
+// ncclProfilerEventStateArgs_v5_t and _v4_t (profiler_v5.h:91-107, profiler_v4.h:63-79): the same union.
+typedef union {
+  struct {
+    size_t transSize;
+  } proxyStep;
+  struct {
+    int appendedProxyOps;
+  } proxyCtrl;
+  struct {
+    void* data;
+  } netPlugin;
+  struct {
+    uint64_t pTimer;
+  } kernelCh;
+} lagom_nccl_profiler_state_args_t;
+
+// ncclProfiler_v5_t (profiler_v5.h:109-149).
+typedef struct {
+  const char* name;
+  lagom_nccl_result_t (*init)(void** context, uint64_t commId, int* eActivationMask, const char* commName,
+                              int nNodes, int nranks, int rank, lagom_nccl_logger_t logfn);
+  lagom_nccl_result_t (*startEvent)(void* context, void** eHandle, lagom_nccl_profiler_descr_v5_t* eDescr);
+  lagom_nccl_result_t (*stopEvent)(void* eHandle);
+  lagom_nccl_result_t (*recordEventState)(void* eHandle, lagom_nccl_profiler_event_state_t eState,
+                                          lagom_nccl_profiler_state_args_t* eStateArgs);
+  lagom_nccl_result_t (*finalize)(void* context);
+} lagom_nccl_profiler_v5_t;
+
+// ncclProfiler_v4_t (profiler_v4.h:81-121): init takes the communicator hash after the name.
+typedef struct {
+  const char* name;
+  lagom_nccl_result_t (*init)(void** context, int* eActivationMask, const char* commName, uint64_t commHash,
+                              int nNodes, int nranks, int rank, lagom_nccl_logger_t logfn);
+  lagom_nccl_result_t (*startEvent)(void* context, void** eHandle, lagom_nccl_profiler_descr_v4_t* eDescr);
+  lagom_nccl_result_t (*stopEvent)(void* eHandle);
+  lagom_nccl_result_t (*recordEventState)(void* eHandle, lagom_nccl_profiler_event_state_t eState,
+                                          lagom_nccl_profiler_state_args_t* eStateArgs);
+  lagom_nccl_result_t (*finalize)(void* context);
+} lagom_nccl_profiler_v4_t;
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
