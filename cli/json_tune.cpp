@@ -28,6 +28,8 @@ nlohmann::json tune_json(const search::Problem& problem, const search::TuneResul
                         {"predicted_iteration_time_s", result.predicted_iteration_s()},
                         {"baseline_iteration_time_s", result.baseline_iteration_s()},
                         {"speedup", result.speedup()},
+                        {"memory_gib_per_gpu_total", result.result.memory.total},
+                        {"memory_margin_gib", result.result.memory_budget_gib - result.result.memory.total},
                         {"grid_options", result.grid_options},
                         {"oracle_evaluations", result.oracle_evaluations},
                         {"comm_knobs_searched", result.comm_knobs_searched},

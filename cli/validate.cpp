@@ -12,7 +12,6 @@
 #include "cli/scenario.h"
 #include "simulator/comm_config.h"
 #include "simulator/simulator.h"
-#include "simulator/stage_plan.h"
 
 namespace lagom::cli {
 
@@ -26,16 +25,7 @@ const std::set<std::string> k_data_columns = {"measured_iteration_s", "measured_
 // Columns of mechanisms the model does not have yet (docs/validate.md "Planned columns"): accepted,
 // listed in the report when they carry a value, and not used by the prediction.
 const std::set<std::string> k_planned_columns = {"cp-comm-type",
-                                                 "embedding-in-pipeline-split",
-                                                 "loss-in-pipeline-split",
-                                                 "first-stage-layers",
-                                                 "last-stage-layers",
-                                                 "p2p-overlap",
-                                                 "param-gather-overlap",
-                                                 "param-gather-with-optimizer",
-                                                 "grad-reduce-dtype",
                                                  "defer-embedding-wgrad",
-                                                 "vocab-divisible-by",
                                                  "fp8-recipe",
                                                  "fp8-format",
                                                  "fp8-amax-history",
@@ -56,7 +46,7 @@ const std::set<std::string> k_planned_columns = {"cp-comm-type",
                                                  "cuda-max-connections",
                                                  "nccl-p2p-chunk"};
 // Flags that take no value: a cell of 1/true/yes/on sets them, 0/false/no/off or empty leaves them off.
-const std::set<std::string> k_switches = {"sp"};
+const std::set<std::string> k_switches = {"sp", "embedding-in-pipeline-split", "loss-in-pipeline-split"};
 
 Result<bool> switch_value(const std::string& value) {
   std::string v = value;
@@ -84,7 +74,6 @@ struct RowFlags {
   SpecFlags spec;
   StrategyFlags strategy;
   std::string issue_priority, comm_config;
-  bool bucket_per_chunk = false;     // bucket-mb "chunk": one gradient bucket per model chunk
   std::vector<std::string> planned;  // "column=value" of planned columns that carry a value
 };
 
@@ -112,11 +101,6 @@ Status parse_row(const RunsTable& table, const RunsTable::Row& row, RowFlags& fl
     if (name == "tp-overlap" && value == "te") {
       flags.planned.push_back("tp-overlap=te");
       value = "flash";
-    }
-    if (name == "bucket-mb" && value == "chunk") {
-      flags.planned.push_back("bucket-mb=chunk");
-      flags.bucket_per_chunk = true;
-      continue;
     }
     if (k_switches.contains(name)) {
       auto on = switch_value(value);
@@ -248,14 +232,6 @@ Result<std::vector<ValidatedRun>> validate_runs(const RunsTable& table) {
                                        source.value().calibration);
     };
     auto scenario = make();
-    if (scenario.ok() && flags[r].bucket_per_chunk) {
-      // docs/validate.md's fallback for "chunk": the model's parameters over tp·pp at the bytes per
-      // gradient element the simulator reduces (simulator::wire_element_bytes), divided by vpp, in MB.
-      const auto& st = scenario.value()->strategy;
-      requested.value().bucket_mb = scenario.value()->workload.parameters() / (st.tp * st.pp) *
-                                    simulator::wire_element_bytes(st) / st.vpp / 1e6;
-      scenario = make();
-    }
     if (!scenario.ok()) {
       run.failure = scenario.error().message;
       runs.push_back(std::move(run));
