@@ -1,6 +1,7 @@
 // CostModel: memory per GPU (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
 // Transformer Models", Table 2, generalised to GQA/SwiGLU/MoE), interference, and the localhost cluster.
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -54,32 +55,27 @@ double CostModel::activation_bytes_per_layer(const WorkloadSpec& w, const Strate
 
 namespace {
 
-// Chunk forwards whose activations stage `stage` holds at once, as chunk indices: its warm-up forwards and
-// the one its first backward follows (schedule.h: 1F1B warms up min(p − s − 1, m) forwards, the
-// interleaved schedule (p − s − 1)·2 + (v − 1)·p of chunk (k mod p·v) / p; GPipe runs all m first). From
+// Chunk forwards whose activations stage `stage` holds at once, per chunk: its warm-up forwards and the
+// one its first backward follows (schedule.h: 1F1B warms up min(p − s − 1, m) forwards, the interleaved
+// schedule (p − s − 1)·2 + (v − 1)·p, the k-th of chunk (k mod p·v) / p; GPipe runs all m first). From
 // there every forward is matched by a backward: the count stays. For stage 0 this is Megatron's
 // p·(1 + (p − 1)/(p·v)) stage-sized micro-batches (Korthikanti et al. 2022 §4.2.3).
-std::vector<int> chunks_in_flight(const Strategy& s, int stage) {
+double chunk_forwards_in_flight(const Strategy& s, int stage, int chunk) {
   const long m = std::max(1L, s.micro_batches());
-  const int p = s.pp, v = s.vpp;
-  long forwards = 1;
+  const long p = s.pp, v = s.vpp;
   switch (s.schedule) {
     case Schedule::gpipe:
-      forwards = m;
-      break;
+      return chunk == 0 ? static_cast<double>(m) : 0.0;
     case Schedule::one_f_one_b:
-      forwards = std::min<long>(p - stage, m);
-      break;
-    case Schedule::interleaved:
-      forwards = std::min<long>(2L * (p - stage - 1) + static_cast<long>(v - 1) * p + 1, m * v);
-      break;
+      return chunk == 0 ? static_cast<double>(std::min<long>(p - stage, m)) : 0.0;
+    case Schedule::interleaved: {
+      const long forwards = std::min<long>(2L * (p - stage - 1) + (v - 1) * p + 1, m * v);
+      // Of the first `forwards`, those with (k mod p·v) / p == chunk.
+      const long rounds = forwards / (p * v), rest = forwards % (p * v);
+      return static_cast<double>(rounds * p + std::clamp<long>(rest - chunk * p, 0, p));
+    }
   }
-  std::vector<int> chunks;
-  chunks.reserve(static_cast<std::size_t>(forwards));
-  for (long k = 0; k < forwards; ++k) {
-    chunks.push_back(s.schedule == Schedule::interleaved ? static_cast<int>((k % (p * v)) / p) : 0);
-  }
-  return chunks;
+  return 0.0;
 }
 
 }  // namespace
@@ -118,14 +114,22 @@ MemoryBreakdown CostModel::stage_memory(const WorkloadSpec& w, const Strategy& s
   m.optimizer_bytes = params * opt_b / (s.zero >= 1 ? shard : 1.0);
   m.step_bytes = params * step_b / (s.zero >= 1 ? shard : 1.0);
 
-  // Activations: each chunk forward in flight holds its chunk's layers for one micro-batch.
-  std::vector<double> chunk_bytes(chunks.size(), 0.0);
+  // Activations: each chunk forward in flight holds its chunk's layers for one micro-batch. A layer's bytes
+  // depend only on whether it is a MoE and a cross-attention layer: computed once per kind.
+  std::array<double, 4> kind_bytes{};
+  kind_bytes.fill(-1.0);
   for (std::size_t c = 0; c < chunks.size(); ++c) {
-    for (int l = chunks[c].first_layer; l < chunks[c].first_layer + chunks[c].layers; ++l)
-      chunk_bytes[c] += activation_bytes_per_layer(w, s, l);
+    const double in_flight = chunk_forwards_in_flight(s, stage, static_cast<int>(c));
+    if (in_flight <= 0) continue;
+    double bytes = 0;
+    for (int l = chunks[c].first_layer; l < chunks[c].first_layer + chunks[c].layers; ++l) {
+      const auto kind = static_cast<std::size_t>((w.is_moe_layer(l) ? 1 : 0) +
+                                                 (w.decoder_layers > 0 && l >= w.encoder_layers ? 2 : 0));
+      if (kind_bytes[kind] < 0) kind_bytes[kind] = activation_bytes_per_layer(w, s, l);
+      bytes += kind_bytes[kind];
+    }
+    m.activations_bytes += in_flight * bytes;
   }
-  for (const int c : chunks_in_flight(s, stage))
-    m.activations_bytes += chunk_bytes[static_cast<std::size_t>(c)];
   if (s.recompute == Recompute::full) {
     // Backward recomputes one layer at a time: its full activations are live once.
     Strategy none = s;

@@ -149,10 +149,11 @@ TEST_CASE("1F1B holds pp micro-batches on the first stage, GPipe all of them", "
   s.schedule = Schedule::one_f_one_b;
   s.vpp = 2;
   // interleaved, m = p = 4: every one of the 8 chunk forwards runs before the first backward: 8 × 6 layers.
+  s.global_batch = 4;
   CHECK(first_stage(resolved(w, c, s)) == Approx(per_layer * 6 * 8));
-  // m = 8: warm-up (p − 1)·2 + (v − 1)·p = 10 chunk forwards and one more, 11 × 6 = 4 micro-batches × (1 +
-  // 3/8) of the stage's 12 layers (Megatron's formula).
-  s.global_batch = 32;
+  // m = 16: warm-up (p − 1)·2 + (v − 1)·p = 10 chunk forwards and one more, 11 × 6 = 4 micro-batches × (1
+  // + 3/8) of the stage's 12 layers (Megatron's formula).
+  s.global_batch = 16;
   CHECK(first_stage(resolved(w, c, s)) == Approx(per_layer * 12 * 4 * 1.375));
 }
 
