@@ -51,6 +51,10 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
              cluster.name, options.base.global_batch);
   fmt::print("# evaluated {} strategies ({} simulated, {} pruned of which {} out of memory) in {:.3f} s\n",
              result.evaluated, result.simulated, result.pruned, result.out_of_memory, result.elapsed_s);
+  fmt::print("# memory budget per GPU {:.2f} GiB (usable {:.2f} − reserve {:.2f})\n",
+             cluster.gpu.memory_budget_gib(),
+             cluster.gpu.memory_budget_gib() + cluster.gpu.memory_reserve_gib,
+             cluster.gpu.memory_reserve_gib);
   Table table({{"rank"},
                {"tp"},
                {"pp"},

@@ -78,10 +78,17 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
   fmt::print("exposed_comm_s          {:.6f}  {:5.1f} %\n", b.exposed_comm_s, pct(b.exposed_comm_s));
   fmt::print("pipeline_bubble_s       {:.6f}  {:5.1f} %\n", b.pipeline_bubble_s, pct(b.pipeline_bubble_s));
   fmt::print("optimizer_s             {:.6f}  {:5.1f} %\n", b.optimizer_s, pct(b.optimizer_s));
-  fmt::print("# memory per GPU, GiB (most loaded stage; capacity {:.1f})\n", costs.memory_capacity_gib());
+  const model::GpuSpec& gpu = cluster.gpu;
+  fmt::print(
+      "# memory per GPU, GiB (most loaded stage: {}; budget {:.2f} = usable {:.2f} − reserve {:.2f})\n",
+      result.memory.stage, result.memory_budget_gib, result.memory_budget_gib + gpu.memory_reserve_gib,
+      gpu.memory_reserve_gib);
   const auto& m = result.memory;
-  fmt::print("weights {:.2f}  grads {:.2f}  optimizer {:.2f}  activations {:.2f}  total {:.2f}\n", m.weights,
-             m.grads, m.optimizer, m.activations, m.total);
+  fmt::print(
+      "weights {:.2f}  grads {:.2f}  optimizer {:.2f}  activations {:.2f}  optimizer_step {:.2f}  total "
+      "{:.2f}\n",
+      m.weights, m.grads, m.optimizer, m.activations, m.optimizer_step, m.total);
+  fmt::print("memory_margin_gib       {:.2f}\n", result.memory_budget_gib - m.total);
   fmt::print("fits_in_memory          {}\n", result.fits_in_memory ? "yes" : "no");
   if (!flags.trace.empty()) fmt::print("# trace written to {}\n", flags.trace);
 }

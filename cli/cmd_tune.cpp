@@ -124,7 +124,8 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   if (memory.total > costs.memory_capacity_gib()) {
     fail(ErrorCode::invalid_input,
          fmt::format(
-             "tune: the strategy does not fit in memory: {:.1f} GiB per GPU needed, {:.1f} GiB available",
+             "tune: the strategy does not fit in memory: {:.1f} GiB per GPU needed, {:.1f} GiB available "
+             "(usable memory − reserve)",
              memory.total, costs.memory_capacity_gib()));
   }
 
@@ -214,6 +215,8 @@ void run_tune(const TuneFlags& flags, const Context& context) {
       "speedup_framework           {:.4f}  (framework knobs alone: tp-overlap, bucket-mb, prefetch, "
       "issue-priority)\n",
       split.framework);
+  fmt::print("memory_margin_gib           {:.2f}\n",
+             result.result.memory_budget_gib - result.result.memory.total);
   fmt::print("# wrote {}/nccl_tuner.conf, lagom.env, lagom-config.json\n", out.out_dir);
   if (flags.explain) print_explain(result, reports);
 }

@@ -11,7 +11,8 @@ nlohmann::json explore_json(const search::ExploreResult& result, const model::St
                        {"iteration_time_s", entry.result.iteration_time_s},
                        {"tokens_per_s", entry.result.tokens_per_s},
                        {"mfu", entry.result.mfu},
-                       {"memory_gib_per_gpu_total", entry.result.memory.total}});
+                       {"memory_gib_per_gpu_total", entry.result.memory.total},
+                       {"memory_margin_gib", entry.result.memory_budget_gib - entry.result.memory.total}});
   }
   return {{"model", workload.name},
           {"cluster",
@@ -20,6 +21,8 @@ nlohmann::json explore_json(const search::ExploreResult& result, const model::St
             {"gpus_per_node", cluster.gpus_per_node},
             {"gpu", cluster.gpu.name}}},
           {"gpus", base.gpus},
+          {"memory_budget_gib", cluster.gpu.memory_budget_gib()},
+          {"memory_reserve_gib", cluster.gpu.memory_reserve_gib},
           {"global_batch", base.global_batch},
           {"evaluated", result.evaluated},
           {"pruned", result.pruned},

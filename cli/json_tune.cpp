@@ -31,6 +31,8 @@ nlohmann::json tune_json(const search::Problem& problem, const search::TuneResul
                         {"speedup", result.speedup()},
                         {"speedup_nccl", split.nccl},
                         {"speedup_framework", split.framework},
+                        {"memory_gib_per_gpu_total", result.result.memory.total},
+                        {"memory_margin_gib", result.result.memory_budget_gib - result.result.memory.total},
                         {"grid_options", result.grid_options},
                         {"oracle_evaluations", result.oracle_evaluations},
                         {"comm_knobs_searched", result.comm_knobs_searched},

@@ -25,6 +25,10 @@ void add_spec_flags(CLI::App& command, SpecFlags& flags) {
   command.add_option("--db", flags.db,
                      "Profile database: its fits replace the model's defaults (localhost: ./lagom.db)");
   command.add_option("--run", flags.run, "Profile run id in --db [latest complete run]");
+  command.add_option_function<double>(
+      "--memory-reserve-gib", [&flags](const double& v) { flags.memory_reserve_gib = v; },
+      "GPU memory kept from the model's tensors (CUDA context, NCCL buffers, fragmentation), GiB "
+      "[the cluster's]");
 }
 
 void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
@@ -58,8 +62,27 @@ void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
       },
       "none|slice:K (K 2..4096)|flash|te (Transformer Engine userbuffers) [none]");
   text_flag("--dp-overlap", flags.dp_overlap, "on|off [on]");
-  command.add_option_function<double>(
-      "--bucket-mb", [&flags](const double& v) { flags.bucket_mb = v; }, "DP gradient bucket, MB [25]");
+  command.add_option_function<std::string>(
+      "--bucket-mb",
+      [&flags](const std::string& v) {
+        if (v == "chunk") {
+          flags.bucket_per_chunk = true;
+          flags.bucket_mb.reset();
+          return;
+        }
+        std::size_t used = 0;
+        double mb = 0;
+        try {
+          mb = std::stod(v, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != v.size())
+          throw CLI::ValidationError("--bucket-mb", "'" + v + "' is not a number or chunk");
+        flags.bucket_mb = mb;
+        flags.bucket_per_chunk = false;
+      },
+      "DP gradient bucket, MB, or chunk (one bucket per model chunk) [25]");
   text_flag("--precision", flags.precision, "bf16|fp16|fp8|tf32|fp32 [bf16]");
   text_flag("--attention", flags.attention, "flash|standard [flash]");
   text_flag("--cp-comm-type", flags.cp_comm_type,
@@ -73,6 +96,24 @@ void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
   text_flag("--moe-grouped-gemm", flags.moe_grouped_gemm,
             "on|off: one grouped GEMM for the local experts (off: one GEMM per expert in sequence) [on]");
   int_flag("--expert-tp", flags.expert_tp, "Expert tensor parallelism [= tp]");
+  int_flag("--first-stage-layers", flags.first_stage_layers,
+           "Layers on the first pipeline rank (the others share the rest) [even split]");
+  int_flag("--last-stage-layers", flags.last_stage_layers,
+           "Layers on the last pipeline rank (the others share the rest) [even split]");
+  command.add_flag("--embedding-in-pipeline-split", flags.embedding_in_split,
+                   "The embedding counts as one layer in the pipeline split");
+  command.add_flag("--loss-in-pipeline-split", flags.loss_in_split,
+                   "The output layer and loss count as one layer in the pipeline split");
+  text_flag("--p2p-overlap", flags.p2p_overlap,
+            "on|off: interleaved schedule's sends/receives overlapped with compute [off]");
+  text_flag("--param-gather-overlap", flags.param_gather_overlap,
+            "on|off: ZeRO 1/2 parameter all-gathers overlapped with the next forward [off]");
+  text_flag("--param-gather-with-optimizer", flags.param_gather_with_optimizer,
+            "on|off: with --param-gather-overlap, chunk 0's all-gather starts in the optimizer step [off]");
+  text_flag("--grad-reduce-dtype", flags.grad_reduce_dtype,
+            "bf16|fp16|fp32: gradient buffer and reduction dtype [the parameters']");
+  int_flag("--vocab-divisible-by", flags.vocab_divisible_by,
+           "Pad the vocabulary to a multiple of N·tp [no padding]");
 }
 
 Result<simulator::IssuePriority> parse_issue_priority_flag(const std::string& value) {
@@ -133,7 +174,20 @@ Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, Progress* warn
 }
 
 Result<ClusterSource> load_cluster(const SpecFlags& flags, int gpus) {
-  return resolve_cluster_source(flags.cluster, flags.db, flags.run, gpus);
+  LAGOM_TRY(ClusterSource source, resolve_cluster_source(flags.cluster, flags.db, flags.run, gpus));
+  if (flags.memory_reserve_gib) {
+    const double reserve = *flags.memory_reserve_gib;
+    model::GpuSpec& gpu = source.cluster.gpu;
+    const double usable = gpu.memory_budget_gib() + gpu.memory_reserve_gib;
+    if (!std::isfinite(reserve) || reserve < 0 || reserve >= usable) {
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("memory-reserve-gib: {} must be at least 0 and less than the usable "
+                                    "memory of {} ({:.2f} GiB)",
+                                    reserve, gpu.name, usable));
+    }
+    gpu.memory_reserve_gib = reserve;
+  }
+  return source;
 }
 
 namespace {
@@ -185,6 +239,49 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
     s.dp_overlap = *f.dp_overlap == "on";
   }
   if (f.bucket_mb) s.bucket_mb = *f.bucket_mb;
+  s.bucket_per_chunk = f.bucket_per_chunk;
+  s.first_stage_layers = f.first_stage_layers.value_or(0);
+  s.last_stage_layers = f.last_stage_layers.value_or(0);
+  if (f.first_stage_layers && *f.first_stage_layers < 1) {
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("first-stage-layers={} must be a positive integer", *f.first_stage_layers));
+  }
+  if (f.last_stage_layers && *f.last_stage_layers < 1) {
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("last-stage-layers={} must be a positive integer", *f.last_stage_layers));
+  }
+  s.embedding_in_split = f.embedding_in_split;
+  s.loss_in_split = f.loss_in_split;
+  auto on_off = [](const char* name, const std::optional<std::string>& value, bool& target) -> Status {
+    if (!value) return {};
+    if (*value != "on" && *value != "off") {
+      return make_error(ErrorCode::invalid_input, fmt::format("{}: '{}' is not on or off", name, *value));
+    }
+    target = *value == "on";
+    return {};
+  };
+  LAGOM_TRY_STATUS(on_off("p2p-overlap", f.p2p_overlap, s.p2p_overlap));
+  LAGOM_TRY_STATUS(on_off("param-gather-overlap", f.param_gather_overlap, s.param_gather_overlap));
+  LAGOM_TRY_STATUS(
+      on_off("param-gather-with-optimizer", f.param_gather_with_optimizer, s.param_gather_with_optimizer));
+  if (f.grad_reduce_dtype) {
+    const auto v = model::parse_precision(*f.grad_reduce_dtype);
+    if (!v ||
+        (*v != model::Precision::bf16 && *v != model::Precision::fp16 && *v != model::Precision::fp32)) {
+      return make_error(
+          ErrorCode::invalid_input,
+          fmt::format("grad-reduce-dtype: '{}' is not bf16, fp16 or fp32", *f.grad_reduce_dtype));
+    }
+    s.grad_reduce_dtype = *v;
+  }
+  if (f.vocab_divisible_by) {
+    if (*f.vocab_divisible_by < 1) {
+      return make_error(
+          ErrorCode::invalid_input,
+          fmt::format("vocab-divisible-by={} must be a positive integer", *f.vocab_divisible_by));
+    }
+    s.vocab_divisible_by = *f.vocab_divisible_by;
+  }
   if (f.precision) {
     const auto v = model::parse_precision(*f.precision);
     if (!v)

@@ -24,9 +24,10 @@ struct SpecFlags {
   std::string model;  // --model PRESET|FILE
   int layers = 0, heads = 0, kv_heads = 0;
   long hidden = 0, ffn_hidden = 0, vocab = 0, seq = 0;
-  std::string cluster;              // --cluster PRESET|FILE
-  std::string db;                   // --db PATH (profile fits replace the model's defaults)
-  std::optional<std::int64_t> run;  // --run ID (default: the latest complete run)
+  std::string cluster;                       // --cluster PRESET|FILE
+  std::string db;                            // --db PATH (profile fits replace the model's defaults)
+  std::optional<std::int64_t> run;           // --run ID (default: the latest complete run)
+  std::optional<double> memory_reserve_gib;  // --memory-reserve-gib GIB (replaces the cluster's reserve)
 };
 
 // Strategy flags; every field is optional so that explore can tell which dimensions are pinned.
@@ -41,6 +42,12 @@ struct StrategyFlags {
   std::optional<std::string> cp_comm_type, moe_dispatcher, moe_pad_to_capacity, moe_grouped_gemm;
   std::optional<double> moe_capacity_factor;
   std::optional<int> expert_tp;
+  bool bucket_per_chunk = false;  // --bucket-mb chunk
+  // Pipeline split, pipeline and optimizer overlap, gradient dtype, vocabulary padding.
+  std::optional<int> first_stage_layers, last_stage_layers, vocab_divisible_by;
+  bool embedding_in_split = false, loss_in_split = false;
+  std::optional<std::string> p2p_overlap, param_gather_overlap, param_gather_with_optimizer,
+      grad_reduce_dtype;
 };
 
 void add_spec_flags(CLI::App& command, SpecFlags& flags);

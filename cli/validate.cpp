@@ -12,7 +12,6 @@
 #include "cli/scenario.h"
 #include "simulator/comm_config.h"
 #include "simulator/simulator.h"
-#include "simulator/stage_plan.h"
 
 namespace lagom::cli {
 
@@ -25,16 +24,7 @@ const std::set<std::string> k_data_columns = {"measured_iteration_s", "measured_
                                               "note"};
 // Columns of mechanisms the model does not have yet (docs/validate.md "Planned columns"): accepted,
 // listed in the report when they carry a value, and not used by the prediction.
-const std::set<std::string> k_planned_columns = {"embedding-in-pipeline-split",
-                                                 "loss-in-pipeline-split",
-                                                 "first-stage-layers",
-                                                 "last-stage-layers",
-                                                 "p2p-overlap",
-                                                 "param-gather-overlap",
-                                                 "param-gather-with-optimizer",
-                                                 "grad-reduce-dtype",
-                                                 "defer-embedding-wgrad",
-                                                 "vocab-divisible-by",
+const std::set<std::string> k_planned_columns = {"defer-embedding-wgrad",
                                                  "fp8-recipe",
                                                  "fp8-format",
                                                  "fp8-amax-history",
@@ -50,7 +40,7 @@ const std::set<std::string> k_planned_columns = {"embedding-in-pipeline-split",
                                                  "cuda-max-connections",
                                                  "nccl-p2p-chunk"};
 // Flags that take no value: a cell of 1/true/yes/on sets them, 0/false/no/off or empty leaves them off.
-const std::set<std::string> k_switches = {"sp"};
+const std::set<std::string> k_switches = {"sp", "embedding-in-pipeline-split", "loss-in-pipeline-split"};
 
 Result<bool> switch_value(const std::string& value) {
   std::string v = value;
@@ -78,7 +68,6 @@ struct RowFlags {
   SpecFlags spec;
   StrategyFlags strategy;
   std::string issue_priority, comm_config;
-  bool bucket_per_chunk = false;     // bucket-mb "chunk": one gradient bucket per model chunk
   std::vector<std::string> planned;  // "column=value" of planned columns that carry a value
 };
 
@@ -103,10 +92,6 @@ Status parse_row(const RunsTable& table, const RunsTable::Row& row, RowFlags& fl
       continue;
     }
     // Planned values of existing columns, with the fixed fallback docs/validate.md states.
-    if (name == "bucket-mb" && value == "chunk") {
-      flags.planned.push_back("bucket-mb=chunk");
-      flags.bucket_per_chunk = true;
-      continue;
     }
     if (k_switches.contains(name)) {
       auto on = switch_value(value);

@@ -546,24 +546,34 @@ std::vector<Step> CostModel::head_steps(const WorkloadSpec& w, const Strategy& s
 }
 
 double CostModel::parameters_per_gpu(const WorkloadSpec& w, const Strategy& s) const {
+  double most = 0;
+  for (const auto& chunks : pipeline_split(w, s)) most = std::max(most, stage_parameters(w, s, chunks));
+  return most;
+}
+
+double CostModel::stage_parameters(const WorkloadSpec& w, const Strategy& s,
+                                   const std::vector<ChunkLayers>& chunks) const {
   const double h = static_cast<double>(w.hidden);
   const double d = static_cast<double>(w.head_dim());
   const double attention = (2.0 * h * h + 2.0 * h * w.kv_heads * d) / s.tp + 4.0 * h;
   const double mult = ffn_matrices(w.ffn_type);
-  const int per_stage = w.layers / s.pp;
   // The first stage holds the embedding; the last the output layer (a copy of it when tied and pp > 1, as
-  // Megatron keeps). The most loaded stage holds one vocab·h/tp matrix, or two when pp = 1 and untied.
-  double total = static_cast<double>(w.vocab) * h / s.tp * (s.pp == 1 && !w.tied_embeddings ? 2.0 : 1.0);
-  for (int l = 0; l < per_stage; ++l) {
-    total += attention;
-    if (w.decoder_layers > 0 && l >= w.encoder_layers)
-      total += (2.0 * h * h + 2.0 * h * w.kv_heads * d) / s.tp;
-    if (w.is_moe_layer(l)) {
-      const double expert_ffn = mult * h * static_cast<double>(w.moe->expert_ffn_hidden);
-      total += expert_ffn / s.expert_tp * static_cast<double>(w.moe->experts) / s.ep +
-               expert_ffn / s.tp * w.moe->shared_experts + h * w.moe->experts;
-    } else {
-      total += mult * h * static_cast<double>(w.ffn_hidden) / s.tp;
+  // Megatron keeps); one stage of both (pp = 1) holds one matrix when tied.
+  const double matrix = static_cast<double>(w.vocab) * h / s.tp;
+  const bool embedding = chunks.front().embedding, output = chunks.back().logits;
+  double total = (embedding ? matrix : 0.0) + (output && !(embedding && w.tied_embeddings) ? matrix : 0.0);
+  for (const ChunkLayers& chunk : chunks) {
+    for (int l = chunk.first_layer; l < chunk.first_layer + chunk.layers; ++l) {
+      total += attention;
+      if (w.decoder_layers > 0 && l >= w.encoder_layers)
+        total += (2.0 * h * h + 2.0 * h * w.kv_heads * d) / s.tp;
+      if (w.is_moe_layer(l)) {
+        const double expert_ffn = mult * h * static_cast<double>(w.moe->expert_ffn_hidden);
+        total += expert_ffn / s.expert_tp * static_cast<double>(w.moe->experts) / s.ep +
+                 expert_ffn / s.tp * w.moe->shared_experts + h * w.moe->experts;
+      } else {
+        total += mult * h * static_cast<double>(w.ffn_hidden) / s.tp;
+      }
     }
   }
   return total;

@@ -1,11 +1,13 @@
 // CostModel: memory per GPU (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
 // Transformer Models", Table 2, generalised to GQA/SwiGLU/MoE), interference, and the localhost cluster.
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "model/cost_model.h"
+#include "model/pipeline_split.h"
 
 namespace lagom::model {
 
@@ -16,23 +18,30 @@ double CostModel::activation_bytes_per_layer(const WorkloadSpec& w, const Strate
   const double t = s.tp;
   const double sp_div = s.sp ? t : 1.0;
   if (s.recompute == Recompute::full) return 2.0 * sb * h / sp_div;  // the layer's input only
-  // Replicated across TP (split by SP): two norm inputs 4sbh, QKV and fc1 inputs 4sbh, two dropout masks
-  // 2sbh.
-  double replicated = 10.0 * sb * h;
-  // Split by TP: Q 2sbh, K and V 2sb·kvd each, projection input 2sbh (MHA: 8sbh).
-  double split = 4.0 * sb * h + 4.0 * sb * kvd;
+  // Bytes per element of the inputs the weight-gradient GEMMs keep: FP8 runs keep the FP8 cast of them
+  // (Transformer Engine 1.14 Linear saves the FP8 input when the wgrad GEMM runs in FP8,
+  // NVIDIA/TransformerEngine@3b2a7b00:transformer_engine/pytorch/module/linear.py:296-305; LayerNormLinear
+  // makes its norm output FP8, layernorm_linear.py:130), 16-bit otherwise.
+  const double gemm_input_b = s.precision == Precision::fp8 ? 1.0 : 2.0;
+  // Replicated across TP (split by SP): two norm inputs 4sbh, QKV and fc1 inputs 2·sbh per byte, two
+  // dropout masks 2sbh (bf16: 10sbh).
+  double replicated = 6.0 * sb * h + 2.0 * gemm_input_b * sb * h;
+  // Split by TP: Q 2sbh, K and V 2sb·kvd each (attention runs in 16 bits), projection input sbh per byte
+  // (MHA bf16: 8sbh).
+  double split = 2.0 * sb * h + 4.0 * sb * kvd + gemm_input_b * sb * h;
   if (w.decoder_layers > 0 && layer >= w.encoder_layers) {  // cross-attention: norm, input, mask + the same
     replicated += 5.0 * sb * h;
     split += 4.0 * sb * h + 4.0 * sb * kvd;
   }
   const double mult = is_gated(w.ffn_type) ? 2.0 : 1.0;
   if (!w.is_moe_layer(layer)) {
-    // fc1 output (activation input) 2sb·f·mult, fc2 input 2sbf: gelu 4sbf (= 16sbh at f = 4h), swiglu 6sbf.
-    split += 2.0 * sb * static_cast<double>(w.ffn_hidden) * (mult + 1.0);
+    // fc1 output (activation input) 2sb·f·mult, fc2 input sbf per byte: bf16 gelu 4sbf (= 16sbh at f = 4h),
+    // swiglu 6sbf.
+    split += sb * static_cast<double>(w.ffn_hidden) * (2.0 * mult + gemm_input_b);
   } else {
     const MoeSpec& moe = *w.moe;
     const double fe = static_cast<double>(moe.expert_ffn_hidden);
-    split += 2.0 * sb * fe * (mult + 1.0) * (moe.top_k + moe.shared_experts);
+    split += sb * fe * (2.0 * mult + gemm_input_b) * (moe.top_k + moe.shared_experts);
     replicated +=
         2.0 * sb * h * moe.top_k + 4.0 * sb * moe.experts;  // permuted tokens, router probabilities (fp32)
   }
@@ -44,48 +53,92 @@ double CostModel::activation_bytes_per_layer(const WorkloadSpec& w, const Strate
   return replicated / sp_div + (split + scores) / t;
 }
 
+namespace {
+
+// Chunk forwards whose activations stage `stage` holds at once, per chunk: its warm-up forwards and the
+// one its first backward follows (schedule.h: 1F1B warms up min(p − s − 1, m) forwards, the interleaved
+// schedule (p − s − 1)·2 + (v − 1)·p, the k-th of chunk (k mod p·v) / p; GPipe runs all m first). From
+// there every forward is matched by a backward: the count stays. For stage 0 this is Megatron's
+// p·(1 + (p − 1)/(p·v)) stage-sized micro-batches (Korthikanti et al. 2022 §4.2.3).
+double chunk_forwards_in_flight(const Strategy& s, int stage, int chunk) {
+  const long m = std::max(1L, s.micro_batches());
+  const long p = s.pp, v = s.vpp;
+  switch (s.schedule) {
+    case Schedule::gpipe:
+      return chunk == 0 ? static_cast<double>(m) : 0.0;
+    case Schedule::one_f_one_b:
+      return chunk == 0 ? static_cast<double>(std::min<long>(p - stage, m)) : 0.0;
+    case Schedule::interleaved: {
+      const long forwards = std::min<long>(2L * (p - stage - 1) + (v - 1) * p + 1, m * v);
+      // Of the first `forwards`, those with (k mod p·v) / p == chunk.
+      const long rounds = forwards / (p * v), rest = forwards % (p * v);
+      return static_cast<double>(rounds * p + std::clamp<long>(rest - chunk * p, 0, p));
+    }
+  }
+  return 0.0;
+}
+
+}  // namespace
+
 MemoryBreakdown CostModel::memory_per_gpu(const WorkloadSpec& w, const Strategy& s) const {
+  const auto split = pipeline_split(w, s);
+  MemoryBreakdown most;
+  for (int stage = 0; stage < s.pp; ++stage) {
+    MemoryBreakdown m = stage_memory(w, s, split[static_cast<std::size_t>(stage)], stage);
+    if (stage == 0 || m.total_bytes() > most.total_bytes()) most = m;
+  }
+  return most;
+}
+
+MemoryBreakdown CostModel::stage_memory(const WorkloadSpec& w, const Strategy& s,
+                                        const std::vector<ChunkLayers>& chunks, int stage) const {
   MemoryBreakdown m;
-  const double params = parameters_per_gpu(w, s);
-  // Mixed precision (Megatron): bf16/fp16 weights 2 B, fp32 main gradients 4 B, fp32 master weights + Adam
-  // moments 12 B = 18 B per parameter; fp32 training: weights 4, gradients 4, Adam moments 8.
+  m.stage = stage;
+  const double params = stage_parameters(w, s, chunks);
+  // Mixed precision (Megatron): bf16/fp16 weights 2 B; the gradient buffer in the dtype it is reduced in
+  // (grad_dtype = fp32 if grad_reduce_in_fp32 else the parameter's, NVIDIA/Megatron-LM@aa6207e2:
+  // megatron/core/distributed/distributed_data_parallel.py:123); the optimizer's fp32 master weights and
+  // Adam moments 12 B; with a 16-bit buffer the step makes an fp32 copy of the gradients it steps on, 4 B
+  // while it runs (megatron/core/optimizer/distrib_optimizer.py:1764 `shard_model_grad.float()`, the same
+  // in optimizer.py for the plain optimizer). fp32 gradients: 2 + 4 + 12 = 18 B per parameter (Korthikanti
+  // et al.'s count); bf16: 2 + 2 + 12 and 4 B during the step. fp32 training: weights 4, gradients 4, Adam
+  // moments 8.
   const bool full_precision = s.precision == Precision::fp32 || s.precision == Precision::tf32;
   const double weight_b = full_precision ? 4.0 : 2.0;
-  const double grad_b = 4.0;
+  const double grad_b = bytes_per_element(s.gradient_dtype());
   const double opt_b = full_precision ? 8.0 : 12.0;
+  const double step_b = grad_b < 4.0 ? 4.0 : 0.0;
   const double shard = static_cast<double>(s.dp) * s.cp;  // the distributed optimizer shards over dp·cp
   m.weights_bytes = params * weight_b / (s.zero >= 3 ? shard : 1.0);
   m.grads_bytes = params * grad_b / (s.zero >= 2 ? shard : 1.0);
   m.optimizer_bytes = params * opt_b / (s.zero >= 1 ? shard : 1.0);
+  m.step_bytes = params * step_b / (s.zero >= 1 ? shard : 1.0);
 
-  // Activations on the first stage: its layers × the micro-batches in flight there.
-  const long micro_batches = std::max(1L, s.micro_batches());
-  double in_flight = 1;
-  switch (s.schedule) {
-    case Schedule::gpipe:
-      in_flight = static_cast<double>(micro_batches);
-      break;
-    case Schedule::one_f_one_b:
-      in_flight = static_cast<double>(std::min<long>(s.pp, micro_batches));
-      break;
-    case Schedule::interleaved:
-      // Megatron: p micro-batches of the stage's layers, × (1 + (p−1)/(p·v)).
-      in_flight = std::min<double>(s.pp, static_cast<double>(micro_batches)) *
-                  (1.0 + (s.pp - 1.0) / (static_cast<double>(s.pp) * s.vpp));
-      break;
+  // Activations: each chunk forward in flight holds its chunk's layers for one micro-batch. A layer's bytes
+  // depend only on whether it is a MoE and a cross-attention layer: computed once per kind.
+  std::array<double, 4> kind_bytes{};
+  kind_bytes.fill(-1.0);
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    const double in_flight = chunk_forwards_in_flight(s, stage, static_cast<int>(c));
+    if (in_flight <= 0) continue;
+    double bytes = 0;
+    for (int l = chunks[c].first_layer; l < chunks[c].first_layer + chunks[c].layers; ++l) {
+      const auto kind = static_cast<std::size_t>((w.is_moe_layer(l) ? 1 : 0) +
+                                                 (w.decoder_layers > 0 && l >= w.encoder_layers ? 2 : 0));
+      if (kind_bytes[kind] < 0) kind_bytes[kind] = activation_bytes_per_layer(w, s, l);
+      bytes += kind_bytes[kind];
+    }
+    m.activations_bytes += in_flight * bytes;
   }
-  const int per_stage = w.layers / s.pp;
-  double per_micro_batch = 0;
-  for (int l = 0; l < per_stage; ++l) per_micro_batch += activation_bytes_per_layer(w, s, l);
-  m.activations_bytes = per_micro_batch * in_flight;
   if (s.recompute == Recompute::full) {
     // Backward recomputes one layer at a time: its full activations are live once.
     Strategy none = s;
     none.recompute = Recompute::none;
-    m.activations_bytes += activation_bytes_per_layer(w, none, 0);
+    m.activations_bytes += activation_bytes_per_layer(w, none, chunks.front().first_layer);
   }
-  if (s.pp == 1) {
-    // Output layer and fp32 logits (Megatron theoretical_memory_usage: 4·s·b·h·(1 + V/h) / t).
+  if (chunks.back().logits) {
+    // Output layer input and fp32 logits of the micro-batch the last virtual stage holds (Megatron
+    // theoretical_memory_usage: 4·s·b·h·(1 + V/h) / t); its forward is followed by its backward at once.
     const double sb = static_cast<double>(w.seq) / s.cp * static_cast<double>(s.micro_batch);
     m.activations_bytes += 4.0 * sb * (static_cast<double>(w.hidden) + static_cast<double>(w.vocab)) / s.tp;
   }

@@ -10,6 +10,7 @@
 // and constant with its source.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@
 #include "model/collective_factors.h"
 #include "model/collectives.h"
 #include "model/groups.h"
+#include "model/pipeline_split.h"
 #include "model/specs.h"
 #include "model/steps.h"
 
@@ -65,8 +67,12 @@ struct InterferenceParams {
 
 struct MemoryBreakdown {
   double weights_bytes = 0, grads_bytes = 0, optimizer_bytes = 0, activations_bytes = 0;
+  // What only the optimizer step allocates (the fp32 copy of 16-bit gradients it steps on): it lives when
+  // the activations are freed, so the peak holds the larger of the two.
+  double step_bytes = 0;
+  int stage = 0;  // the pipeline stage it is for (memory_per_gpu: the most loaded one)
   [[nodiscard]] double total_bytes() const {
-    return weights_bytes + grads_bytes + optimizer_bytes + activations_bytes;
+    return weights_bytes + grads_bytes + optimizer_bytes + std::max(activations_bytes, step_bytes);
   }
 };
 
@@ -109,8 +115,11 @@ class CostModel {
 
   // Model FLOPs per iteration (docs/model.md#flops-convention), the whole model, all GPUs.
   [[nodiscard]] static double model_flops_per_iteration(const WorkloadSpec& workload, long global_batch);
-  // Parameters held by one GPU (its stage, TP/EP shards; before ZeRO sharding).
+  // Parameters held by one GPU (its stage, TP/EP shards; before ZeRO sharding): the most of any stage.
   [[nodiscard]] double parameters_per_gpu(const WorkloadSpec& workload, const Strategy& strategy) const;
+  // Parameters held by one GPU of the stage holding `chunks` (model/pipeline_split.h).
+  [[nodiscard]] double stage_parameters(const WorkloadSpec& workload, const Strategy& strategy,
+                                        const std::vector<ChunkLayers>& chunks) const;
 
   // --- collectives ---
   // Whether NCCL allows (algo, proto) for the collective on this group and cluster, with the reason when not.
@@ -145,6 +154,9 @@ class CostModel {
   // --- memory ---
   // Memory per GPU on the most loaded (first) pipeline stage for a resolved strategy.
   [[nodiscard]] MemoryBreakdown memory_per_gpu(const WorkloadSpec& workload, const Strategy& strategy) const;
+  // The memory of one GPU of pipeline stage `stage`, which holds `chunks` (model/pipeline_split.h).
+  [[nodiscard]] MemoryBreakdown stage_memory(const WorkloadSpec& workload, const Strategy& strategy,
+                                             const std::vector<ChunkLayers>& chunks, int stage) const;
   // Activation bytes of one layer for one micro-batch on one GPU (Korthikanti, generalised to
   // GQA/SwiGLU/MoE).
   [[nodiscard]] double activation_bytes_per_layer(const WorkloadSpec& workload, const Strategy& strategy,

@@ -13,7 +13,34 @@ namespace {
 constexpr double k_net_channel_ampere_GBps = 12.0;
 constexpr double k_net_channel_hopper_GBps = 22.9;
 
+// --- Memory a training process cannot give its tensors (GpuSpec::memory_reserve_gib) -------------------
+// The CUDA context with the kernels a training step loads (cuBLAS, cuDNN, Transformer Engine; lazily, CUDA
+// 12's default module loading), GiB. Plausible 0.5–1 on A100/H100 (the context alone is about 0.5 GiB;
+// nvidia-smi's per-process figure for a process that has only initialised CUDA). Not measured here.
+constexpr double k_cuda_context_gib = 0.75;
+// NCCL's buffers per connection of one channel: LL 8 lines·512 threads·8 steps·16 B = 0.5 MiB, LL128
+// 120·640·8 steps·8 B = 4.69 MiB, Simple 4 MiB (NVIDIA/nccl@v2.28.9-1:src/init.cc:697-710,
+// src/include/device.h:24,92-93,109-110), 9.19 MiB in all.
+constexpr double k_nccl_connection_mib = (8.0 * 512 * 8 * 16 + 120.0 * 640 * 8 * 8 + 4.0 * 1048576) / 1048576;
+// Connections one rank of a 3-D parallel job holds: about 4 communicators it runs collectives on (tp, dp,
+// cp or pp, the embedding/expert group), 16 channels each, 2 connections per channel (a ring's
+// predecessor and one tree/chain peer; NCCL_RUNTIME_CONNECT, on since 2.22, connects only the algorithms
+// used). Plausible 50–300 (0.5–3 GiB).
+constexpr double k_nccl_connections = 4.0 * 16 * 2;
+// PyTorch's caching allocator keeps freed blocks for reuse and rounds large blocks up to 2 MiB
+// (c10/cuda/CUDACachingAllocator.cpp kRoundLarge): the reserved memory exceeds the allocated by this
+// fraction of the usable memory. Plausible 0.02–0.10.
+constexpr double k_allocator_fragmentation = 0.05;
+
+// The reserve of a GPU with `usable_gib` usable memory running an NCCL training job.
+double training_reserve_gib(double usable_gib) {
+  return k_cuda_context_gib + k_nccl_connections * k_nccl_connection_mib / 1024.0 +
+         k_allocator_fragmentation * usable_gib;
+}
+
 // --- GPUs (datasheet figures, dense, no sparsity; docs/model.md#presets) ------------------------------
+// usable_memory_gib: nvidia-smi's "Total" as boards report it (unverified here, no GPU: A100 80GB 81920
+// MiB, H100 SXM5 80GB HBM3 81559 MiB, H200 SXM 141GB 143771 MiB, A40 with ECC 46068 MiB).
 // memory_gib: the vendor's "80 GB" etc. taken as GiB, as nvidia-smi reports 81920 MiB for A100 80GB.
 // unverified: H100/H200/A40 capacities as GiB (nvidia-smi shows slightly less on some boards).
 GpuSpec a100() {
@@ -25,6 +52,8 @@ GpuSpec a100() {
   g.fp32_tflops = 19.5;
   g.hbm_GBps = 2039;
   g.memory_gib = 80;
+  g.usable_memory_gib = 81920.0 / 1024;
+  g.memory_reserve_gib = training_reserve_gib(g.usable_memory_gib);
   g.sms = 108;
   g.l2_mib = 40;
   g.sm_arch = 80;
@@ -44,6 +73,8 @@ GpuSpec h100() {
   g.fp32_tflops = 67;
   g.hbm_GBps = 3350;
   g.memory_gib = 80;
+  g.usable_memory_gib = 81559.0 / 1024;
+  g.memory_reserve_gib = training_reserve_gib(g.usable_memory_gib);
   g.sms = 132;
   g.l2_mib = 50;
   g.sm_arch = 90;
@@ -58,6 +89,8 @@ GpuSpec h200() {
   g.name = "H200-SXM-141GB";
   g.hbm_GBps = 4800;
   g.memory_gib = 141;
+  g.usable_memory_gib = 143771.0 / 1024;
+  g.memory_reserve_gib = training_reserve_gib(g.usable_memory_gib);
   return g;
 }
 GpuSpec a40() {
@@ -69,6 +102,8 @@ GpuSpec a40() {
   g.fp32_tflops = 37.4;
   g.hbm_GBps = 696;
   g.memory_gib = 48;
+  g.usable_memory_gib = 46068.0 / 1024;
+  g.memory_reserve_gib = training_reserve_gib(g.usable_memory_gib);
   g.sms = 84;
   g.l2_mib = 6;
   g.sm_arch = 86;

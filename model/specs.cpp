@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "model/pipeline_split.h"
+
 namespace lagom::model {
 
 namespace {
@@ -328,6 +330,11 @@ Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::str
   LAGOM_TRY(long gpu_gen, g.integer("pcie_gen", 0L, 0));
   if (gpu_gen != 0 && (gpu_gen < 3 || gpu_gen > 6)) return g.error("pcie_gen", "must be 0 (derive) or 3..6");
   c.gpu.pcie_gen = static_cast<int>(gpu_gen);
+  LAGOM_TRY(c.gpu.usable_memory_gib, g.number("usable_memory_gib", 0.0, true));
+  LAGOM_TRY(c.gpu.memory_reserve_gib, g.number("memory_reserve_gib", 0.0, true));
+  if (c.gpu.memory_budget_gib() <= 0) {
+    return g.error("memory_reserve_gib", "must be less than the usable memory");
+  }
   LAGOM_TRY_STATUS(g.no_unknown_fields());
   if (c.gpu.bf16_tflops + c.gpu.fp16_tflops + c.gpu.fp8_tflops + c.gpu.tf32_tflops + c.gpu.fp32_tflops <= 0) {
     return g.error("fp32_tflops", "at least one peak throughput must be positive");
@@ -395,7 +402,9 @@ nlohmann::json to_json(const ClusterSpec& c) {
               {"sm_arch", c.gpu.sm_arch},
               {"channel_GBps", c.gpu.channel_GBps},
               {"net_channel_GBps", c.gpu.net_channel_GBps},
-              {"pcie_gen", c.gpu.pcie_gen}};
+              {"pcie_gen", c.gpu.pcie_gen},
+              {"usable_memory_gib", c.gpu.usable_memory_gib},
+              {"memory_reserve_gib", c.gpu.memory_reserve_gib}};
   j["intra"] = {{"kind", to_string(c.intra.kind)},
                 {"bw_GBps", c.intra.bw_GBps},
                 {"latency_us", c.intra.latency_us},
@@ -645,9 +654,7 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
   if (w.moe && w.moe->expert_ffn_hidden % s.tp != 0) {
     return bad(fmt::format("tp={} does not divide expert_ffn_hidden={}", s.tp, w.moe->expert_ffn_hidden));
   }
-  if (w.layers % (s.pp * s.vpp) != 0) {
-    return bad(fmt::format("pp·vpp={} does not divide layers={}", s.pp * s.vpp, w.layers));
-  }
+  LAGOM_TRY_STATUS(check_pipeline_split(w, s));
   if (w.seq % s.cp != 0) return bad(fmt::format("cp={} does not divide seq={}", s.cp, w.seq));
   if (s.sp && s.tp < 2) return bad("sp needs tp > 1");
   if (s.sp && (w.seq / s.cp) % s.tp != 0) {
@@ -721,10 +728,33 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
     return bad(fmt::format("interleaved schedule: pp={} does not divide the micro-batches per iteration ({})",
                            s.pp, s.micro_batches()));
   }
+  // NVIDIA/Megatron-LM@aa6207e2:megatron/training/arguments.py:425-431 and param_and_grad_buffer.py:233.
+  if (s.param_gather_overlap && s.zero != 1 && s.zero != 2) {
+    return bad(
+        fmt::format("param-gather-overlap needs the distributed optimizer (zero 1 or 2; zero={})", s.zero));
+  }
+  if (s.param_gather_with_optimizer && (!s.param_gather_overlap || s.vpp < 2)) {
+    return bad(
+        "param-gather-with-optimizer needs param-gather-overlap on and the interleaved schedule (vpp > 1)");
+  }
+  if (s.vocab_divisible_by < 0) {
+    return bad(fmt::format("vocab-divisible-by={} must be a positive integer", s.vocab_divisible_by));
+  }
+  if (s.grad_reduce_dtype && *s.grad_reduce_dtype != Precision::bf16 &&
+      *s.grad_reduce_dtype != Precision::fp16 && *s.grad_reduce_dtype != Precision::fp32) {
+    return bad(
+        fmt::format("grad-reduce-dtype {}: must be bf16, fp16 or fp32", to_string(*s.grad_reduce_dtype)));
+  }
   if (cluster.gpu.peak_tflops(s.precision) <= 0) {
     return bad(fmt::format("precision {}: not supported by {}", to_string(s.precision), cluster.gpu.name));
   }
   return s;
+}
+
+long padded_vocab(const WorkloadSpec& w, const Strategy& s) {
+  if (s.vocab_divisible_by <= 0) return w.vocab;
+  const long multiple = static_cast<long>(s.vocab_divisible_by) * s.tp;
+  return (w.vocab + multiple - 1) / multiple * multiple;
 }
 
 nlohmann::json to_json(const Strategy& s) {
@@ -751,7 +781,18 @@ nlohmann::json to_json(const Strategy& s) {
           {"moe_capacity_factor", s.moe_capacity_factor},
           {"moe_pad_to_capacity", s.moe_pad_to_capacity},
           {"moe_grouped_gemm", s.moe_grouped_gemm},
-          {"expert_tp", s.expert_tp}};
+          {"expert_tp", s.expert_tp},
+
+          {"first_stage_layers", s.first_stage_layers},
+          {"last_stage_layers", s.last_stage_layers},
+          {"embedding_in_pipeline_split", s.embedding_in_split},
+          {"loss_in_pipeline_split", s.loss_in_split},
+          {"p2p_overlap", s.p2p_overlap ? "on" : "off"},
+          {"param_gather_overlap", s.param_gather_overlap ? "on" : "off"},
+          {"param_gather_with_optimizer", s.param_gather_with_optimizer ? "on" : "off"},
+          {"grad_reduce_dtype", to_string(s.gradient_dtype())},
+          {"bucket_mb_per_chunk", s.bucket_per_chunk},
+          {"vocab_divisible_by", s.vocab_divisible_by}};
 }
 
 }  // namespace lagom::model

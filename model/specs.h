@@ -51,7 +51,17 @@ struct GpuSpec {
   double net_channel_GBps = 0;
   // PCIe generation of the GPU's x16 link (3–6); 0 = by architecture (Gen5 from sm90, else Gen4).
   int pcie_gen = 0;
+  // What one process may allocate, GiB: the driver's total (nvidia-smi's "Total", a little under the
+  // marketing size on HBM3 boards); 0 = memory_gib.
+  double usable_memory_gib = 0;
+  // Of that, what the model's tensors cannot have, GiB: the CUDA context and loaded kernels, NCCL's
+  // communication buffers and the caching allocator's fragmentation (presets.cpp derives each); 0 = none.
+  double memory_reserve_gib = 0;
   [[nodiscard]] double peak_tflops(Precision precision) const;
+  // The bytes a training step's tensors may take, GiB: usable memory − reserve (what fits_in_memory uses).
+  [[nodiscard]] double memory_budget_gib() const {
+    return (usable_memory_gib > 0 ? usable_memory_gib : memory_gib) - memory_reserve_gib;
+  }
   bool operator==(const GpuSpec&) const = default;
 };
 
@@ -259,8 +269,30 @@ struct Strategy {
   bool moe_pad_to_capacity = false;
   bool moe_grouped_gemm = true;
   int expert_tp = 0;
+  // Pipeline split as Megatron-Core makes it (model/pipeline_split.h): layers on the first / last pipeline
+  // rank (0 = the even split), and the embedding / the loss counted as one layer each.
+  int first_stage_layers = 0, last_stage_layers = 0;
+  bool embedding_in_split = false, loss_in_split = false;
+  // Pipeline and distributed-optimizer overlap (Megatron-Core's DDP and schedules; docs/cli.md):
+  bool p2p_overlap =
+      false;  // interleaved schedule: sends/receives overlapped with compute (overlap_p2p_comm)
+  bool param_gather_overlap = false;         // ZeRO 1/2: bucket b's all-gather overlaps the next forward
+  bool param_gather_with_optimizer = false;  // ... and chunk 0's starts during the optimizer step
+  // Gradient buffer and reduction dtype (grad_reduce_in_fp32); nullopt = the parameters' dtype.
+  std::optional<Precision> grad_reduce_dtype;
+  bool bucket_per_chunk = false;  // one gradient bucket per model chunk (bucket-mb chunk)
+  // The vocabulary padded to a multiple of this × tp (make_vocab_size_divisible_by); 0 = not padded.
+  int vocab_divisible_by = 0;
   bool operator==(const Strategy&) const = default;
 
+  // The gradient buffer's dtype, which its reduction moves: grad_reduce_dtype, else the parameters' (bf16
+  // for fp8 runs, whose parameters stay bf16; fp32 for tf32).
+  [[nodiscard]] Precision gradient_dtype() const {
+    if (grad_reduce_dtype) return *grad_reduce_dtype;
+    if (precision == Precision::fp8) return Precision::bf16;
+    if (precision == Precision::tf32) return Precision::fp32;
+    return precision;
+  }
   // Micro-batches per iteration per pipeline: global_batch / (dp · micro_batch).
   [[nodiscard]] long micro_batches() const { return global_batch / (dp * micro_batch); }
 };
@@ -271,5 +303,10 @@ struct Strategy {
 Result<Strategy> resolve_strategy(Strategy strategy, const WorkloadSpec& workload,
                                   const ClusterSpec& cluster);
 nlohmann::json to_json(const Strategy& strategy);
+
+// The vocabulary the model builds: workload.vocab rounded up to a multiple of vocab_divisible_by × tp
+// (NVIDIA/NeMo@d2b21556:nemo/lightning/base.py:37-52, Megatron's _vocab_size_with_padding); unchanged when
+// vocab_divisible_by is 0.
+long padded_vocab(const WorkloadSpec& workload, const Strategy& strategy);
 
 }  // namespace lagom::model

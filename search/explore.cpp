@@ -135,7 +135,7 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
   parallel(candidates.size(), [&](std::size_t i) {
     const model::Strategy& s = candidates[i];
     const double total_gib = units::bytes_to_gib(cost_model.memory_per_gpu(workload, s).total_bytes());
-    if (!(total_gib <= cluster.gpu.memory_gib)) return;
+    if (!(total_gib <= cluster.gpu.memory_budget_gib())) return;
     const ModelCosts costs(cost_model, workload, s, prices);
     // A strategy the simulator refuses gets bound 0: phase 2 reaches it and reports simulate()'s error.
     const Result<double> lower_us = iteration_lower_bound_us(workload, cluster, s, costs);

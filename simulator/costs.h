@@ -66,6 +66,10 @@ struct LayerParams {
 
 struct MemoryGib {
   double weights = 0, grads = 0, optimizer = 0, activations = 0, total = 0;
+  int stage = 0;  // the pipeline stage it is for
+  // The optimizer step's own buffers (fp32 copies of 16-bit gradients); total holds the larger of these and
+  // the activations, which are freed by then.
+  double optimizer_step = 0;
 };
 
 struct IterationFlops {
@@ -106,7 +110,8 @@ class IterationCosts {
   // A collective with the given knobs (nullopt: NCCL's default choice, with call.comm_ctas channels if set).
   [[nodiscard]] virtual CollectivePrice collective(const CollectiveCall& call,
                                                    const std::optional<model::CollConfig>& knobs) const = 0;
-  // Memory per GPU of the most loaded pipeline stage, and the GPU's capacity.
+  // Memory per GPU of the most loaded pipeline stage, and what a GPU's tensors may take (its usable memory
+  // less the reserve, model::GpuSpec::memory_budget_gib).
   [[nodiscard]] virtual MemoryGib memory() const = 0;
   [[nodiscard]] virtual double memory_capacity_gib() const = 0;
   [[nodiscard]] virtual IterationFlops flops() const = 0;

@@ -145,11 +145,11 @@ void Emitter::emit_layer_by_layer(const StagePlan& stage, const PipelineOp& op, 
   const int s = stage.stage;
   const ChunkPlan& chunk = stage.chunks[static_cast<std::size_t>(op.chunk)];
   OpTasks& tasks = m_op_tasks[op_index(s, op.chunk, op.micro_batch, op.forward)];
-  for (int k = 0; k < chunk.layers; ++k) {
-    const int j = op.forward ? k : chunk.layers - 1 - k;
+  for (int k = 0; k < chunk.pieces; ++k) {
+    const int j = op.forward ? k : chunk.pieces - 1 - k;
     const LayerPiece& piece = stage.piece(chunk, j);
     info.layer_begin = piece.layer;
-    info.layer_end = piece.layer + 1;
+    info.layer_end = piece.layer + piece.forward.layers;
     int gather = -1;
     if (piece.gather) {
       TaskInfo g;
@@ -168,10 +168,15 @@ void Emitter::emit_layer_by_layer(const StagePlan& stage, const PipelineOp& op, 
       }
       state.last_fsdp = gather;
     }
+    // param-gather-overlap: the buckets this piece uses first, gathered on the dp stream in forward order.
+    std::vector<int> param_gathers;
+    if (op.forward && op.micro_batch == 0 && stage.forward_param_gathers)
+      emit_dp_tasks(s, stage.tasks(piece.params_before), -1, param_gathers);
     auto& passes = m_piece_pass[static_cast<std::size_t>(s)];
     const auto slot = static_cast<std::size_t>(2 * (chunk.first_piece + j) + (op.forward ? 0 : 1));
     const int task = emit_compute(s, op.forward ? piece.forward : piece.backward, passes[slot], info);
     if (gather >= 0) m_graph.engine.add_dependency(gather, task);
+    for (const int g : param_gathers) m_graph.engine.add_dependency(g, task);
     state.compute_tasks.push_back(task);
     if (tasks.first < 0) tasks.first = task;
     tasks.last = task;
@@ -196,7 +201,8 @@ void Emitter::emit_stage(const StagePlan& stage) {
     info.micro_batch = op.micro_batch;
     const bool layer_by_layer =
         stage.sync == GradientSync::every_backward ||
-        (stage.sync == GradientSync::last_backward && !op.forward && op.micro_batch == m - 1);
+        (stage.sync == GradientSync::last_backward && !op.forward && op.micro_batch == m - 1) ||
+        (stage.forward_param_gathers && op.forward && op.micro_batch == 0);
     if (layer_by_layer) {
       emit_layer_by_layer(stage, op, info, state);
       continue;
@@ -213,9 +219,10 @@ void Emitter::emit_stage(const StagePlan& stage) {
   const int last_compute = state.compute_tasks.back();
   if (stage.sync == GradientSync::after_backward)
     emit_dp_tasks(s, stage.tasks(stage.grads_after_backward), last_compute, state.dp_tasks);
+  // The optimizer step; with param-gather-with-optimizer chunk 0's share first, its gathers beside the rest.
   Task optimizer;
   optimizer.kind = TaskKind::optimizer;
-  optimizer.work_us = stage.optimizer_us;
+  optimizer.work_us = stage.optimizer_first_us > 0 ? stage.optimizer_first_us : stage.optimizer_us;
   TaskInfo info;
   info.what = TaskWhat::optimizer;
   const int opt = add_task(s, StreamKind::compute, optimizer, info);
@@ -224,6 +231,12 @@ void Emitter::emit_stage(const StagePlan& stage) {
   m_stage_tasks[si] = {state.dp_tasks.empty() ? last_compute : state.dp_tasks.back(), opt};
   std::vector<int> gathers;
   emit_dp_tasks(s, stage.tasks(stage.param_gathers), opt, gathers);
+  if (stage.optimizer_first_us > 0 && stage.optimizer_us > stage.optimizer_first_us) {
+    Task rest = optimizer;
+    rest.work_us = stage.optimizer_us - stage.optimizer_first_us;
+    const int second = add_task(s, StreamKind::compute, rest, info);
+    m_graph.engine.add_dependency(opt, second);
+  }
 }
 
 // The tied embedding's gradient: summed over the first and last stage after their gradient sync and
@@ -243,12 +256,14 @@ void Emitter::emit_embedding_sync() {
 }
 
 // Pipeline transfers (activations forward, gradients backward), on the sender's pp stream; Megatron's p2p
-// is synchronous, so the sender's next compute waits for its send.
+// is synchronous, so the sender's next compute waits for its send, unless p2p-overlap (below).
 void Emitter::emit_transfers() {
   if (!m_plan.transfer) return;
   const int p = m_strategy.pp, v = m_strategy.vpp;
   const CommTask& t = *m_plan.transfer;
   const int cls = m_classes.find_or_add(t.collective, t.group, t.bytes);
+  // Megatron overlaps p2p only in the interleaved schedule (overlap_p2p_comm).
+  const bool overlap = m_strategy.p2p_overlap && m_strategy.schedule == model::Schedule::interleaved;
   for (int s = 0; s < p; ++s) {
     const auto& order = m_orders[static_cast<std::size_t>(s)];
     for (std::size_t k = 0; k < order.size(); ++k) {
@@ -272,8 +287,18 @@ void Emitter::emit_transfers() {
       const int transfer = emit_comm(s, StreamKind::pp, cls, t.count, to_stage, info);
       m_graph.engine.add_dependency(from.last, transfer);
       m_graph.engine.add_dependency(transfer, to.first);
-      if (k + 1 < order.size()) {
-        const PipelineOp& next = order[k + 1];
+      // The pass its sending stage waits for it before: blocking, the next one; with p2p-overlap, the one
+      // after the next send in the same direction was issued (schedules.py waits for the previous send's
+      // handle right after issuing the next: NVIDIA/Megatron-LM@aa6207e2:
+      // megatron/core/pipeline_parallel/schedules.py:1089-1113,1213-1229,1259-1275).
+      std::size_t waits = k + 1;
+      if (overlap) {
+        std::size_t next_same = k + 1;
+        while (next_same < order.size() && order[next_same].forward != op.forward) ++next_same;
+        waits = next_same + 1;
+      }
+      if (waits < order.size()) {
+        const PipelineOp& next = order[waits];
         m_graph.engine.add_dependency(
             transfer, m_op_tasks[op_index(s, next.chunk, next.micro_batch, next.forward)].first);
       }

@@ -36,13 +36,19 @@ StageWork stage_work(const IterationPlan& plan, const StagePlan& stage, const Pr
     if (c == 0) w.first_forward_us = forward_us, w.first_backward_us = backward_us;
     double chunk_scatters_us = 0;  // ZeRO-3: one backward's reduce-scatters
     // Per layer piece, in the order the last micro-batch's backward issues them (the last layer first).
-    for (int k = 0; k < chunk.layers; ++k) {
-      const int j = chunk.layers - 1 - k;
+    for (int k = 0; k < chunk.pieces; ++k) {
+      const int j = chunk.pieces - 1 - k;
       const LayerPiece& piece = stage.piece(chunk, j);
       if (piece.gather) {
         const double gather_us = prices(*piece.gather);
         w.gathers_us += 2 * m * gather_us;  // before the forward and the backward piece of every micro-batch
         if (c == 0 && j == 0) w.first_gather_us = gather_us;
+      }
+      if (stage.forward_param_gathers) {
+        // The first micro-batch's forward waits piece by piece; the first piece's go first on the dp stream.
+        const double before_us = prices(stage.tasks(piece.params_before));
+        w.forward_gathers_us += before_us;
+        if (c == 0 && j == 0) w.first_gather_us = std::max(w.first_gather_us, before_us);
       }
       const double piece_us = prices(stage.tasks(piece.grads));
       any_gradient_tasks = any_gradient_tasks || !piece.grads.empty();
@@ -61,6 +67,7 @@ StageWork stage_work(const IterationPlan& plan, const StagePlan& stage, const Pr
     last_gradient_tasks = any_gradient_tasks = !stage.grads_after_backward.empty();
   }
   w.optimizer_us = stage.optimizer_us;
+  w.optimizer_first_us = stage.optimizer_first_us;
   w.parameter_gathers_us = prices(stage.tasks(stage.param_gathers));
   if (stage.embedding_sync && plan.embedding_sync) {
     w.embedding_us = prices(*plan.embedding_sync);
@@ -73,6 +80,9 @@ StageWork stage_work(const IterationPlan& plan, const StagePlan& stage, const Pr
   const int p = strategy.pp, s = stage.stage;
   const double v = strategy.vpp;
   if (p > 1) w.sends = std::max(0.0, 2 * m * v - (s == p - 1 ? m : 0) - (s == 0 ? m : 0) - 1);
+  // p2p-overlap: a send delays a pass only past the next send's pass, which this sum does not chain.
+  const bool overlap = strategy.p2p_overlap && strategy.schedule == model::Schedule::interleaved;
+  w.blocking_sends = overlap ? 0.0 : w.sends;
   return w;
 }
 
@@ -101,16 +111,19 @@ LowerBound lower_bound(const model::WorkloadSpec& workload, const model::Strateg
   for (const StagePlan& stage : plan.stages) {
     const StageWork w = stage_work(plan, stage, prices, strategy);
     const double start_us = std::max(head_us, w.first_gather_us);
-    const double last_pass_end_us = start_us + w.passes_us + w.sends * transfer_us;
-    const double end_us = w.last_gradients_us + (w.embedding_follows_passes ? w.embedding_us : 0.0) +
-                          w.optimizer_us + w.parameter_gathers_us;
+    const double last_pass_end_us = start_us + w.passes_us + w.blocking_sends * transfer_us;
+    // The optimizer then its gathers; with param-gather-with-optimizer they follow its first part only.
+    const double step_us = w.optimizer_first_us > 0
+                               ? std::max(w.optimizer_us, w.optimizer_first_us + w.parameter_gathers_us)
+                               : w.optimizer_us + w.parameter_gathers_us;
+    const double end_us = w.last_gradients_us + (w.embedding_follows_passes ? w.embedding_us : 0.0) + step_us;
     if (stage.stage == 0) stage0_end_us = end_us;
     best = std::max(best, last_pass_end_us + end_us);
     // The last backward's gradient still crosses the stages before this one, then stage 0 finishes.
     if (stage.stage > 0) best = std::max(best, last_pass_end_us + tail_us + stage0_end_us);
     // The communication streams alone: gradients then the embedding's all-reduce and the optimizer;
     // ZeRO-3's gathers then the optimizer.
-    best = std::max(best, w.gradients_us + w.embedding_us + w.optimizer_us + w.parameter_gathers_us);
+    best = std::max(best, w.forward_gathers_us + w.gradients_us + w.embedding_us + step_us);
     best = std::max(best, w.gathers_us + w.optimizer_us);
     // ZeRO-3's gathers and reduce-scatters share the dp group's link, which serves at most one unit of
     // work alone per unit of time however it is shared (engine.h), and all of it precedes the optimizer.

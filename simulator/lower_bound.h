@@ -25,8 +25,11 @@ struct StageWork {
   double embedding_us = 0;                // the tied embedding's all-reduce, on the first and last stage
   bool embedding_follows_passes = false;  // it waits (through the gradient tasks) for the last pass
   double optimizer_us = 0;
-  double parameter_gathers_us = 0;  // ZeRO-1/2: after the optimizer
-  double sends = 0;                 // transfers that delay the stage's next pass
+  double parameter_gathers_us = 0;  // ZeRO-1/2: after the optimizer (its first part, optimizer_first_us)
+  double optimizer_first_us = 0;    // param-gather-with-optimizer: chunk 0's share of the step
+  double forward_gathers_us = 0;    // param-gather-overlap: on the dp stream before the gradient tasks
+  double sends = 0;                 // its transfers but possibly the last one (on its pp stream)
+  double blocking_sends = 0;        // of those, the ones that delay the stage's next pass (p2p-overlap off)
 };
 
 struct LowerBound {

@@ -123,6 +123,9 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
       m_workload(std::move(workload)),
       m_strategy(std::move(strategy)) {
   assert(&m_prices->model() == &m_model);
+  // The model's FLOPs count the vocabulary as given; every op, parameter and byte the padded one.
+  const long model_vocab = m_workload.vocab;
+  m_workload.vocab = model::padded_vocab(m_workload, m_strategy);
   const auto& w = m_workload;
   const auto& s = m_strategy;
   double hw_flops = 0, mdl_flops = 0;
@@ -181,12 +184,15 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
   m_optimizer_us = optimizer.time_us;
   m_optimizer_params =
       m_model.parameters_per_gpu(w, s) / (s.zero >= 1 ? static_cast<double>(s.dp) * s.cp : 1.0);
-  m_flops.model_flops = model::CostModel::model_flops_per_iteration(w, s.global_batch);
+  model::WorkloadSpec unpadded = w;
+  unpadded.vocab = model_vocab;
+  m_flops.model_flops = model::CostModel::model_flops_per_iteration(unpadded, s.global_batch);
   m_flops.hardware_flops = mdl_flops > 0 ? m_flops.model_flops * hw_flops / mdl_flops : m_flops.model_flops;
   const model::MemoryBreakdown memory = m_model.memory_per_gpu(w, s);
-  m_memory = {units::bytes_to_gib(memory.weights_bytes), units::bytes_to_gib(memory.grads_bytes),
+  m_memory = {units::bytes_to_gib(memory.weights_bytes),   units::bytes_to_gib(memory.grads_bytes),
               units::bytes_to_gib(memory.optimizer_bytes), units::bytes_to_gib(memory.activations_bytes),
-              units::bytes_to_gib(memory.total_bytes())};
+              units::bytes_to_gib(memory.total_bytes()),   memory.stage,
+              units::bytes_to_gib(memory.step_bytes)};
 }
 
 std::vector<model::Step> ModelCosts::layer_steps(int layer, model::Phase phase) const {
@@ -264,7 +270,7 @@ MemoryGib ModelCosts::memory() const {
   return m_memory;
 }
 double ModelCosts::memory_capacity_gib() const {
-  return m_model.cluster().gpu.memory_gib;
+  return m_model.cluster().gpu.memory_budget_gib();
 }
 IterationFlops ModelCosts::flops() const {
   return m_flops;

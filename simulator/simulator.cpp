@@ -78,7 +78,8 @@ Result<SimulationResult> Iteration::run() {
     result.hfu = peak > 0 ? result.hardware_tflops_per_gpu / peak : 0;
   }
   result.memory = m_costs.memory();
-  result.fits_in_memory = result.memory.total <= m_costs.memory_capacity_gib();
+  result.memory_budget_gib = m_costs.memory_capacity_gib();
+  result.fits_in_memory = result.memory.total <= result.memory_budget_gib;
   result.op_classes = m_classes.classes();
   result.tasks = engine.task_count();
   if (m_options.timeline) result.timeline = record_timeline(m_graph, m_classes);

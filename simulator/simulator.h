@@ -114,7 +114,8 @@ struct SimulationResult {
   Breakdown breakdown;            // mean over the pipeline stages; adds up to iteration_time_s
   std::vector<Breakdown> stages;  // per stage; each adds up to iteration_time_s
   MemoryGib memory;               // per GPU, most loaded stage
-  bool fits_in_memory = false;
+  double memory_budget_gib = 0;   // what the tensors may take: the GPU's usable memory − its reserve
+  bool fits_in_memory = false;    // memory.total <= memory_budget_gib
   std::vector<OpClass> op_classes;
   std::size_t tasks = 0;                // tasks in the simulated graph
   std::vector<TimelineEvent> timeline;  // filled only when SimulateOptions::timeline

@@ -15,14 +15,6 @@ bool tied_embedding_sync(const model::WorkloadSpec& w, const model::Strategy& s)
   return w.tied_embeddings && s.pp > 1 && s.zero < 3;
 }
 
-// The layers of chunk `chunk` on stage `stage` (first, count): Megatron's interleaved assignment of equal
-// chunks, virtual stage chunk·pp + stage holding the chunk of that index.
-std::pair<int, int> chunk_layers(const model::WorkloadSpec& w, const model::Strategy& s, int stage,
-                                 int chunk) {
-  const int per_chunk = w.layers / (s.pp * s.vpp);
-  return {(chunk * s.pp + stage) * per_chunk, per_chunk};
-}
-
 Status check_strategy(const model::WorkloadSpec& w, const model::Strategy& s, const CommAssignment& a,
                       const model::OverlapMethod& tp_overlap) {
   const double bucket_mb = a.bucket_mb.value_or(s.bucket_mb);
@@ -50,9 +42,10 @@ Status check_strategy(const model::WorkloadSpec& w, const model::Strategy& s, co
         fmt::format("cp={} (Ulysses all-to-all over heads) does not divide the heads per tp rank ({})", s.cp,
                     w.heads / s.tp));
   }
-  if (static_cast<int>(s.micro_batches()) < 1 || w.layers / (s.pp * s.vpp) < 1) {
+  if (static_cast<int>(s.micro_batches()) < 1) {
     return make_error(ErrorCode::invalid_input, "simulate: the strategy is not resolved");
   }
+  LAGOM_TRY_STATUS(model::check_pipeline_split(w, s));
   return {};
 }
 
@@ -74,14 +67,17 @@ class StagePlanner {
  public:
   StagePlanner(const model::WorkloadSpec& workload, const model::Strategy& strategy,
                const IterationCosts& costs, const OpClassTable& classes, const LayerPlans& layers,
-               double bucket_bytes)
+               double bucket_bytes, bool chunk_buckets)
       : m_workload(workload),
         m_strategy(strategy),
         m_costs(costs),
         m_classes(classes),
         m_layers(layers),
-        m_bucket_bytes(bucket_bytes) {
-    m_grad_elem = m_param_elem = wire_element_bytes(strategy);
+        m_split(model::pipeline_split(workload, strategy)),
+        m_bucket_bytes(bucket_bytes),
+        m_chunk_buckets(chunk_buckets) {
+    m_param_elem = wire_element_bytes(strategy);
+    m_grad_elem = model::bytes_per_element(strategy.gradient_dtype());
     const bool dp_reduce = classes.ranks(model::Group::dp) > 1 || classes.ranks(model::Group::expert_dp) > 1;
     m_sync = strategy.zero == 3                 ? GradientSync::every_backward
              : strategy.dp_overlap && dp_reduce ? GradientSync::last_backward
@@ -94,6 +90,9 @@ class StagePlanner {
  private:
   void add_chunk(StagePlan& plan, int chunk) const;
   void add_gradient_tasks(StagePlan& plan) const;
+  void add_chunk_totals(StagePlan& plan, double param_elem, model::Collective dense,
+                        model::Collective expert) const;
+  void add_forward_gathers(StagePlan& plan) const;
   void add_buckets(StagePlan& plan, double& pending, double bucket_bytes, model::Group group,
                    model::Collective collective, bool flush) const;
 
@@ -102,7 +101,9 @@ class StagePlanner {
   const IterationCosts& m_costs;
   const OpClassTable& m_classes;
   const LayerPlans& m_layers;
+  std::vector<std::vector<model::ChunkLayers>> m_split;  // [stage][chunk]
   double m_bucket_bytes = 0;
+  bool m_chunk_buckets = false;  // one bucket per model chunk (bucket-mb chunk)
   double m_grad_elem = 2, m_param_elem = 2;
   GradientSync m_sync = GradientSync::after_backward;
   model::Collective m_grad_collective = model::Collective::allreduce;
@@ -130,24 +131,30 @@ void StagePlanner::add_buckets(StagePlan& plan, double& pending, double bucket_b
 
 void StagePlanner::add_chunk(StagePlan& plan, int c) const {
   const int s = plan.stage;
-  const auto [first, layers] = chunk_layers(m_workload, m_strategy, s, c);
+  const model::ChunkLayers& split = m_split[static_cast<std::size_t>(s)][static_cast<std::size_t>(c)];
+  const int first = split.first_layer, layers = split.layers;
   ChunkPlan chunk;
   chunk.first_layer = first;
   chunk.layers = layers;
-  chunk.embedding = s == 0 && c == 0;
-  chunk.logits = s == m_strategy.pp - 1 && c == m_strategy.vpp - 1;
+  chunk.embedding = split.embedding;
+  chunk.logits = split.logits;
+  // A chunk of no transformer layer (the embedding or the output layer counted as its one layer) is one
+  // piece of no layer.
+  chunk.pieces = std::max(layers, 1);
   chunk.forward = make_span(m_layers, true, first, layers, chunk.embedding, chunk.logits);
   chunk.backward = make_span(m_layers, false, first, layers, chunk.embedding, chunk.logits);
   chunk.first_piece = static_cast<int>(plan.pieces.size());
   const bool gathers = m_strategy.zero == 3 && m_classes.ranks(model::Group::dp) > 1;
-  for (int j = 0; j < layers; ++j) {
+  for (int j = 0; j < chunk.pieces; ++j) {
     const int layer = first + j;
-    const bool embedding = chunk.embedding && j == 0, logits = chunk.logits && j == layers - 1;
-    const LayerParams& lp = m_layers.parameters[static_cast<std::size_t>(layer)];
+    const int span_layers = layers > 0 ? 1 : 0;
+    const bool embedding = chunk.embedding && j == 0, logits = chunk.logits && j == chunk.pieces - 1;
     LayerPiece piece;
     piece.layer = layer;
-    piece.forward = make_span(m_layers, true, layer, 1, embedding, logits);
-    piece.backward = make_span(m_layers, false, layer, 1, embedding, logits);
+    piece.forward = make_span(m_layers, true, layer, span_layers, embedding, logits);
+    piece.backward = make_span(m_layers, false, layer, span_layers, embedding, logits);
+    const LayerParams lp =
+        span_layers > 0 ? m_layers.parameters[static_cast<std::size_t>(layer)] : LayerParams{};
     double params = lp.dense;
     if (embedding) params += m_costs.embedding_params();
     if (logits) params += m_costs.logits_params();
@@ -185,26 +192,110 @@ void StagePlanner::add_gradient_tasks(StagePlan& plan) const {
       // chunk's first layer flushes the rest.
       for (const ChunkPlan& chunk : plan.chunks) {
         double pending = 0, pending_expert = 0;
-        for (int k = 0; k < chunk.layers; ++k) {
-          LayerPiece& piece = plan.pieces[static_cast<std::size_t>(chunk.first_piece + chunk.layers - 1 - k)];
+        // One bucket per chunk: it fills with the chunk's last piece.
+        double bucket = m_bucket_bytes, expert_bucket = m_bucket_bytes;
+        if (m_chunk_buckets) {
+          bucket = expert_bucket = 0;
+          for (int j = 0; j < chunk.pieces; ++j) {
+            bucket += plan.piece(chunk, j).grad_bytes;
+            expert_bucket += plan.piece(chunk, j).expert_grad_bytes;
+          }
+          bucket = std::max(bucket, 1.0);
+          expert_bucket = std::max(expert_bucket, 1.0);
+        }
+        for (int k = 0; k < chunk.pieces; ++k) {
+          LayerPiece& piece = plan.pieces[static_cast<std::size_t>(chunk.first_piece + chunk.pieces - 1 - k)];
           piece.grads.begin = begin();
           pending += piece.grad_bytes;
           pending_expert += piece.expert_grad_bytes;
-          const bool flush = k == chunk.layers - 1;
-          add_buckets(plan, pending, m_bucket_bytes, model::Group::dp, m_grad_collective, flush);
-          add_buckets(plan, pending_expert, m_bucket_bytes, model::Group::expert_dp, m_grad_collective,
-                      flush);
+          const bool flush = k == chunk.pieces - 1;
+          add_buckets(plan, pending, bucket, model::Group::dp, m_grad_collective, flush);
+          add_buckets(plan, pending_expert, expert_bucket, model::Group::expert_dp, m_grad_collective, flush);
           piece.grads.end = begin();
         }
       }
       break;
     case GradientSync::after_backward: {
-      double dense = plan.grad_bytes, expert = plan.expert_grad_bytes;
       plan.grads_after_backward.begin = begin();
-      add_buckets(plan, dense, m_bucket_bytes, model::Group::dp, m_grad_collective, true);
-      add_buckets(plan, expert, m_bucket_bytes, model::Group::expert_dp, m_grad_collective, true);
+      if (m_chunk_buckets) {
+        add_chunk_totals(plan, m_grad_elem, m_grad_collective, m_grad_collective);
+      } else {
+        double dense = plan.grad_bytes, expert = plan.expert_grad_bytes;
+        add_buckets(plan, dense, m_bucket_bytes, model::Group::dp, m_grad_collective, true);
+        add_buckets(plan, expert, m_bucket_bytes, model::Group::expert_dp, m_grad_collective, true);
+      }
       plan.grads_after_backward.end = begin();
       break;
+    }
+  }
+}
+
+// One task per chunk of its dense and one of its expert parameters, `param_elem` bytes each (gradients
+// or parameters).
+void StagePlanner::add_chunk_totals(StagePlan& plan, double param_elem, model::Collective dense,
+                                    model::Collective expert) const {
+  for (const ChunkPlan& chunk : plan.chunks) {
+    double bytes = 0, expert_bytes = 0;
+    for (int j = 0; j < chunk.pieces; ++j) {
+      bytes += plan.piece(chunk, j).grad_bytes / m_grad_elem * param_elem;
+      expert_bytes += plan.piece(chunk, j).expert_grad_bytes / m_grad_elem * param_elem;
+    }
+    add_buckets(plan, bytes, std::max(bytes, 1.0), model::Group::dp, dense, true);
+    add_buckets(plan, expert_bytes, std::max(expert_bytes, 1.0), model::Group::expert_dp, expert, true);
+  }
+}
+
+// param-gather-overlap: each chunk's buckets as the gradient buckets cut them (in backward order, last
+// layer first); a bucket's all-gather goes before the forward of the piece that completes it, its first
+// layer in forward order (Megatron's forward pre-hook waits for it and dispatches the next bucket's,
+// NVIDIA/Megatron-LM@aa6207e2:megatron/core/distributed/distributed_data_parallel.py:332-358,
+// param_and_grad_buffer.py:217-253). With param-gather-with-optimizer, chunk 0's shards are gathered right
+// after its own optimizer step instead (megatron/core/optimizer/__init__.py:398-404: chunk 0 has its own
+// optimizer; distributed_data_parallel.py:419).
+void StagePlanner::add_forward_gathers(StagePlan& plan) const {
+  plan.forward_param_gathers = true;
+  const bool with_optimizer = m_strategy.param_gather_with_optimizer;
+  plan.param_gathers.begin = static_cast<int>(plan.comm_tasks.size());
+  if (with_optimizer) {
+    const ChunkPlan& chunk = plan.chunks.front();
+    double bytes = 0, expert = 0, params = 0;
+    for (int j = 0; j < chunk.pieces; ++j) {
+      const LayerPiece& piece = plan.piece(chunk, j);
+      bytes += piece.grad_bytes / m_grad_elem * m_param_elem;
+      expert += piece.expert_grad_bytes / m_grad_elem * m_param_elem;
+      params += (piece.grad_bytes + piece.expert_grad_bytes) / m_grad_elem;
+    }
+    const double bucket = m_chunk_buckets ? std::max(bytes, 1.0) : m_bucket_bytes;
+    const double expert_bucket = m_chunk_buckets ? std::max(expert, 1.0) : m_bucket_bytes;
+    add_buckets(plan, bytes, bucket, model::Group::dp, model::Collective::allgather, true);
+    add_buckets(plan, expert, expert_bucket, model::Group::expert_dp, model::Collective::allgather, true);
+    const double stage_params = plan.params + plan.expert_params;
+    plan.optimizer_first_us = stage_params > 0 ? plan.optimizer_us * params / stage_params : 0.0;
+  }
+  plan.param_gathers.end = static_cast<int>(plan.comm_tasks.size());
+  for (std::size_t c = with_optimizer ? 1 : 0; c < plan.chunks.size(); ++c) {
+    const ChunkPlan& chunk = plan.chunks[c];
+    double bucket = m_bucket_bytes, expert_bucket = m_bucket_bytes;
+    if (m_chunk_buckets) {
+      bucket = expert_bucket = 0;
+      for (int j = 0; j < chunk.pieces; ++j) {
+        bucket += plan.piece(chunk, j).grad_bytes / m_grad_elem * m_param_elem;
+        expert_bucket += plan.piece(chunk, j).expert_grad_bytes / m_grad_elem * m_param_elem;
+      }
+      bucket = std::max(bucket, 1.0);
+      expert_bucket = std::max(expert_bucket, 1.0);
+    }
+    double pending = 0, pending_expert = 0;
+    for (int k = 0; k < chunk.pieces; ++k) {
+      LayerPiece& piece = plan.pieces[static_cast<std::size_t>(chunk.first_piece + chunk.pieces - 1 - k)];
+      piece.params_before.begin = static_cast<int>(plan.comm_tasks.size());
+      pending += piece.grad_bytes / m_grad_elem * m_param_elem;
+      pending_expert += piece.expert_grad_bytes / m_grad_elem * m_param_elem;
+      const bool flush = k == chunk.pieces - 1;
+      add_buckets(plan, pending, bucket, model::Group::dp, model::Collective::allgather, flush);
+      add_buckets(plan, pending_expert, expert_bucket, model::Group::expert_dp, model::Collective::allgather,
+                  flush);
+      piece.params_before.end = static_cast<int>(plan.comm_tasks.size());
     }
   }
 }
@@ -214,7 +305,7 @@ StagePlan StagePlanner::plan_stage(int stage) const {
   plan.stage = stage;
   plan.sync = m_sync;
   const auto chunks = static_cast<std::size_t>(m_strategy.vpp);
-  const auto layers = static_cast<std::size_t>(m_workload.layers / m_strategy.pp);  // a hint: the usual size
+  const auto layers = static_cast<std::size_t>(m_workload.layers / m_strategy.pp + 1);  // a hint
   plan.chunks.reserve(chunks);
   plan.pieces.reserve(layers);
   plan.comm_tasks.reserve(2 * layers + 4);
@@ -229,11 +320,18 @@ StagePlan StagePlanner::plan_stage(int stage) const {
   }
   plan.optimizer_us = m_costs.optimizer_us(plan.optimizer_params);
   // ZeRO 1/2: gather the updated parameter shards.
-  if (m_strategy.zero == 1 || m_strategy.zero == 2) {
+  const bool gathers = m_classes.ranks(model::Group::dp) > 1 || m_classes.ranks(model::Group::expert_dp) > 1;
+  if ((m_strategy.zero == 1 || m_strategy.zero == 2) && m_strategy.param_gather_overlap && gathers) {
+    add_forward_gathers(plan);
+  } else if (m_strategy.zero == 1 || m_strategy.zero == 2) {
     double bytes = plan.params * m_param_elem, expert = plan.expert_params * m_param_elem;
     plan.param_gathers.begin = static_cast<int>(plan.comm_tasks.size());
-    add_buckets(plan, bytes, m_bucket_bytes, model::Group::dp, model::Collective::allgather, true);
-    add_buckets(plan, expert, m_bucket_bytes, model::Group::expert_dp, model::Collective::allgather, true);
+    if (m_chunk_buckets) {
+      add_chunk_totals(plan, m_param_elem, model::Collective::allgather, model::Collective::allgather);
+    } else {
+      add_buckets(plan, bytes, m_bucket_bytes, model::Group::dp, model::Collective::allgather, true);
+      add_buckets(plan, expert, m_bucket_bytes, model::Group::expert_dp, model::Collective::allgather, true);
+    }
     plan.param_gathers.end = static_cast<int>(plan.comm_tasks.size());
   }
   plan.embedding_sync =
@@ -258,15 +356,19 @@ Result<IterationPlan> plan_iteration(const model::WorkloadSpec& workload, const 
   const PassPricing pricing{strategy.tp, tp_overlap, wire_element_bytes(strategy), keep_segments};
   LAGOM_TRY(plan.layers, plan_layers(workload.layers, costs, pricing, classes));
   const double bucket_bytes = assignment.bucket_mb.value_or(strategy.bucket_mb) * 1e6;
-  const StagePlanner planner(workload, strategy, costs, classes, plan.layers, bucket_bytes);
+  // bucket-mb chunk, unless the assignment (tune) sets a bucket size.
+  const bool chunk_buckets = strategy.bucket_per_chunk && !assignment.bucket_mb;
+  const StagePlanner planner(workload, strategy, costs, classes, plan.layers, bucket_bytes, chunk_buckets);
   for (int s = 0; s < strategy.pp; ++s) plan.stages.push_back(planner.plan_stage(s));
   if (strategy.pp > 1) {
     plan.transfer = CommTask{model::Collective::sendrecv, model::Group::pp, costs.pp_message_bytes(), 1};
   }
   if (tied_embedding_sync(workload, strategy)) {
-    plan.embedding_sync = CommTask{
-        model::Collective::allreduce, model::Group::embedding,
-        static_cast<std::int64_t>(std::llround(costs.embedding_params() * wire_element_bytes(strategy))), 1};
+    plan.embedding_sync =
+        CommTask{model::Collective::allreduce, model::Group::embedding,
+                 static_cast<std::int64_t>(std::llround(costs.embedding_params() *
+                                                        model::bytes_per_element(strategy.gradient_dtype()))),
+                 1};
   }
   return plan;
 }

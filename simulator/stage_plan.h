@@ -5,8 +5,8 @@
 // task graph from it, lower_bound.h sums its chains. A new kind of task is added here, to the emitter and to
 // the bound; nothing else restates what the tasks are. Internal to simulator/.
 //
-// Layers are assigned per chunk (ChunkPlan::first_layer, layers), not assumed to be layers/(pp·vpp) by the
-// readers, so uneven stages change only plan_iteration.
+// Layers are assigned per chunk (ChunkPlan::first_layer, layers) by model/pipeline_split.h (Megatron-Core's
+// even, uneven and embedding/loss-counted splits); the readers never assume layers/(pp·vpp).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "model/groups.h"
+#include "model/pipeline_split.h"
 #include "model/specs.h"
 #include "simulator/costs.h"
 #include "simulator/op_classes.h"
@@ -67,7 +68,8 @@ struct TaskRange {
   [[nodiscard]] bool empty() const { return begin == end; }
 };
 
-// One layer of a chunk: the unit ZeRO-3's gathers and dp-overlap's buckets follow.
+// One layer of a chunk: the unit ZeRO-3's gathers and dp-overlap's buckets follow. A chunk of no transformer
+// layer has one piece of no layer (forward.layers == 0): its embedding or output layer alone.
 struct LayerPiece {
   int layer = 0;
   PassSpan forward, backward;      // the layer alone (with the embedding / output layer at the chunk's ends)
@@ -76,6 +78,8 @@ struct LayerPiece {
   std::optional<CommTask> gather;  // ZeRO-3: its parameters, before its forward and its backward, every
                                    // micro-batch
   TaskRange grads;  // gradient tasks issued after its backward (GradientSync says which backward)
+  // StagePlan::forward_param_gathers: the parameter all-gathers its first forward (micro-batch 0) waits for.
+  TaskRange params_before;
 };
 
 // Model chunk `chunk` of the stage (virtual stage chunk·pp + stage).
@@ -84,6 +88,7 @@ struct ChunkPlan {
   bool embedding = false, logits = false;  // the first / the last virtual stage
   PassSpan forward, backward;              // the whole chunk as one task
   int first_piece = 0;                     // StagePlan::pieces[first_piece + j] is layer first_layer + j
+  int pieces = 0;                          // max(layers, 1)
 };
 
 // When a stage's gradients are reduced.
@@ -106,8 +111,15 @@ struct StagePlan {
   double grad_bytes = 0, expert_grad_bytes = 0;
   double optimizer_params = 0;  // what its optimizer step updates (ZeRO >= 1: a 1/dp shard)
   double optimizer_us = 0;
-  TaskRange param_gathers;      // ZeRO-1/2: the updated shards, after the optimizer
-  bool embedding_sync = false;  // takes part in IterationPlan::embedding_sync
+  TaskRange param_gathers;  // ZeRO-1/2: the updated shards, after the optimizer
+  // ZeRO-1/2 with param-gather-overlap (Megatron's overlap_param_gather): the updated shards are gathered
+  // bucket by bucket before the forward of the piece that first uses each (LayerPiece::params_before), in
+  // the iteration they serve, overlapping the forward of the pieces before. With
+  // param-gather-with-optimizer, chunk 0's are param_gathers, after optimizer_first_us, chunk 0's share of
+  // the optimizer step (the rest of the step runs beside them).
+  bool forward_param_gathers = false;
+  double optimizer_first_us = 0;  // > 0: the optimizer step is two tasks, chunk 0's share first
+  bool embedding_sync = false;    // takes part in IterationPlan::embedding_sync
 
   [[nodiscard]] std::span<const CommTask> tasks(TaskRange range) const {
     return {comm_tasks.data() + range.begin, static_cast<std::size_t>(range.end - range.begin)};
@@ -128,9 +140,9 @@ struct IterationPlan {
   std::optional<CommTask> embedding_sync;
 };
 
-// Bytes per element on the wire: activations travel in 16-bit (fp8 GEMMs still exchange bf16 activations),
-// gradients are reduced and parameters gathered in the parameters' dtype (Megatron's default); fp32/tf32
-// runs use 4 bytes for all three.
+// Bytes per element on the wire of activations and parameters: 16-bit (fp8 GEMMs still exchange bf16
+// activations, parameters stay bf16); fp32/tf32 runs 4 bytes. Gradients are reduced in
+// Strategy::gradient_dtype() (grad-reduce-dtype; the parameters' dtype by default, Megatron's).
 int wire_element_bytes(const model::Strategy& strategy);
 
 // The plan of one iteration: `strategy` resolved against `workload`, `costs` bound to them, `classes` on the

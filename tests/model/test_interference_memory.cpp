@@ -105,13 +105,17 @@ TEST_CASE("activation memory per layer follows Korthikanti's Table 2", "[model]"
   CHECK(model.activation_bytes_per_layer(w, resolved(w, c, full), 0) == Approx(2 * s * b * h));
 }
 
-TEST_CASE("weights, gradients and optimizer take 18 bytes per parameter, 6 + 12/dp with ZeRO-1", "[model]") {
+TEST_CASE(
+    "with fp32 gradients weights, gradients and optimizer take 18 bytes per parameter, 6 + 12/dp with "
+    "ZeRO-1",
+    "[model]") {
   const WorkloadSpec w = workload_preset("llama2-7b").value();
   const ClusterSpec c = cluster_preset("dgx-a100").value();
   const CostModel model(c);
   Strategy s;
   s.gpus = 8;
   s.global_batch = 8;
+  s.grad_reduce_dtype = Precision::fp32;
   const Strategy plain = resolved(w, c, s);
   const double p = model.parameters_per_gpu(w, plain);
   CHECK(p == Approx(w.parameters()).epsilon(1e-12));
@@ -133,15 +137,24 @@ TEST_CASE("1F1B holds pp micro-batches on the first stage, GPipe all of them", "
   s.gpus = 4;
   s.pp = 4;
   s.global_batch = 16;
+  auto first_stage = [&](const Strategy& r) {
+    return model.stage_memory(w, r, pipeline_split(w, r).front(), 0).activations_bytes;
+  };
   const Strategy one = resolved(w, c, s);
   const double per_layer = model.activation_bytes_per_layer(w, one, 0);
-  CHECK(model.memory_per_gpu(w, one).activations_bytes == Approx(per_layer * 12 * 4));
+  CHECK(first_stage(one) == Approx(per_layer * 12 * 4));
+  CHECK(model.memory_per_gpu(w, one).stage == 0);
   s.schedule = Schedule::gpipe;
-  CHECK(model.memory_per_gpu(w, resolved(w, c, s)).activations_bytes == Approx(per_layer * 12 * 16));
+  CHECK(first_stage(resolved(w, c, s)) == Approx(per_layer * 12 * 16));
   s.schedule = Schedule::one_f_one_b;
   s.vpp = 2;
-  // interleaved: 4 micro-batches × (1 + 3/8) of the stage's 12 layers
-  CHECK(model.memory_per_gpu(w, resolved(w, c, s)).activations_bytes == Approx(per_layer * 12 * 4 * 1.375));
+  // interleaved, m = p = 4: every one of the 8 chunk forwards runs before the first backward: 8 × 6 layers.
+  s.global_batch = 4;
+  CHECK(first_stage(resolved(w, c, s)) == Approx(per_layer * 6 * 8));
+  // m = 16: warm-up (p − 1)·2 + (v − 1)·p = 10 chunk forwards and one more, 11 × 6 = 4 micro-batches × (1
+  // + 3/8) of the stage's 12 layers (Megatron's formula).
+  s.global_batch = 16;
+  CHECK(first_stage(resolved(w, c, s)) == Approx(per_layer * 12 * 4 * 1.375));
 }
 
 TEST_CASE("localhost's cluster comes from a calibration", "[model]") {

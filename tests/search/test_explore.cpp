@@ -69,7 +69,7 @@ TEST_CASE("explore's top K is the top K of simulating every candidate, and its b
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       const model::Strategy& s = candidates[i];
       if (!(units::bytes_to_gib(cost_model.memory_per_gpu(space.workload, s).total_bytes()) <=
-            space.cluster.gpu.memory_gib)) {
+            space.cluster.gpu.memory_budget_gib())) {
         continue;
       }
       const simulator::ModelCosts costs(cost_model, space.workload, s, prices);

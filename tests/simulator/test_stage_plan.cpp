@@ -155,3 +155,172 @@ TEST_CASE("the lower bound counts the tied embedding's all-reduce before the opt
   REQUIRE(r.ok());
   CHECK(*bound_us <= r->iteration_time_s * 1e6);
 }
+
+namespace {
+
+simulator::SimulationResult simulated(const model::WorkloadSpec& w, const model::Strategy& s,
+                                      const FakeCosts& costs) {
+  auto result = simulator::simulate(w, fake_cluster(), s, costs, {});
+  if (!result.ok()) FAIL(result.error().message);
+  return std::move(result).value();
+}
+
+}  // namespace
+
+TEST_CASE("a chunk of no transformer layer is one piece: the embedding or the output layer alone",
+          "[simulator]") {
+  // 2 layers over p = 2, v = 2 with the embedding and the loss counted: 4 counted layers, 1 per chunk; chunk
+  // (0, 0) holds only the embedding, (1, 1) only the output layer.
+  FakeCosts costs;
+  costs.embedding_param_count = 3e5;
+  costs.logits_param_count = 2e5;
+  costs.head_us = 30;
+  const auto w = fake_workload(2);
+  auto s = fake_strategy(2, 2, 2, 4);
+  s.embedding_in_split = s.loss_in_split = true;
+  const model::ClusterSpec cluster = fake_cluster();
+  const simulator::CommAssignment assignment;
+  simulator::OpClassTable classes(costs, s, cluster, assignment);
+  const auto plan = plan_of(w, s, costs, assignment, classes);
+  const auto& stage0 = plan.stages[0];
+  const auto& stage1 = plan.stages[1];
+  CHECK(stage0.chunks[0].layers == 0);
+  CHECK(stage0.chunks[0].pieces == 1);
+  CHECK(stage0.chunks[0].forward.total_us() == 30);  // the embedding's forward alone
+  CHECK(stage0.chunks[1].first_layer == 1);
+  CHECK(stage1.chunks[0].first_layer == 0);
+  CHECK(stage1.chunks[1].layers == 0);
+  CHECK(stage1.chunks[1].backward.total_us() == 60);
+  // Stage 0: layer 1 and the embedding; stage 1: layer 0 and the output layer.
+  CHECK(stage0.params == 1.3e6);
+  CHECK(stage1.params == 1.2e6);
+  CHECK(stage0.pieces.size() == 2);
+  CHECK(stage0.pieces[0].grad_bytes == 6e5);
+  const auto r = simulator::simulate(w, cluster, s, costs, {});
+  REQUIRE(r.ok());
+  const auto bound = simulator::iteration_lower_bound_us(w, cluster, s, costs);
+  REQUIRE(bound.ok());
+  CHECK(*bound <= r->iteration_time_s * 1e6);
+}
+
+TEST_CASE("bucket-mb chunk reduces each chunk's gradients as one bucket; grad-reduce-dtype sets its bytes",
+          "[simulator]") {
+  // 8 layers, p = 2, v = 2, dp 2, ZeRO-1: each chunk of 2 layers × 1e6 parameters reduces one bucket of
+  // 4e6 bf16 bytes after its last backward (8e6 in fp32), and gathers one of 4e6 bf16 parameters.
+  FakeCosts costs;
+  const auto w = fake_workload(8);
+  auto s = fake_strategy(2, 2, 2, 4);
+  s.zero = 1;
+  s.bucket_per_chunk = true;
+  const model::ClusterSpec cluster = fake_cluster();
+  const simulator::CommAssignment assignment;
+  for (const auto dtype : {model::Precision::bf16, model::Precision::fp32}) {
+    s.grad_reduce_dtype = dtype;
+    const double element = dtype == model::Precision::fp32 ? 4 : 2;
+    simulator::OpClassTable classes(costs, s, cluster, assignment);
+    const auto plan = plan_of(w, s, costs, assignment, classes);
+    const auto& stage = plan.stages[0];
+    CHECK(stage.grad_bytes == 4e6 * element);
+    int scatters = 0, gathers = 0;
+    for (const auto& t : stage.comm_tasks) {
+      if (t.collective == model::Collective::reducescatter) {
+        CHECK(t.bytes == static_cast<std::int64_t>(2e6 * element));
+        CHECK(t.count == 1);
+        ++scatters;
+      }
+      if (t.collective == model::Collective::allgather) {
+        CHECK(t.bytes == 4000000);
+        ++gathers;
+      }
+    }
+    CHECK(scatters == 2);
+    CHECK(gathers == 2);
+    // The first layer piece of each chunk issues its chunk's bucket in the last backward.
+    CHECK(stage.pieces[0].grads.end - stage.pieces[0].grads.begin == 1);
+    CHECK(stage.pieces[1].grads.empty());
+  }
+}
+
+TEST_CASE("p2p-overlap: a send no longer holds its sender, only its receiver waits", "[simulator]") {
+  // 4 layers over p = 2, v = 2, m = 2 (all four chunk forwards first), F = 100, B = 200 µs, a transfer
+  // 10 µs, dp 1. Overlapped, every send finishes before the sender's next-but-one pass, so only the data
+  // dependencies count: stage 0 F0c0 0–100, F1c0 100–200; stage 1 F0c0 110–210, F1c0 210–310; stage 0
+  // F0c1 220–320, F1c1 320–420; stage 1 F0c1 330–430, F1c1 430–530, B0c1 530–730, B1c1 730–930; stage 0
+  // B0c1 740–940, B1c1 940–1140; stage 1 B0c0 950–1150, B1c0 1150–1350; stage 0 B0c0 1160–1360, B1c0
+  // 1360–1560, then its optimizer on 2e6 parameters (2 µs): 1562 µs. Blocking sends are slower.
+  FakeCosts costs;
+  costs.pp_bytes = 100000;
+  const auto w = fake_workload(4);
+  auto s = fake_strategy(2, 2, 1, 2);
+  const double blocking_us = simulated(w, s, costs).iteration_time_s * 1e6;
+  s.p2p_overlap = true;
+  const double overlapped_us = simulated(w, s, costs).iteration_time_s * 1e6;
+  CHECK(overlapped_us == Approx(1562).epsilon(1e-9));
+  CHECK(blocking_us > overlapped_us);
+  const auto bound = simulator::iteration_lower_bound_us(w, fake_cluster(), s, costs);
+  REQUIRE(bound.ok());
+  CHECK(*bound <= overlapped_us);
+}
+
+TEST_CASE("param-gather-overlap: bucket b's all-gather runs beside the forward of the buckets before it",
+          "[simulator]") {
+  // pp 1, dp 2, ZeRO-1, 2 layers of 1e6 parameters, m = 1, dp-overlap off, 2 MB buckets (one layer each);
+  // an all-gather or reduce-scatter of 2e6 bytes takes 200 µs. Off: forward 200 + backward 400, the
+  // reduce-scatters 400, the optimizer on 1e6 parameters 1, the all-gathers 400: 1401 µs. On: layer 0's
+  // gather 0–200, its forward 200–300 beside layer 1's gather 200–400, layer 1's forward 400–500, the
+  // backward 500–900, the reduce-scatters 900–1300, the optimizer: 1301 µs.
+  FakeCosts costs;
+  const auto w = fake_workload(2);
+  auto s = fake_strategy(1, 1, 2, 1);
+  s.zero = 1;
+  s.dp_overlap = false;
+  s.bucket_mb = 2;
+  CHECK(simulated(w, s, costs).iteration_time_s * 1e6 == Approx(1401).epsilon(1e-9));
+  s.param_gather_overlap = true;
+  CHECK(simulated(w, s, costs).iteration_time_s * 1e6 == Approx(1301).epsilon(1e-9));
+  const auto bound = simulator::iteration_lower_bound_us(w, fake_cluster(), s, costs);
+  REQUIRE(bound.ok());
+  CHECK(*bound <= 1301);
+}
+
+TEST_CASE("the lower bound stays below the simulation with the pipeline and optimizer overlaps",
+          "[simulator]") {
+  FakeCosts costs;
+  costs.pp_bytes = 200000;
+  costs.head_us = 30;
+  costs.embedding_param_count = 3e5;
+  costs.logits_param_count = 3e5;
+  const model::ClusterSpec cluster = fake_cluster();
+  for (const bool counted : {false, true}) {
+    for (const bool chunk_buckets : {false, true}) {
+      for (const int overlap : {0, 1, 2}) {
+        const auto w = fake_workload(counted ? 6 : 8);
+        auto s = fake_strategy(2, 2, 2, 4);
+        s.zero = 1;
+        s.embedding_in_split = s.loss_in_split = counted;
+        s.bucket_per_chunk = chunk_buckets;
+        s.bucket_mb = 1;
+        s.p2p_overlap = overlap > 0;
+        s.param_gather_overlap = overlap > 0;
+        s.param_gather_with_optimizer = overlap > 1;
+        INFO("counted " << counted << " chunk buckets " << chunk_buckets << " overlap " << overlap);
+        const auto r = simulator::simulate(w, cluster, s, costs, {});
+        REQUIRE(r.ok());
+        const auto bound = simulator::iteration_lower_bound(w, cluster, s, costs);
+        REQUIRE(bound.ok());
+        CHECK(bound->us <= r->iteration_time_s * 1e6);
+        double bound_comm_us = 0, graph_comm_us = 0;
+        for (std::size_t i = 0; i < bound->stages.size(); ++i) {
+          const auto& work = bound->stages[i];
+          bound_comm_us += work.gradients_us + work.parameter_gathers_us + work.forward_gathers_us;
+          if (i == 0) bound_comm_us += work.embedding_us;
+        }
+        for (const auto& c : r->op_classes) {
+          const auto g = c.key.group;
+          if (g == model::Group::dp || g == model::Group::embedding) graph_comm_us += c.count * c.time_us;
+        }
+        CHECK(bound_comm_us == Approx(graph_comm_us).epsilon(1e-12));
+      }
+    }
+  }
+}
