@@ -60,6 +60,14 @@ void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
       "--bucket-mb", [&flags](const double& v) { flags.bucket_mb = v; }, "DP gradient bucket, MB [25]");
   text_flag("--precision", flags.precision, "bf16|fp16|fp8|tf32|fp32 [bf16]");
   text_flag("--attention", flags.attention, "flash|standard [flash]");
+  text_flag("--fp8-params", flags.fp8_params, "FP8 primary weights with --precision fp8: true|false [false]");
+  text_flag("--fp8-wgrad", flags.fp8_wgrad,
+            "Weight-gradient GEMMs in FP8 with --precision fp8: true|false [true]");
+  text_flag("--fp8-attention", flags.fp8_attention,
+            "Core attention in FP8 with --precision fp8: true|false [false]");
+  command.add_option_function<double>(
+      "--dropout", [&flags](const double& v) { flags.dropout = v; },
+      "Hidden and attention dropout probability [0]");
 }
 
 Result<simulator::IssuePriority> parse_issue_priority_flag(const std::string& value) {
@@ -167,6 +175,21 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
                         fmt::format("precision: '{}' is not bf16, fp16, fp8, tf32 or fp32", *f.precision));
     s.precision = *v;
   }
+  auto boolean = [](const char* name, const std::string& value) -> Result<bool> {
+    if (value == "true" || value == "on") return true;
+    if (value == "false" || value == "off") return false;
+    return make_error(ErrorCode::invalid_input, fmt::format("{}: '{}' is not true or false", name, value));
+  };
+  if (f.fp8_params) {
+    LAGOM_TRY(s.fp8_params, boolean("fp8-params", *f.fp8_params));
+  }
+  if (f.fp8_wgrad) {
+    LAGOM_TRY(s.fp8_wgrad, boolean("fp8-wgrad", *f.fp8_wgrad));
+  }
+  if (f.fp8_attention) {
+    LAGOM_TRY(s.fp8_attention, boolean("fp8-attention", *f.fp8_attention));
+  }
+  if (f.dropout) s.dropout = *f.dropout;
   if (f.attention) {
     const auto v = model::parse_attention(*f.attention);
     if (!v)

@@ -37,6 +37,8 @@ struct StrategyFlags {
   std::optional<std::string> recompute, schedule, dp_overlap, precision, attention;
   std::optional<model::OverlapMethod> tp_overlap;  // parsed at the flag (model::parse_overlap_method)
   std::optional<double> bucket_mb;
+  std::optional<std::string> fp8_params, fp8_wgrad, fp8_attention;  // true|false (on|off)
+  std::optional<double> dropout;
 };
 
 void add_spec_flags(CLI::App& command, SpecFlags& flags);

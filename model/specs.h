@@ -51,9 +51,28 @@ struct GpuSpec {
   double net_channel_GBps = 0;
   // PCIe generation of the GPU's x16 link (3–6); 0 = by architecture (Gen5 from sm90, else Gen4).
   int pcie_gen = 0;
+  // Compute efficiencies (docs/model.md "Compute"): fractions of a datasheet figure, 0 = by architecture
+  // (resolved_* below); physical constants `lagom calibrate` may fit (model/physical_constants.h).
+  //
+  // Sustained fraction of the dense peak that a large, well-shaped GEMM reaches, per precision class
+  // (bf16/fp16, fp8, tf32/fp32): the kernel's issue efficiency times the clock the GPU holds under a full
+  // tensor load over the clock the datasheet peak assumes.
+  double gemm_fraction_16 = 0, gemm_fraction_fp8 = 0, gemm_fraction_32 = 0;
+  // Fraction of hbm_GBps that a streaming (memory-bound) kernel reaches.
+  double hbm_efficiency = 0;
+  // Fused (flash) attention forward and backward kernels: fraction of the 16-bit dense peak at the kernel's
+  // hardware FLOPs (causal: about half of the full score matrix).
+  double attention_fwd_fraction = 0, attention_bwd_fraction = 0;
   [[nodiscard]] double peak_tflops(Precision precision) const;
   bool operator==(const GpuSpec&) const = default;
 };
+
+// The efficiencies the cost model uses for this GPU: the field when set, else the architecture's default
+// (documented with its source in model/cost_compute.cpp and docs/model.md "Compute"). `localhost`
+// (sm_arch 0) measures its peaks, so every fraction is 1 there.
+[[nodiscard]] double resolved_gemm_fraction(const GpuSpec& gpu, Precision precision);
+[[nodiscard]] double resolved_hbm_efficiency(const GpuSpec& gpu);
+[[nodiscard]] double resolved_attention_fraction(const GpuSpec& gpu, bool backward);
 
 enum class FabricKind { nvswitch, nvlink_pairs, pcie, shm };
 std::string_view to_string(FabricKind kind);
@@ -186,6 +205,9 @@ struct WorkloadSpec {
   // DeepSeek-MoE and Phi-2 have a separate output layer (HF `tie_word_embeddings: false`): vocab·hidden more
   // parameters, gradients and optimizer state.
   bool tied_embeddings = true;
+  // Self-attention masks future tokens (decoder LMs: GPT, LLaMA; T5's decoder). false: bidirectional (BERT,
+  // T5's encoder is always bidirectional). A causal fused-attention kernel skips the masked blocks.
+  bool causal = true;
   std::optional<MoeSpec> moe;
   std::optional<long> global_batch;
   bool operator==(const WorkloadSpec&) const = default;
@@ -235,6 +257,12 @@ struct Strategy {
   double bucket_mb = 25;     // DP gradient bucket, MB (10^6 bytes, PyTorch DDP's bucket_cap_mb)
   Precision precision = Precision::bf16;
   Attention attention = Attention::flash;
+  // FP8 as Transformer Engine runs it with --precision fp8 (docs/model.md "FP8"): the transformer layers'
+  // linear GEMMs in FP8, delayed scaling; everything else in BF16.
+  bool fp8_params = false;     // FP8 primary weights (TE fp8_model_init): no per-iteration weight cast
+  bool fp8_wgrad = true;       // weight-gradient GEMMs in FP8 (false: BF16, no transposed FP8 copies)
+  bool fp8_attention = false;  // the core attention in FP8 (TE fp8_dot_product_attention)
+  double dropout = 0;          // hidden and attention dropout probability (0: no dropout, no mask)
   bool operator==(const Strategy&) const = default;
 
   // Micro-batches per iteration per pipeline: global_batch / (dp · micro_batch).
