@@ -114,6 +114,14 @@ void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
             "bf16|fp16|fp32: gradient buffer and reduction dtype [the parameters']");
   int_flag("--vocab-divisible-by", flags.vocab_divisible_by,
            "Pad the vocabulary to a multiple of N·tp [no padding]");
+  text_flag("--fp8-params", flags.fp8_params, "FP8 primary weights with --precision fp8: true|false [false]");
+  text_flag("--fp8-wgrad", flags.fp8_wgrad,
+            "Weight-gradient GEMMs in FP8 with --precision fp8: true|false [true]");
+  text_flag("--fp8-attention", flags.fp8_attention,
+            "Core attention in FP8 with --precision fp8: true|false [false]");
+  command.add_option_function<double>(
+      "--dropout", [&flags](const double& v) { flags.dropout = v; },
+      "Hidden and attention dropout probability [0]");
 }
 
 Result<simulator::IssuePriority> parse_issue_priority_flag(const std::string& value) {
@@ -192,12 +200,13 @@ Result<ClusterSource> load_cluster(const SpecFlags& flags, int gpus) {
 
 namespace {
 
-// An on/off switch given as a value (on|off, true|false: runs files write true/false).
+// A switch given as a value: on|off or true|false (runs files write either); `fallback` when not given.
 Result<bool> on_off(const char* flag, const std::optional<std::string>& value, bool fallback) {
   if (!value) return fallback;
   if (*value == "on" || *value == "true") return true;
   if (*value == "off" || *value == "false") return false;
-  return make_error(ErrorCode::invalid_input, fmt::format("{}: '{}' is not on or off", flag, *value));
+  return make_error(ErrorCode::invalid_input,
+                    fmt::format("{}: '{}' is not on/off or true/false", flag, *value));
 }
 
 }  // namespace
@@ -252,18 +261,10 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
   }
   s.embedding_in_split = f.embedding_in_split;
   s.loss_in_split = f.loss_in_split;
-  auto on_off = [](const char* name, const std::optional<std::string>& value, bool& target) -> Status {
-    if (!value) return {};
-    if (*value != "on" && *value != "off") {
-      return make_error(ErrorCode::invalid_input, fmt::format("{}: '{}' is not on or off", name, *value));
-    }
-    target = *value == "on";
-    return {};
-  };
-  LAGOM_TRY_STATUS(on_off("p2p-overlap", f.p2p_overlap, s.p2p_overlap));
-  LAGOM_TRY_STATUS(on_off("param-gather-overlap", f.param_gather_overlap, s.param_gather_overlap));
-  LAGOM_TRY_STATUS(
-      on_off("param-gather-with-optimizer", f.param_gather_with_optimizer, s.param_gather_with_optimizer));
+  LAGOM_TRY(s.p2p_overlap, on_off("p2p-overlap", f.p2p_overlap, false));
+  LAGOM_TRY(s.param_gather_overlap, on_off("param-gather-overlap", f.param_gather_overlap, false));
+  LAGOM_TRY(s.param_gather_with_optimizer,
+            on_off("param-gather-with-optimizer", f.param_gather_with_optimizer, false));
   if (f.grad_reduce_dtype) {
     const auto v = model::parse_precision(*f.grad_reduce_dtype);
     if (!v ||
@@ -289,6 +290,10 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
                         fmt::format("precision: '{}' is not bf16, fp16, fp8, tf32 or fp32", *f.precision));
     s.precision = *v;
   }
+  LAGOM_TRY(s.fp8_params, on_off("fp8-params", f.fp8_params, false));
+  LAGOM_TRY(s.fp8_wgrad, on_off("fp8-wgrad", f.fp8_wgrad, true));
+  LAGOM_TRY(s.fp8_attention, on_off("fp8-attention", f.fp8_attention, false));
+  if (f.dropout) s.dropout = *f.dropout;
   if (f.attention) {
     const auto v = model::parse_attention(*f.attention);
     if (!v)

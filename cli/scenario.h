@@ -48,6 +48,8 @@ struct StrategyFlags {
   bool embedding_in_split = false, loss_in_split = false;
   std::optional<std::string> p2p_overlap, param_gather_overlap, param_gather_with_optimizer,
       grad_reduce_dtype;
+  std::optional<std::string> fp8_params, fp8_wgrad, fp8_attention;  // true|false (on|off)
+  std::optional<double> dropout;
 };
 
 void add_spec_flags(CLI::App& command, SpecFlags& flags);

@@ -24,21 +24,10 @@ const std::set<std::string> k_data_columns = {"measured_iteration_s", "measured_
                                               "note"};
 // Columns of mechanisms the model does not have yet (docs/validate.md "Planned columns"): accepted,
 // listed in the report when they carry a value, and not used by the prediction.
-const std::set<std::string> k_planned_columns = {"defer-embedding-wgrad",
-                                                 "fp8-recipe",
-                                                 "fp8-format",
-                                                 "fp8-amax-history",
-                                                 "fp8-amax-algo",
-                                                 "fp8-params",
-                                                 "fp8-wgrad",
-                                                 "fp8-attention",
-                                                 "fp8-bf16-layers",
-                                                 "cuda-graphs",
-                                                 "dropout",
-                                                 "norm-sm-margin",
-                                                 "nccl-nvls",
-                                                 "cuda-max-connections",
-                                                 "nccl-p2p-chunk"};
+const std::set<std::string> k_planned_columns = {"defer-embedding-wgrad", "fp8-recipe",     "fp8-format",
+                                                 "fp8-amax-history",      "fp8-amax-algo",  "fp8-bf16-layers",
+                                                 "cuda-graphs",           "norm-sm-margin", "nccl-nvls",
+                                                 "cuda-max-connections",  "nccl-p2p-chunk"};
 // Flags that take no value: a cell of 1/true/yes/on sets them, 0/false/no/off or empty leaves them off.
 const std::set<std::string> k_switches = {"sp", "embedding-in-pipeline-split", "loss-in-pipeline-split"};
 
@@ -90,8 +79,6 @@ Status parse_row(const RunsTable& table, const RunsTable::Row& row, RowFlags& fl
     if (k_planned_columns.contains(name)) {
       flags.planned.push_back(name + "=" + value);
       continue;
-    }
-    // Planned values of existing columns, with the fixed fallback docs/validate.md states.
     }
     if (k_switches.contains(name)) {
       auto on = switch_value(value);
@@ -211,7 +198,6 @@ Result<std::vector<PreparedRun>> prepare_runs(const RunsTable& table) {
     run.measured = measured[r];
     run.measured_is_tokens_per_s = !by_time;
     if (by_time) run.report.measured_s = measured[r];
-    run.bucket_per_chunk = flags[r].bucket_per_chunk;
     // The inputs the row names are read first: a model or cluster that cannot be read, or a strategy
     // column without a value it needs, is an input error. A strategy the model cannot build on them (one
     // that does not divide the shapes) is a failed run: the model could not answer it.
@@ -248,19 +234,8 @@ Result<std::vector<PreparedRun>> prepare_runs(const RunsTable& table) {
 
 ValidatedRun simulate_run(const PreparedRun& prepared, const model::ClusterSpec& cluster) {
   ValidatedRun run = prepared.report;
-  model::Strategy requested = prepared.strategy;
-  auto make = [&] {
-    return simulator::Scenario::make(prepared.workload, cluster, requested, prepared.source.calibration);
-  };
-  auto scenario = make();
-  if (scenario.ok() && prepared.bucket_per_chunk) {
-    // docs/validate.md's fallback for "chunk": the model's parameters over tp·pp at the bytes per
-    // gradient element the simulator reduces (simulator::wire_element_bytes), divided by vpp, in MB.
-    const auto& st = scenario.value()->strategy;
-    requested.bucket_mb = scenario.value()->workload.parameters() / (st.tp * st.pp) *
-                          simulator::wire_element_bytes(st) / st.vpp / 1e6;
-    scenario = make();
-  }
+  auto scenario =
+      simulator::Scenario::make(prepared.workload, cluster, prepared.strategy, prepared.source.calibration);
   if (!scenario.ok()) {
     run.failure = scenario.error().message;
     return run;

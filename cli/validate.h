@@ -48,7 +48,6 @@ struct PreparedRun {
   std::string comm_config;  // the row's lagom-config.json ("" = none)
   double measured = 0;      // the measured column's value
   bool measured_is_tokens_per_s = false;
-  bool bucket_per_chunk = false;
 };
 
 // Reads and checks every row of `table` and loads what each names (errors as validate_runs).

@@ -10,24 +10,87 @@ namespace lagom::model {
 
 namespace {
 
-// GEMM efficiency defaults (docs/model.md "Compute"):
+// GEMM efficiency (docs/model.md "Compute"):
 //  * tiles of 128×128 outputs per CTA (cuBLAS/CUTLASS large-tile kernels on sm80/sm90);
-//  * wave quantisation: ceil(tiles / SMs) waves, the last one partly empty;
+//  * wave quantisation: ceil(tiles / SMs) waves on the GPU's SMs (108 A100, 132 H100 SXM), the last one
+//    partly empty;
 //  * tile padding: edge tiles compute a full 128×128 tile;
-//  * k efficiency k / (k + k0): the mainloop's prologue/epilogue cost, k0 = 64 elements // unverified;
-//  * sustained fraction of peak of a large, well-shaped GEMM: sm80 0.88 (cuBLAS bf16 8192³ ≈ 270–280
-//    TFLOP/s on A100-SXM), sm90 0.75 (≈ 740 TFLOP/s on H100-SXM), other GPUs 0.80 // unverified: public
-//    benchmark figures, not measured here; a profile's GemmFit replaces all of this.
+//  * k efficiency k / (k + k0): the mainloop's prologue (pipeline fill) and epilogue per tile, worth
+//    k0 = 64 elements of the k loop // unverified (a 4-stage pipeline of 64-wide k blocks fills in about
+//    one);
+//  * the sustained fraction of peak of a large, well-shaped GEMM (GpuSpec::gemm_fraction_*, below).
 constexpr double k_tile = 128.0;
 constexpr double k_k0 = 64.0;
-// Streaming kernels reach about 80% of datasheet HBM bandwidth // unverified (STREAM-like copy on A100/H100).
+
+// Sustained GEMM fractions by architecture and precision class. Each is the kernel's issue efficiency at
+// its clock times the clock the GPU holds under a full tensor load over the clock the datasheet assumes.
+// The datasheet peaks are the SM count × dense FLOPs per clock per SM × a boost clock: A100 SXM
+// 108 × 2048 × 1.41 GHz = 312 TFLOP/s (its maximum boost), H100 SXM 132 × 4096 × 1.83 GHz = 989 TFLOP/s
+// (below the 1.98 GHz maximum boost); a 700 W H100 running dense tensor work sits at its power cap, so
+// its sustained clock is below that (vboost moves power budget to the SMs), an A100 at 400 W much less so.
+//  * sm80 bf16/fp16 0.88: cuBLAS 8192³ ≈ 270–280 TFLOP/s on A100-SXM // unverified (public benchmarks);
+//    plausible 0.80–0.93. tf32 0.85 (≈ 133 of 156) // unverified; plausible 0.75–0.92.
+//  * sm90 bf16/fp16 0.75: ≈ 740 TFLOP/s on H100-SXM // unverified (public benchmarks); plausible 0.65–0.85.
+//  * sm90 fp8 0.67: ≈ 1,330 TFLOP/s. An FP8 k block of 128 moves the bytes of a BF16 block of 64 in half
+//    the math time, so the per-tile prologue, epilogue (BF16 output, 2 B per element) and barrier costs
+//    weigh twice as much, and the FP8 tensor cores draw more power at the cap; public cuBLAS FP8 figures
+//    for large GEMMs on H100 SXM are 1.2–1.45 PFLOP/s // unverified; plausible 0.55–0.78.
+//  * sm90 tf32 0.75 as bf16 // unverified; other GPUs 0.80 // unverified.
+double default_gemm_fraction(int sm_arch, Precision precision) {
+  const bool fp8 = precision == Precision::fp8;
+  const bool wide = precision == Precision::tf32 || precision == Precision::fp32;
+  if (sm_arch >= 90) return fp8 ? 0.67 : 0.75;
+  if (sm_arch == 80) return wide ? 0.85 : 0.88;
+  return 0.80;
+}
+
+// Streaming kernels reach about 80% of datasheet HBM bandwidth // unverified (STREAM-like copy on A100/H100);
+// plausible 0.6–0.95.
 constexpr double k_hbm_efficiency = 0.8;
 
-double sustained_fraction(const GpuSpec& gpu) {
-  if (gpu.sm_arch == 0) return 1.0;  // localhost: the peak already is a measured throughput
-  if (gpu.sm_arch >= 90) return 0.75;
-  if (gpu.sm_arch == 80) return 0.88;
-  return 0.80;
+// Fused attention at head dim 128, causal, long sequences (≥ 4k), as a fraction of the 16-bit dense peak
+// at the kernel's hardware FLOPs (the benchmarks count a causal kernel's FLOPs as half):
+//  * sm80: FlashAttention-2 (Dao, arXiv:2307.08691, Figs. 4–6, A100 80GB SXM4) forward ≈ 190–200 TFLOP/s,
+//    backward ≈ 160–170 TFLOP/s → 0.62 and 0.52 (the paper's "50–73% of the theoretical maximum").
+//  * sm90: FlashAttention-3 (Shah et al., arXiv:2407.08608, Figs. 5–6, H100 80GB SXM5, BF16) forward
+//    ≈ 640–660 TFLOP/s, backward ≈ 470–520 TFLOP/s → 0.66 and 0.50; cuDNN's fused attention (TE's
+//    F16_arbitrary_seqlen backend) is within ±10% of it in that paper's figures.
+// Plausible: forward 0.45–0.80, backward 0.35–0.70. Read off the papers' plots // unverified.
+double default_attention_fraction(int sm_arch, bool backward) {
+  if (sm_arch >= 90) return backward ? 0.50 : 0.66;
+  if (sm_arch == 80) return backward ? 0.52 : 0.62;
+  return backward ? 0.45 : 0.55;  // // unverified: FlashAttention-2 on other sm8x parts
+}
+
+// Head-dim dependence of a fused attention kernel: per score element the kernel does 4·d matmul FLOPs
+// (Q·Kᵀ and P·V) and one exponential on the SFU (16 per clock per SM on sm80/sm90: CUDA C++ Programming
+// Guide, "Arithmetic Instructions" throughput table, exp2f), which the kernel overlaps only in part. With
+// r = matmul FLOPs per clock per SM ÷ 16 (sm80: 2048/16 = 128; sm90: 4096/16 = 256, FA-3's "989 TFLOPS of
+// matmul but only 3.9 TFLOPS of exponential"), the matmul share is g(d) = 4d / (4d + r); the fraction at
+// head dim d is the fraction at 128 × g(d) / g(128) (H100: 64 → ×0.75, 256 → ×1.20, FA-3's Fig. 5 shows
+// about 0.77 and 1.15).
+double head_dim_scale(int sm_arch, double d, double peak_ratio) {
+  const double per_clock = sm_arch >= 90 ? 4096.0 : 2048.0;
+  const double r = per_clock / 16.0 * peak_ratio;
+  const double r16 = per_clock / 16.0;
+  const double g = 4.0 * d / (4.0 * d + r);
+  const double g128 = 4.0 * 128.0 / (4.0 * 128.0 + r16);
+  return g / g128;
+}
+
+// Hardware FLOPs of a causal fused attention kernel over a full one: the kernel skips the key blocks
+// entirely above the diagonal and computes the diagonal blocks in full (FlashAttention-2, arXiv:2307.08691
+// §3.1.1): with n = ⌈s / 128⌉ blocks per side, n(n + 1)/2 of n² blocks.
+double causal_fraction(double seq) {
+  const double n = std::max(1.0, std::ceil(seq / k_tile));
+  return (n + 1.0) / (2.0 * n);
+}
+
+// The precision an op's math runs in: an FP8 run computes only its FP8 GEMMs on the FP8 tensor cores
+// (Transformer Engine's fp8_autocast covers its linear modules); attention, the output layer and every
+// other op stay BF16.
+Precision math_precision(const ComputeOp& op, Precision precision) {
+  return precision == Precision::fp8 && !op.fp8 ? Precision::bf16 : precision;
 }
 
 double ceil_div(double a, double b) {
@@ -35,6 +98,25 @@ double ceil_div(double a, double b) {
 }
 
 }  // namespace
+
+double resolved_gemm_fraction(const GpuSpec& gpu, Precision precision) {
+  if (gpu.sm_arch == 0) return 1.0;  // localhost: the peak already is a measured throughput
+  double set = gpu.gemm_fraction_16;
+  if (precision == Precision::fp8) set = gpu.gemm_fraction_fp8;
+  if (precision == Precision::tf32 || precision == Precision::fp32) set = gpu.gemm_fraction_32;
+  return set > 0 ? set : default_gemm_fraction(gpu.sm_arch, precision);
+}
+
+double resolved_hbm_efficiency(const GpuSpec& gpu) {
+  if (gpu.sm_arch == 0) return 1.0;  // localhost: hbm_GBps is the measured bandwidth
+  return gpu.hbm_efficiency > 0 ? gpu.hbm_efficiency : k_hbm_efficiency;
+}
+
+double resolved_attention_fraction(const GpuSpec& gpu, bool backward) {
+  if (gpu.sm_arch == 0) return 1.0;
+  const double set = backward ? gpu.attention_bwd_fraction : gpu.attention_fwd_fraction;
+  return set > 0 ? set : default_attention_fraction(gpu.sm_arch, backward);
+}
 
 CostModel::CostModel(ClusterSpec cluster, std::optional<Calibration> calibration)
     : m_cluster(std::move(cluster)), m_calibration(std::move(calibration)) {
@@ -49,11 +131,12 @@ CostModel::CostModel(ClusterSpec cluster, std::optional<Calibration> calibration
 
 double CostModel::memory_bw_GBps() const {
   if (m_calibration && m_calibration->memory_bw_GBps) return *m_calibration->memory_bw_GBps;
-  return m_cluster.gpu.hbm_GBps * (m_cluster.gpu.sm_arch == 0 ? 1.0 : k_hbm_efficiency);
+  return m_cluster.gpu.hbm_GBps * resolved_hbm_efficiency(m_cluster.gpu);
 }
 
 double CostModel::gemm_efficiency(const GemmShape& shape, Precision precision) const {
-  if (shape.empty()) return sustained_fraction(m_cluster.gpu);
+  const double sustained = resolved_gemm_fraction(m_cluster.gpu, precision);
+  if (shape.empty()) return sustained;
   if (m_calibration) {
     for (const auto& fit : m_calibration->gemms) {
       if (fit.precision != to_string(precision) || fit.peak_tflops <= 0) continue;
@@ -73,7 +156,7 @@ double CostModel::gemm_efficiency(const GemmShape& shape, Precision precision) c
   const double wave_eff = tiles / (ceil_div(tiles, sms) * sms);
   const double tile_eff = (m * n) / (tiles_m * k_tile * tiles_n * k_tile);
   const double k_eff = k / (k + k_k0);
-  return sustained_fraction(m_cluster.gpu) * wave_eff * tile_eff * k_eff;
+  return sustained * wave_eff * tile_eff * k_eff;
 }
 
 double CostModel::gemm_time_us(const GemmShape& shape, Precision precision) const {
@@ -81,6 +164,7 @@ double CostModel::gemm_time_us(const GemmShape& shape, Precision precision) cons
   op.kind = OpKind::gemm;
   op.flops = shape.flops();
   op.gemm = shape;
+  op.fp8 = precision == Precision::fp8;  // a GEMM asked for in FP8 runs in FP8
   const double e = bytes_per_element(precision);
   op.bytes = e * static_cast<double>(shape.batch) *
              (static_cast<double>(shape.m) * shape.k + static_cast<double>(shape.k) * shape.n +
@@ -88,20 +172,32 @@ double CostModel::gemm_time_us(const GemmShape& shape, Precision precision) cons
   return op_time_us(op, precision);
 }
 
-double CostModel::op_time_us(const ComputeOp& op, Precision precision) const {
-  double compute_us = 0;
-  if (op.flops > 0) {
-    double peak = m_cluster.gpu.peak_tflops(precision);
-    if (peak <= 0) peak = m_cluster.gpu.fp32_tflops;
-    const double eff = (op.kind == OpKind::gemm || op.kind == OpKind::attention)
-                           ? gemm_efficiency(op.gemm, precision)
-                           : sustained_fraction(m_cluster.gpu);
-    compute_us = op.flops / (peak * 1e12 * std::max(eff, 1e-6)) * 1e6;
+double CostModel::compute_us(const ComputeOp& op, Precision precision) const {
+  if (op.flops <= 0) return 0;
+  const Precision math = math_precision(op, precision);
+  const GpuSpec& gpu = m_cluster.gpu;
+  double peak = gpu.peak_tflops(math);
+  if (peak <= 0) peak = gpu.fp32_tflops;
+  double eff = resolved_gemm_fraction(gpu, math);
+  if (op.flash && gpu.sm_arch > 0) {
+    // A fused attention kernel: the architecture's attention fraction of the 16-bit peak at head dim 128,
+    // scaled to this head dim and precision (op.gemm.k is the head dim).
+    const double peak16 = gpu.peak_tflops(Precision::bf16) > 0 ? gpu.peak_tflops(Precision::bf16) : peak;
+    eff =
+        resolved_attention_fraction(gpu, op.phase == Phase::backward) *
+        head_dim_scale(gpu.sm_arch, static_cast<double>(std::max<std::int64_t>(op.gemm.k, 1)), peak / peak16);
+  } else if (op.kind == OpKind::gemm || op.kind == OpKind::attention) {
+    eff = gemm_efficiency(op.gemm, math);
   }
+  return op.flops / (peak * 1e12 * std::max(eff, 1e-6)) * 1e6;
+}
+
+double CostModel::op_time_us(const ComputeOp& op, Precision precision) const {
+  const double compute = compute_us(op, precision);
   const double memory_us = op.bytes / (memory_bw_GBps() * 1e3);
   // The host dispatches kernels asynchronously: its per-op cost is hidden behind GPU work that takes
   // longer and bounds ops that are shorter (eager-mode frameworks are host-bound on small kernels).
-  return std::max(std::max(compute_us, memory_us), m_cluster.kernel_launch_us);
+  return std::max(std::max(compute, memory_us), m_cluster.kernel_launch_us);
 }
 
 ComputeOp CostModel::make_op(std::string name, OpKind kind, Phase phase, double flops, double model_flops,
@@ -122,17 +218,33 @@ ComputeOp CostModel::make_op(std::string name, OpKind kind, Phase phase, double 
 
 namespace {
 
+// How an FP8 GEMM of Transformer Engine gets its FP8 input (docs/model.md "FP8"): cast from the BF16
+// activation by a kernel of its own (te.Linear), written in FP8 by the norm before it (te.LayerNormLinear:
+// the QKV and FC1 GEMMs), or no FP8 at all (a GEMM outside TE's linears, e.g. the MoE router).
+enum class Fp8Input { cast, norm_fused, none };
+
+// The FP8 conversions a forward FP8 GEMM implies in its backward, bytes read + written.
+struct Fp8Backward {
+  double grad_cast = 0;  // the output gradient to E5M2, with its transpose when fused (before the dgrad)
+  double grad_cast_local = 0;  // the same on the local rows of a gradient all-gathered over TP (before the
+                               // all-gather: TE casts into the gather's buffer, module/base.py:903-935)
+  double transposes =
+      0;  // transposed FP8 copies the wgrad needs that the casts did not write (after the dgrad)
+};
+
 // Builds the forward sequence of a layer; backward and recompute are derived from it.
 struct LayerBuilder {
   const CostModel& model;
   const WorkloadSpec& w;
   const Strategy& s;
   std::vector<Step> steps;
+  std::vector<Fp8Backward> fp8_backward;  // one per step (zero for all but FP8 GEMMs)
 
   double e = 2;          // bytes per activation element
   double tokens = 0;     // tokens per rank in the layer's GEMMs (b · s / cp)
   double tokens_sp = 0;  // tokens per rank in norms/elementwise (÷ tp with SP)
   double t = 1;
+  bool fp8 = false;  // the layer's linear GEMMs run in FP8 (--precision fp8)
 
   void compute(const std::string& name, OpKind kind, double flops, double bytes, GemmShape gemm = {}) {
     Step step;
@@ -143,11 +255,38 @@ struct LayerBuilder {
     step.compute.bytes = bytes;
     step.compute.gemm = gemm;
     steps.push_back(std::move(step));
+    fp8_backward.emplace_back();
   }
-  void gemm(const std::string& name, double m, double n, double k, double batch = 1) {
+  // A linear layer's GEMM. In FP8 (Transformer Engine 1.14 delayed scaling,
+  // NVIDIA/TransformerEngine@3b2a7b00:transformer_engine/pytorch/module/linear.py:104-138 forward,
+  // :440-545 backward; module/base.py:900-975 the output gradient; module/layernorm_linear.py:130-148, 600)
+  // each conversion is a memory-bound kernel: a BF16 tensor read (2 B) and written in FP8 (1 B), plus 1 B
+  // for the transposed copy the wgrad GEMM needs (fused into the cast when there is no sequence
+  // parallelism, a separate fp8_transpose of the FP8 tensor, 2 B, otherwise). The amax of each tensor is
+  // computed inside its cast kernel. `gathers_grad`: the output gradient is all-gathered over TP before the
+  // dgrad (the row-parallel projection and FC2 with SP): cast on the local rows, transposed once gathered.
+  void gemm(const std::string& name, double m, double n, double k, double batch = 1,
+            Fp8Input input = Fp8Input::cast, bool gathers_grad = false) {
+    const bool in_fp8 = fp8 && input != Fp8Input::none;
+    const bool transpose_in_cast = s.fp8_wgrad && !s.sp;  // linear.py:116-129
+    if (in_fp8 && input == Fp8Input::cast)
+      compute(name + ".cast", OpKind::elementwise, 0, (transpose_in_cast ? 4.0 : 3.0) * batch * m * k);
     GemmShape g{static_cast<std::int64_t>(m), static_cast<std::int64_t>(n), static_cast<std::int64_t>(k),
                 static_cast<std::int64_t>(batch)};
-    compute(name, OpKind::gemm, 2.0 * m * n * k * batch, e * batch * (m * k + k * n + m * n), g);
+    const double e_in = in_fp8 ? 1.0 : e;  // FP8 operands; the output stays BF16
+    compute(name, OpKind::gemm, 2.0 * m * n * k * batch, batch * (e_in * (m * k + k * n) + e * m * n), g);
+    if (!in_fp8) return;
+    steps.back().compute.fp8 = true;
+    Fp8Backward& b = fp8_backward.back();
+    const double mn = batch * m * n;
+    if (gathers_grad && s.sp) {
+      b.grad_cast_local = 3.0 * mn / t;
+      if (s.fp8_wgrad) b.transposes += 2.0 * mn;  // the gathered gradient's fp8_transpose
+    } else {
+      b.grad_cast = (s.fp8_wgrad ? 4.0 : 3.0) * mn;
+    }
+    if (s.fp8_wgrad && (input == Fp8Input::norm_fused || !transpose_in_cast))
+      b.transposes += 2.0 * batch * m * k;
   }
   void comm(const std::string& name, Collective c, Group g, double bytes) {
     Step step;
@@ -157,6 +296,7 @@ struct LayerBuilder {
     step.comm.group = g;
     step.comm.bytes = bytes;
     steps.push_back(std::move(step));
+    fp8_backward.emplace_back();
   }
   // Entering a TP region (f in Megatron): all-gather with SP, nothing otherwise.
   void tp_enter(const std::string& name) {
@@ -170,25 +310,30 @@ struct LayerBuilder {
     else
       comm(name + ".allreduce", Collective::allreduce, Group::tp, tokens * w.hidden * e);
   }
-  void norm(const std::string& name) { compute(name, OpKind::norm, 0, 2.0 * tokens_sp * w.hidden * e); }
+  // LayerNorm / RMSNorm: read the input, write the output (in FP8 when an FP8 GEMM follows: TE's
+  // LayerNormLinear casts inside the norm kernel, layernorm_linear.py:130-148).
+  void norm(const std::string& name, bool fp8_out) {
+    compute(name, OpKind::norm, 0, tokens_sp * w.hidden * (e + (fp8_out ? 1.0 : e)));
+  }
   void residual(const std::string& name) {
-    // read the branch and the residual, write the sum, write a 1-byte dropout mask
-    compute(name, OpKind::elementwise, 0, tokens_sp * w.hidden * (3.0 * e + 1.0));
+    // bias-dropout-add: read the branch and the residual, write the sum, and with dropout its 1-byte mask
+    // (torch's dropout keeps a bool mask, Megatron's bias_dropout_add_fusion)
+    compute(name, OpKind::elementwise, 0, tokens_sp * w.hidden * (3.0 * e + (s.dropout > 0 ? 1.0 : 0.0)));
   }
 
-  void attention_block(const std::string& prefix, bool cross) {
+  void attention_block(const std::string& prefix, bool cross, bool causal) {
     const double h = static_cast<double>(w.hidden);
     const double d = static_cast<double>(w.head_dim());
     const double kvd = static_cast<double>(w.kv_heads) * d;
     const double seq = static_cast<double>(w.seq);
     const double b = static_cast<double>(s.micro_batch);
-    norm(prefix + ".norm");
+    norm(prefix + ".norm", fp8);
     tp_enter(prefix);
     if (cross) {
-      gemm(prefix + ".q", tokens, h / t, h);
-      gemm(prefix + ".kv", tokens, 2.0 * kvd / t, h);
+      gemm(prefix + ".q", tokens, h / t, h, 1, Fp8Input::norm_fused);
+      gemm(prefix + ".kv", tokens, 2.0 * kvd / t, h, 1, Fp8Input::norm_fused);
     } else {
-      gemm(prefix + ".qkv", tokens, (h + 2.0 * kvd) / t, h);
+      gemm(prefix + ".qkv", tokens, (h + 2.0 * kvd) / t, h, 1, Fp8Input::norm_fused);
     }
     const bool ulysses = s.cp > 1 && s.cp_comm == CpCommType::a2a;
     const bool ring = s.cp > 1 && s.cp_comm == CpCommType::p2p;
@@ -207,8 +352,9 @@ struct LayerBuilder {
     // Core attention per rank. Ulysses: heads/(tp·cp) heads over the full sequence. Ring and all-gather:
     // heads/tp heads, the rank's tokens/cp queries against the whole sequence's keys, as cp steps of a
     // (tokens/cp)² block each (the causal load balancing gives every step the same work:
-    // …/attention.py:1742, two of the 2·cp sequence chunks per rank). Scores and values in full (no causal
-    // halving: docs/model.md#flops-convention), so the three do the same FLOPs.
+    // …/attention.py:1742, two of the 2·cp sequence chunks per rank). Model FLOPs count the full score
+    // matrix (docs/model.md#flops-convention); a causal fused kernel executes about half of it
+    // (causal_fraction), at the GPU's attention fraction (compute_us).
     const double heads_local = static_cast<double>(w.heads) / (t * (ulysses ? s.cp : 1));
     const double batch = b * heads_local;
     const double q_rows = ulysses ? seq : tokens / b;  // query rows per sequence of one attention kernel
@@ -217,14 +363,20 @@ struct LayerBuilder {
       GemmShape g{static_cast<std::int64_t>(q_rows), static_cast<std::int64_t>(kv_rows),
                   static_cast<std::int64_t>(d), static_cast<std::int64_t>(2 * batch)};
       const double io = b * seq * (2.0 * h + 2.0 * kvd) / (t * s.cp) * e;  // read q, k, v; write o
-      compute(prefix + ".attention", OpKind::attention, 4.0 * batch * q_rows * seq * d, io, g);
+      const double full = 4.0 * batch * q_rows * seq * d;
+      compute(prefix + ".attention", OpKind::attention, full * (causal ? causal_fraction(seq) : 1.0), io, g);
+      steps.back().compute.model_flops = full;
+      steps.back().compute.flash = true;
+      steps.back().compute.fp8 = fp8 && s.fp8_attention;
     } else {
       GemmShape scores{static_cast<std::int64_t>(seq), static_cast<std::int64_t>(seq),
                        static_cast<std::int64_t>(d), static_cast<std::int64_t>(batch)};
       compute(prefix + ".scores", OpKind::attention, 2.0 * batch * seq * seq * d,
               e * batch * (2.0 * seq * d + seq * seq), scores);
-      // softmax + dropout: read scores, write probabilities and dropped-out probabilities, 1-byte mask
-      compute(prefix + ".softmax", OpKind::elementwise, 0, batch * seq * seq * (3.0 * e + 1.0));
+      // softmax: read scores, write probabilities; with dropout also the dropped-out probabilities and a
+      // 1-byte mask
+      compute(prefix + ".softmax", OpKind::elementwise, 0,
+              batch * seq * seq * (2.0 * e + (s.dropout > 0 ? e + 1.0 : 0.0)));
       GemmShape values{static_cast<std::int64_t>(seq), static_cast<std::int64_t>(d),
                        static_cast<std::int64_t>(seq), static_cast<std::int64_t>(batch)};
       compute(prefix + ".values", OpKind::attention, 2.0 * batch * seq * seq * d,
@@ -239,7 +391,7 @@ struct LayerBuilder {
       compute(prefix + ".cp_correction", OpKind::elementwise, 0, (s.cp - 1) * 3.0 * tokens * h / t * e);
     }
     if (ulysses) comm(prefix + ".cp_alltoall_out", Collective::alltoall, Group::cp, tokens * h / t * e);
-    gemm(prefix + ".proj", tokens, h, h / t);
+    gemm(prefix + ".proj", tokens, h, h / t, 1, Fp8Input::cast, true);
     tp_exit(prefix);
     residual(prefix + ".residual");
   }
@@ -247,13 +399,14 @@ struct LayerBuilder {
   void mlp_block(int layer) {
     const double h = static_cast<double>(w.hidden);
     const double mult = is_gated(w.ffn_type) ? 2.0 : 1.0;  // fc1 width multiple (gate + up)
-    norm("mlp.norm");
+    norm("mlp.norm", fp8 && !w.is_moe_layer(layer));       // MoE: a separate TENorm feeds the BF16 router
     if (!w.is_moe_layer(layer)) {
       tp_enter("mlp");
       const double f = static_cast<double>(w.ffn_hidden) / t;
-      gemm("mlp.fc1", tokens, mult * f, h);
+      gemm("mlp.fc1", tokens, mult * f, h, 1, Fp8Input::norm_fused);
+      // the activation (gelu, squared ReLU: read f, write f; swiglu, geglu: read gate and up, write f)
       compute("mlp.act", OpKind::elementwise, 0, tokens * f * e * (mult + 1.0));
-      gemm("mlp.fc2", tokens, h, f);
+      gemm("mlp.fc2", tokens, h, f, 1, Fp8Input::cast, true);
       tp_exit("mlp");
     } else {
       moe_block();
@@ -288,7 +441,7 @@ struct LayerBuilder {
     const double sent = per_expert * experts;  // rows this rank dispatches (every expert's share)
     // Rows one local expert computes: its share from each of the ep·etp ranks of its expert-TP × EP group.
     const double rows = per_expert * s.ep * etp;
-    gemm("moe.router", local, experts, h);
+    gemm("moe.router", local, experts, h, 1, Fp8Input::none);
     compute("moe.permute", OpKind::elementwise, 0, (local + sent) * h * e);
     if (s.moe_dispatcher == MoeDispatcher::alltoall) {
       if (s.ep > 1) comm("moe.dispatch", Collective::alltoall, Group::ep, sent * h * e);
@@ -337,13 +490,31 @@ struct LayerBuilder {
 // The backward of one forward step list, in reverse: each GEMM splits into dgrad and wgrad; flash attention
 // recomputes its scores (5 matmuls against the forward's 2: hardware 2.5×, model 2×); each collective turns
 // into its adjoint (all-gather ↔ reduce-scatter, all-reduce at a TP region's entry instead of its exit).
-std::vector<Step> backward_of(const std::vector<Step>& fwd, const Strategy& s, double tp_bytes) {
+// FP8 GEMMs add their gradient conversions (LayerBuilder::gemm): the output gradient's cast before the dgrad
+// (before its all-gather when SP gathers it), the transposes after the dgrad (the wgrad needs them; placed
+// so that no conversion separates a TP collective from the GEMM it overlaps); a forward cast has no
+// backward of its own.
+std::vector<Step> backward_of(const std::vector<Step>& fwd, const std::vector<Fp8Backward>& fp8_backward,
+                              const Strategy& s, double tp_bytes) {
   std::vector<Step> out;
+  auto conversion = [&out](const ComputeOp& gemm, const char* what, double bytes) {
+    if (bytes <= 0) return;
+    Step step;
+    step.compute.name = gemm.name + what;
+    step.compute.kind = OpKind::elementwise;
+    step.compute.phase = Phase::backward;
+    step.compute.bytes = bytes;
+    out.push_back(std::move(step));
+  };
   // The TP region entries of the forward (where tp_enter sat: before qkv/q and before fc1/router): their
   // backward collective follows the dgrad of the first GEMM of the region.
-  for (auto it = fwd.rbegin(); it != fwd.rend(); ++it) {
-    const Step& f = *it;
+  for (std::size_t index = fwd.size(); index-- > 0;) {
+    const Step& f = fwd[index];
+    const Fp8Backward& fp8 = fp8_backward[index];
     if (f.is_comm) {
+      // A forward reduce-scatter leaving an FP8 GEMM becomes the all-gather of its output gradient.
+      if (f.comm.collective == Collective::reducescatter && index > 0)
+        conversion(fwd[index - 1].compute, ".grad_cast", fp8_backward[index - 1].grad_cast_local);
       Step b = f;
       b.comm.phase = Phase::backward;
       b.comm.name += ".bwd";
@@ -358,6 +529,7 @@ std::vector<Step> backward_of(const std::vector<Step>& fwd, const Strategy& s, d
       continue;
     }
     const ComputeOp& op = f.compute;
+    if (op.kind == OpKind::elementwise && op.name.ends_with(".cast")) continue;
     const bool region_entry = op.name.ends_with(".qkv") || op.name.ends_with(".q") || op.name == "mlp.fc1" ||
                               op.name == "moe.shared.fc1";
     if (op.kind == OpKind::gemm) {
@@ -369,7 +541,10 @@ std::vector<Step> backward_of(const std::vector<Step>& fwd, const Strategy& s, d
       wgrad.compute.name += ".wgrad";
       wgrad.compute.phase = Phase::backward;
       wgrad.compute.gemm = GemmShape{op.gemm.k, op.gemm.n, op.gemm.m, op.gemm.batch};
+      wgrad.compute.fp8 = op.fp8 && s.fp8_wgrad;
+      conversion(op, ".grad_cast", fp8.grad_cast);
       out.push_back(std::move(dgrad));
+      conversion(op, ".transpose", fp8.transposes);
       if (region_entry && s.tp > 1 && !s.sp) {
         Step ar;
         ar.is_comm = true;
@@ -429,20 +604,22 @@ std::vector<Step> backward_of(const std::vector<Step>& fwd, const Strategy& s, d
 
 std::vector<Step> CostModel::layer_steps(const WorkloadSpec& w, const Strategy& s, Phase phase,
                                          int layer) const {
-  LayerBuilder lb{*this, w, s, {}};
+  LayerBuilder lb{*this, w, s, {}, {}};
   lb.e = s.precision == Precision::fp32 || s.precision == Precision::tf32 ? 4.0 : 2.0;
   lb.t = s.tp;
   lb.tokens = static_cast<double>(s.micro_batch) * static_cast<double>(w.seq) / s.cp;
   lb.tokens_sp = lb.tokens / (s.sp ? s.tp : 1);
-  lb.attention_block("attn", false);
-  if (w.decoder_layers > 0 && layer >= w.encoder_layers) lb.attention_block("cross", true);
+  lb.fp8 = s.precision == Precision::fp8;
+  const bool decoder = w.decoder_layers == 0 || layer >= w.encoder_layers;  // T5's encoder attends both ways
+  lb.attention_block("attn", false, w.causal && decoder);
+  if (w.decoder_layers > 0 && layer >= w.encoder_layers) lb.attention_block("cross", true, false);
   lb.mlp_block(layer);
 
   std::vector<Step> steps;
   if (phase == Phase::forward) {
     steps = std::move(lb.steps);
   } else if (phase == Phase::backward) {
-    steps = backward_of(lb.steps, s, lb.tokens * w.hidden * lb.e);
+    steps = backward_of(lb.steps, lb.fp8_backward, s, lb.tokens * w.hidden * lb.e);
   } else {
     if (s.recompute == Recompute::full) {
       steps = std::move(lb.steps);
@@ -498,6 +675,16 @@ std::vector<Step> CostModel::embedding_steps(const WorkloadSpec& w, const Strate
   return steps;
 }
 
+// Megatron-Core's vocabulary-parallel cross-entropy (its default, cross_entropy_loss_fusion=False), bytes per
+// logit of the local shard, NVIDIA/Megatron-LM@aa6207e2:megatron/core/tensor_parallel/cross_entropy.py:
+// forward: logits.float() (read 2, write 4; :28), max (read 4; :30), subtract the max in place (8; :45),
+// exp in place (8; :65), sum (read 4; :66), divide by the sum in place (8; :80) = 38 B; backward: the
+// gradient in place, grad_input.mul_ (8; :116), and autograd's fp32 → bf16 of the .float() (6) = 14 B. The
+// fused variant (megatron/core/fusions/fused_cross_entropy.py, NeMo 2's Llama and Nemotron recipes) moves
+// 22 and 6 B; no flag selects it yet.
+constexpr double k_cross_entropy_fwd_bytes = 38.0;
+constexpr double k_cross_entropy_bwd_bytes = 14.0;
+
 std::vector<Step> CostModel::head_steps(const WorkloadSpec& w, const Strategy& s, Phase phase) const {
   const double e = s.precision == Precision::fp32 || s.precision == Precision::tf32 ? 4.0 : 2.0;
   const double tokens = static_cast<double>(s.micro_batch) * static_cast<double>(w.seq) / s.cp;
@@ -526,12 +713,12 @@ std::vector<Step> CostModel::head_steps(const WorkloadSpec& w, const Strategy& s
     add("final.norm", OpKind::norm, 0, 2.0 * tokens_sp * h * e, {});
     if (s.tp > 1 && s.sp) add_comm("logits.allgather", Collective::allgather, tokens * h * e);
     add("logits", OpKind::gemm, logits_flops, logits_bytes, logits);
-    // Vocabulary-parallel cross-entropy: fp32 softmax over the local vocabulary shard, then max, sum and the
-    // target logit all-reduced over TP (3 fp32 values per token).
-    add("loss", OpKind::loss, 0, 2.0 * tokens * v * 4.0, {});
+    // Vocabulary-parallel cross-entropy over the local vocabulary shard, then max, sum and the target logit
+    // all-reduced over TP (3 fp32 values per token).
+    add("loss", OpKind::loss, 0, k_cross_entropy_fwd_bytes * tokens * v, {});
     if (s.tp > 1) add_comm("loss.allreduce", Collective::allreduce, 3.0 * tokens * 4.0);
   } else {
-    add("loss.bwd", OpKind::loss, 0, 2.0 * tokens * v * 4.0, {});
+    add("loss.bwd", OpKind::loss, 0, k_cross_entropy_bwd_bytes * tokens * v, {});
     add("logits.dgrad", OpKind::gemm, logits_flops, logits_bytes, GemmShape{logits.m, logits.k, logits.n, 1});
     if (s.tp > 1) {
       if (s.sp)
@@ -580,11 +767,35 @@ double CostModel::stage_parameters(const WorkloadSpec& w, const Strategy& s,
 }
 
 ComputeOp CostModel::optimizer_op(const WorkloadSpec& w, const Strategy& s) const {
-  // Adam on fp32 master weights: read param, grad, m, v (16 B), write param, m, v and the bf16 copy
-  // (14 B) per parameter of the shard this rank updates (÷ dp·cp with ZeRO ≥ 1 / distributed optimizer).
-  double params = parameters_per_gpu(w, s);
+  // Per parameter of the shard this rank updates (÷ dp·cp with ZeRO ≥ 1 / the distributed optimizer),
+  // Megatron-Core's distributed optimizer with a fused multi-tensor Adam (apex/TE FusedAdam) on fp32 master
+  // weights, NVIDIA/Megatron-LM@aa6207e2:megatron/core/optimizer/:
+  //  * the 16-bit gradient shard to its fp32 main gradient: read 2, write 4 (distrib_optimizer.py:1764);
+  //  * the gradient norm for clipping: read 4 (clip_grads.py:51 get_grad_norm_fp32, multi_tensor_l2norm);
+  //  * Adam: read param, grad, m, v (16), write param, m, v (12);
+  //  * the master weight to the model's weight (distrib_optimizer.py:1774): read 4, write 2 (BF16) or 1 (FP8
+  //    primary weights, --fp8-params).
+  // 16-bit runs 44 B, FP8 primary weights 43 B. With FP8 (--precision fp8), the transformer layers' linear
+  // weights on this GPU also need their FP8 form once per iteration (Megatron passes is_first_microbatch,
+  // megatron/core/extensions/transformer_engine.py:246-250, so TE caches it over the micro-batches):
+  // with FP8 primary weights their transposed copy (read 1, write 1; TE float8_tensor.py's transpose
+  // cache, invalidated by the optimizer step), otherwise a cast with transpose (read 2, write 1 + 1).
+  // Priced with the optimizer step: it is per-iteration work of the same weights.
+  const double all = parameters_per_gpu(w, s);
+  double params = all;
   if (s.zero >= 1) params /= static_cast<double>(s.dp) * s.cp;
-  return make_op("optimizer", OpKind::optimizer, Phase::forward, 0, 0, 30.0 * params, {}, Precision::fp32);
+  const bool fp8 = s.precision == Precision::fp8;
+  double bytes = (fp8 && s.fp8_params ? 43.0 : 44.0) * params;
+  if (fp8) {
+    // The linear weights: everything but the embedding / output layer matrices and the norms.
+    const double h = static_cast<double>(w.hidden);
+    const double vocab =
+        static_cast<double>(w.vocab) * h / s.tp * (s.pp == 1 && !w.tied_embeddings ? 2.0 : 1.0);
+    const double norms = 4.0 * h * (static_cast<double>(w.layers) / s.pp);
+    const double linear = std::max(0.0, all - vocab - norms);
+    bytes += (s.fp8_params ? 2.0 : 4.0) * linear;
+  }
+  return make_op("optimizer", OpKind::optimizer, Phase::forward, 0, 0, bytes, {}, Precision::fp32);
 }
 
 double CostModel::pp_message_bytes(const WorkloadSpec& w, const Strategy& s) const {

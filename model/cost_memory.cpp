@@ -174,11 +174,7 @@ Interference CostModel::interference(const ComputeOp& op, Precision precision, c
   out.l2_share = l2_bytes > 0 ? std::min(1.0, channels * static_cast<double>(comm.config.chunk_bytes) *
                                                   m_interference.l2_chunks_in_flight / l2_bytes)
                               : 0.0;
-  double peak = gpu.peak_tflops(precision);
-  if (peak <= 0) peak = gpu.fp32_tflops;
-  const double eff =
-      (op.kind == OpKind::gemm || op.kind == OpKind::attention) ? gemm_efficiency(op.gemm, precision) : 1.0;
-  const double compute_us = op.flops > 0 ? op.flops / (peak * 1e12 * std::max(eff, 1e-6)) * 1e6 : 0.0;
+  const double compute_us = this->compute_us(op, precision);
   const double memory_us = op.bytes / (memory_bw_GBps() * 1e3);
   const double isolated = std::max(compute_us, memory_us);
   const double contended =

@@ -168,6 +168,9 @@ class CostModel {
   [[nodiscard]] double physical_busbw(Collective collective, double bytes, const CommGroup& group,
                                       const CollConfig& config, double* link_GBps) const;
   [[nodiscard]] double link_bus_GBps(const CommGroup& group, Algo algo) const;
+  // An op's compute-bound time in isolation (0 without FLOPs): its FLOPs at the peak of the precision it
+  // computes in (an FP8 run's non-FP8 ops in BF16) times the GEMM, attention or sustained fraction.
+  [[nodiscard]] double compute_us(const ComputeOp& op, Precision precision) const;
   [[nodiscard]] ComputeOp make_op(std::string name, OpKind kind, Phase phase, double flops,
                                   double model_flops, double bytes, GemmShape gemm,
                                   Precision precision) const;

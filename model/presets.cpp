@@ -1,5 +1,7 @@
 #include "model/presets.h"
 
+#include <tuple>
+
 #include <fmt/format.h>
 
 namespace lagom::model {
@@ -251,8 +253,12 @@ std::vector<WorkloadSpec> make_workloads() {
   out.push_back(dense("gpt2-medium", 24, 1024, 16, 50257, 1024));
   out.push_back(dense("gpt2-large", 36, 1280, 20, 50257, 1024));
   out.push_back(dense("gpt2-xl", 48, 1600, 25, 50257, 1024));
-  out.push_back(dense("bert-base", 12, 768, 12, 30522, 512));
-  out.push_back(dense("bert-large", 24, 1024, 16, 30522, 512));
+  for (auto [name, layers, hidden, heads] :
+       {std::tuple{"bert-base", 12, 768L, 12}, {"bert-large", 24, 1024L, 16}}) {
+    WorkloadSpec bert = dense(name, layers, hidden, heads, 30522, 512);
+    bert.causal = false;  // a bidirectional encoder
+    out.push_back(bert);
+  }
   out.push_back(t5("t5-base", 12, 768, 12, 3072));
   out.push_back(t5("t5-large", 24, 1024, 16, 4096));
   WorkloadSpec phi = dense("phi-2", 32, 2560, 32, 51200, 2048);

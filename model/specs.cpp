@@ -335,6 +335,16 @@ Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::str
   if (c.gpu.memory_budget_gib() <= 0) {
     return g.error("memory_reserve_gib", "must be less than the usable memory");
   }
+  for (const auto& [key, field] :
+       {std::pair<const char*, double*>{"gemm_fraction_16", &c.gpu.gemm_fraction_16},
+        {"gemm_fraction_fp8", &c.gpu.gemm_fraction_fp8},
+        {"gemm_fraction_32", &c.gpu.gemm_fraction_32},
+        {"hbm_efficiency", &c.gpu.hbm_efficiency},
+        {"attention_fwd_fraction", &c.gpu.attention_fwd_fraction},
+        {"attention_bwd_fraction", &c.gpu.attention_bwd_fraction}}) {
+    LAGOM_TRY(*field, g.number(key, 0.0, true));
+    if (*field > 1.0) return g.error(key, "must be 0 (by architecture) or a fraction within (0, 1]");
+  }
   LAGOM_TRY_STATUS(g.no_unknown_fields());
   if (c.gpu.bf16_tflops + c.gpu.fp16_tflops + c.gpu.fp8_tflops + c.gpu.tf32_tflops + c.gpu.fp32_tflops <= 0) {
     return g.error("fp32_tflops", "at least one peak throughput must be positive");
@@ -404,7 +414,14 @@ nlohmann::json to_json(const ClusterSpec& c) {
               {"net_channel_GBps", c.gpu.net_channel_GBps},
               {"pcie_gen", c.gpu.pcie_gen},
               {"usable_memory_gib", c.gpu.usable_memory_gib},
-              {"memory_reserve_gib", c.gpu.memory_reserve_gib}};
+              {"memory_reserve_gib", c.gpu.memory_reserve_gib},
+
+              {"gemm_fraction_16", c.gpu.gemm_fraction_16},
+              {"gemm_fraction_fp8", c.gpu.gemm_fraction_fp8},
+              {"gemm_fraction_32", c.gpu.gemm_fraction_32},
+              {"hbm_efficiency", c.gpu.hbm_efficiency},
+              {"attention_fwd_fraction", c.gpu.attention_fwd_fraction},
+              {"attention_bwd_fraction", c.gpu.attention_bwd_fraction}};
   j["intra"] = {{"kind", to_string(c.intra.kind)},
                 {"bw_GBps", c.intra.bw_GBps},
                 {"latency_us", c.intra.latency_us},
@@ -497,6 +514,7 @@ Result<WorkloadSpec> parse_workload(const nlohmann::json& document, const std::s
   LAGOM_TRY(w.vocab, r.integer("vocab", std::nullopt));
   LAGOM_TRY(w.seq, r.integer("seq", std::nullopt));
   LAGOM_TRY(w.tied_embeddings, r.boolean("tied_embeddings", true));
+  LAGOM_TRY(w.causal, r.boolean("causal", true));
   if (r.has("global_batch")) {
     LAGOM_TRY(long gb, r.integer("global_batch", std::nullopt));
     w.global_batch = gb;
@@ -567,6 +585,9 @@ Result<WorkloadSpec> parse_hf_config(const nlohmann::json& document, const std::
                                type == "deepseek" || type == "deepseek_v2" || type == "phi" ||
                                type == "qwen2";
     LAGOM_TRY(w.tied_embeddings, r.boolean("tie_word_embeddings", !untied_family));
+    // Encoder-only families attend both ways; everything else HF lists here is a causal LM.
+    w.causal = !(type == "bert" || type == "roberta" || type == "deberta" || type == "deberta-v2" ||
+                 type == "electra" || type == "distilbert");
   }
   const std::string experts_key = pick({"num_local_experts", "num_experts", "n_routed_experts"});
   if (r.has(experts_key) && r.at(experts_key).is_number() && r.at(experts_key).get<double>() > 1) {
@@ -610,6 +631,7 @@ nlohmann::json to_json(const WorkloadSpec& w) {
   j["vocab"] = w.vocab;
   j["seq"] = w.seq;
   if (!w.tied_embeddings) j["tied_embeddings"] = false;
+  if (!w.causal) j["causal"] = false;
   if (w.moe) {
     j["moe"] = {{"experts", w.moe->experts},
                 {"top_k", w.moe->top_k},
@@ -745,6 +767,8 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
     return bad(
         fmt::format("grad-reduce-dtype {}: must be bf16, fp16 or fp32", to_string(*s.grad_reduce_dtype)));
   }
+  if (!(s.dropout >= 0 && s.dropout < 1))
+    return bad(fmt::format("dropout={} must be a probability within [0, 1)", s.dropout));
   if (cluster.gpu.peak_tflops(s.precision) <= 0) {
     return bad(fmt::format("precision {}: not supported by {}", to_string(s.precision), cluster.gpu.name));
   }
@@ -792,7 +816,12 @@ nlohmann::json to_json(const Strategy& s) {
           {"param_gather_with_optimizer", s.param_gather_with_optimizer ? "on" : "off"},
           {"grad_reduce_dtype", to_string(s.gradient_dtype())},
           {"bucket_mb_per_chunk", s.bucket_per_chunk},
-          {"vocab_divisible_by", s.vocab_divisible_by}};
+          {"vocab_divisible_by", s.vocab_divisible_by},
+
+          {"fp8_params", s.fp8_params},
+          {"fp8_wgrad", s.fp8_wgrad},
+          {"fp8_attention", s.fp8_attention},
+          {"dropout", s.dropout}};
 }
 
 }  // namespace lagom::model

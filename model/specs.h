@@ -57,6 +57,18 @@ struct GpuSpec {
   // Of that, what the model's tensors cannot have, GiB: the CUDA context and loaded kernels, NCCL's
   // communication buffers and the caching allocator's fragmentation (presets.cpp derives each); 0 = none.
   double memory_reserve_gib = 0;
+  // Compute efficiencies (docs/model.md "Compute"): fractions of a datasheet figure, 0 = by architecture
+  // (resolved_* below); physical constants `lagom calibrate` may fit (model/physical_constants.h).
+  //
+  // Sustained fraction of the dense peak that a large, well-shaped GEMM reaches, per precision class
+  // (bf16/fp16, fp8, tf32/fp32): the kernel's issue efficiency times the clock the GPU holds under a full
+  // tensor load over the clock the datasheet peak assumes.
+  double gemm_fraction_16 = 0, gemm_fraction_fp8 = 0, gemm_fraction_32 = 0;
+  // Fraction of hbm_GBps that a streaming (memory-bound) kernel reaches.
+  double hbm_efficiency = 0;
+  // Fused (flash) attention forward and backward kernels: fraction of the 16-bit dense peak at the kernel's
+  // hardware FLOPs (causal: about half of the full score matrix).
+  double attention_fwd_fraction = 0, attention_bwd_fraction = 0;
   [[nodiscard]] double peak_tflops(Precision precision) const;
   // The bytes a training step's tensors may take, GiB: usable memory − reserve (what fits_in_memory uses).
   [[nodiscard]] double memory_budget_gib() const {
@@ -64,6 +76,13 @@ struct GpuSpec {
   }
   bool operator==(const GpuSpec&) const = default;
 };
+
+// The efficiencies the cost model uses for this GPU: the field when set, else the architecture's default
+// (documented with its source in model/cost_compute.cpp and docs/model.md "Compute"). `localhost`
+// (sm_arch 0) measures its peaks, so every fraction is 1 there.
+[[nodiscard]] double resolved_gemm_fraction(const GpuSpec& gpu, Precision precision);
+[[nodiscard]] double resolved_hbm_efficiency(const GpuSpec& gpu);
+[[nodiscard]] double resolved_attention_fraction(const GpuSpec& gpu, bool backward);
 
 enum class FabricKind { nvswitch, nvlink_pairs, pcie, shm };
 std::string_view to_string(FabricKind kind);
@@ -196,6 +215,9 @@ struct WorkloadSpec {
   // DeepSeek-MoE and Phi-2 have a separate output layer (HF `tie_word_embeddings: false`): vocab·hidden more
   // parameters, gradients and optimizer state.
   bool tied_embeddings = true;
+  // Self-attention masks future tokens (decoder LMs: GPT, LLaMA; T5's decoder). false: bidirectional (BERT,
+  // T5's encoder is always bidirectional). A causal fused-attention kernel skips the masked blocks.
+  bool causal = true;
   std::optional<MoeSpec> moe;
   std::optional<long> global_batch;
   bool operator==(const WorkloadSpec&) const = default;
@@ -283,6 +305,12 @@ struct Strategy {
   bool bucket_per_chunk = false;  // one gradient bucket per model chunk (bucket-mb chunk)
   // The vocabulary padded to a multiple of this × tp (make_vocab_size_divisible_by); 0 = not padded.
   int vocab_divisible_by = 0;
+  // FP8 as Transformer Engine runs it with --precision fp8 (docs/model.md "FP8"): the transformer layers'
+  // linear GEMMs in FP8, delayed scaling; everything else in BF16.
+  bool fp8_params = false;     // FP8 primary weights (TE fp8_model_init): no per-iteration weight cast
+  bool fp8_wgrad = true;       // weight-gradient GEMMs in FP8 (false: BF16, no transposed FP8 copies)
+  bool fp8_attention = false;  // the core attention in FP8 (TE fp8_dot_product_attention)
+  double dropout = 0;          // hidden and attention dropout probability (0: no dropout, no mask)
   bool operator==(const Strategy&) const = default;
 
   // The gradient buffer's dtype, which its reduction moves: grad_reduce_dtype, else the parameters' (bf16

@@ -71,11 +71,14 @@ TEST_CASE("model FLOPs summed over ops equal Megatron's closed forms for GPT-sty
       CHECK(std::abs(CostModel::model_flops_per_iteration(w, 2) - formula) / formula < 1e-9);
       const Strategy full = strategy_for(w, cluster, gpus_tp, gpus_tp, 1, 2, Recompute::full);
       const Flops r = sum_ops(model, w, full);
-      // Hardware FLOPs with full recompute: the 96· form plus flash attention's backward score recompute
-      // (one extra s×s matmul: 2·B·s²·h per layer).
-      const double flash_extra = 2.0 * 2 * w.seq * w.seq * static_cast<double>(w.hidden) * w.layers;
-      CHECK(std::abs(r.hardware * gpus_tp - (megatron(w, 2, true) + flash_extra)) / megatron(w, 2, true) <
-            1e-9);
+      // Hardware FLOPs with full recompute: the 96· form, whose attention part 16·B·s²·h per layer becomes
+      // 18·B·s²·h (flash attention's backward recomputes the scores: 2.5× the forward, not 2×), times
+      // (n + 1)/2n with n = s/128 for a causal kernel (it skips the blocks above the diagonal).
+      const double attention = 2.0 * w.seq * w.seq * static_cast<double>(w.hidden) * w.layers;  // B·s²·h·l
+      const double n = std::ceil(w.seq / 128.0);
+      const double causal = w.causal ? (n + 1) / (2 * n) : 1.0;
+      const double expected = megatron(w, 2, true) - 16 * attention + 18 * causal * attention;
+      CHECK(std::abs(r.hardware * gpus_tp - expected) / expected < 1e-9);
       CHECK(std::abs(r.model - f.model) / f.model < 1e-12);  // recompute adds no model FLOPs
     }
   }
@@ -92,8 +95,10 @@ TEST_CASE("gpt3-175b model FLOPs per sequence are pinned", "[model]") {
   const Strategy s = strategy_for(w, cluster, 8, 8, 1, 1, Recompute::full);
   const Flops f = sum_ops(model, w, s);
   CHECK(f.model * 8 == Approx(2204412785197056.0).epsilon(1e-12));
-  const double flash_extra = 2.0 * 2048.0 * 2048.0 * 12288.0 * 96.0;
-  CHECK(f.hardware * 8 == Approx(2936687529295872.0 + flash_extra).epsilon(1e-12));
+  // Hardware: the attention part 16·s²·l·h = 79164837199872 of the full-recompute form becomes
+  // 18 · 17/32 · s²·l·h = 9.5625 · 4947802324992 = 47313359732736 (causal, 16 blocks of 128 per side):
+  // 2936687529295872 − 79164837199872 + 47313359732736 = 2904836051828736.
+  CHECK(f.hardware * 8 == Approx(2904836051828736.0).epsilon(1e-12));
 }
 
 TEST_CASE("llama3-8b model FLOPs per sequence count GQA and SwiGLU", "[model]") {
@@ -170,4 +175,229 @@ TEST_CASE("a GemmFit replaces the default efficiency", "[model]") {
   const GemmShape shape{4096, 4096, 4096, 1};
   const double achieved = 200.0 * shape.flops() / (shape.flops() + 1e9);
   CHECK(model.gemm_efficiency(shape, Precision::bf16) == Approx(achieved / 312.0));
+}
+
+namespace {
+
+double bytes_of(const std::vector<Step>& steps, std::initializer_list<const char*> suffixes) {
+  double total = 0;
+  for (const Step& step : steps) {
+    if (step.is_comm) continue;
+    for (const char* suffix : suffixes) {
+      if (step.compute.name.ends_with(suffix)) total += step.compute.bytes;
+    }
+  }
+  return total;
+}
+
+const ComputeOp& op_named(const std::vector<Step>& steps, const std::string& name) {
+  for (const Step& step : steps) {
+    if (!step.is_comm && step.compute.name == name) return step.compute;
+  }
+  FAIL("no op " << name);
+  return steps.front().compute;
+}
+
+Strategy fp8_strategy(const WorkloadSpec& w, const ClusterSpec& c) {
+  Strategy s;
+  s.gpus = 1;
+  s.global_batch = 1;
+  s.precision = Precision::fp8;
+  s.fp8_params = true;
+  return resolve_strategy(s, w, c).value();
+}
+
+}  // namespace
+
+TEST_CASE("an FP8 Llama 3.1 8B layer converts 64·h bytes per token as Transformer Engine 1.14 does",
+          "[model]") {
+  // tp 1, no SP, micro-batch 1, T = 8192 tokens (docs/validation-settings.md "Numbers to pin" 2).
+  // Forward: the projection's input (T×4096) and FC2's (T×14336) cast with their transpose, 4 B each:
+  // 4·(4096 + 14336) = 73728 B per token. QKV's and FC1's inputs come out of the norm in FP8 (no kernel).
+  // Backward: output gradients cast + transposed, 4 B: projection and FC2 4096 each, FC1 28672, QKV 6144
+  // → 4·43008 = 172032; the norm outputs' transposes for the QKV and FC1 wgrads, 2 B · 4096 each = 16384;
+  // 188416 B per token. Total 262144 = 64·h.
+  const WorkloadSpec w = workload_preset("llama3-8b").value();
+  const ClusterSpec cluster = cluster_preset("dgx-h100").value();
+  const CostModel model(cluster);
+  const Strategy s = fp8_strategy(w, cluster);
+  const double tokens = 8192;
+  const auto forward = model.layer_steps(w, s, Phase::forward, 0);
+  const auto backward = model.layer_steps(w, s, Phase::backward, 0);
+  CHECK(bytes_of(forward, {".cast"}) == 73728.0 * tokens);
+  CHECK(bytes_of(backward, {".grad_cast", ".transpose"}) == 188416.0 * tokens);
+  CHECK(bytes_of(forward, {".cast"}) + bytes_of(backward, {".grad_cast", ".transpose"}) ==
+        64.0 * 4096 * tokens);
+  // The norms write FP8: read 2 B, write 1 B per element.
+  CHECK(op_named(forward, "attn.norm").bytes == 3.0 * tokens * 4096);
+  // BF16 runs have none of it.
+  Strategy bf16 = s;
+  bf16.precision = Precision::bf16;
+  CHECK(bytes_of(model.layer_steps(w, bf16, Phase::forward, 0), {".cast"}) == 0);
+  CHECK(bytes_of(model.layer_steps(w, bf16, Phase::backward, 0), {".grad_cast", ".transpose"}) == 0);
+  // Without FP8 wgrad, nothing is transposed: casts read 2 B and write 1 B.
+  Strategy no_wgrad = s;
+  no_wgrad.fp8_wgrad = false;
+  CHECK(bytes_of(model.layer_steps(w, no_wgrad, Phase::forward, 0), {".cast"}) ==
+        3.0 * (4096 + 14336) * tokens);
+  CHECK(bytes_of(model.layer_steps(w, no_wgrad, Phase::backward, 0), {".grad_cast", ".transpose"}) ==
+        3.0 * (4096 + 4096 + 28672 + 6144) * tokens);
+}
+
+TEST_CASE("an FP8 run computes only the layers' linear GEMMs at the FP8 peak", "[model]") {
+  const WorkloadSpec w = workload_preset("llama3-8b").value();
+  const ClusterSpec cluster = cluster_preset("dgx-h100").value();
+  const CostModel model(cluster);
+  const Strategy fp8 = fp8_strategy(w, cluster);
+  Strategy bf16 = fp8;
+  bf16.precision = Precision::bf16;
+  const auto f8 = model.layer_steps(w, fp8, Phase::forward, 0);
+  const auto b16 = model.layer_steps(w, bf16, Phase::forward, 0);
+  // QKV: 8192 × 6144 × 4096 at 1979 TFLOP/s × 0.67 × waves (64·48 = 3072 tiles on 132 SMs: 24 waves,
+  // 3072/3168) × k (4096/4160).
+  const ComputeOp& qkv = op_named(f8, "attn.qkv");
+  CHECK(qkv.fp8);
+  const double eff = 0.67 * (3072.0 / (24 * 132)) * (4096.0 / 4160.0);
+  CHECK(qkv.time_us == Approx(2.0 * 8192 * 6144 * 4096 / (1979e12 * eff) * 1e6));
+  // Attention stays BF16 (the same time as in a BF16 run); so does the output layer.
+  CHECK(op_named(f8, "attn.attention").time_us == Approx(op_named(b16, "attn.attention").time_us));
+  CHECK_FALSE(op_named(f8, "attn.attention").fp8);
+  const auto head8 = model.head_steps(w, fp8, Phase::forward);
+  const auto head16 = model.head_steps(w, bf16, Phase::forward);
+  CHECK(op_named(head8, "logits").time_us == Approx(op_named(head16, "logits").time_us));
+  // With --fp8-attention the attention runs on the FP8 tensor cores: faster.
+  Strategy fp8_attention = fp8;
+  fp8_attention.fp8_attention = true;
+  CHECK(op_named(model.layer_steps(w, fp8_attention, Phase::forward, 0), "attn.attention").time_us <
+        op_named(f8, "attn.attention").time_us);
+  // Without FP8 wgrad the weight-gradient GEMMs run in BF16.
+  Strategy no_wgrad = fp8;
+  no_wgrad.fp8_wgrad = false;
+  const auto bwd = model.layer_steps(w, no_wgrad, Phase::backward, 0);
+  CHECK(op_named(bwd, "attn.qkv.dgrad").fp8);
+  CHECK_FALSE(op_named(bwd, "attn.qkv.wgrad").fp8);
+}
+
+TEST_CASE("causal flash attention executes the blocks on and below the diagonal at the attention fraction",
+          "[model]") {
+  // llama3-8b, one GPU, micro-batch 1: 32 heads × 8192² × 128, 4·… = 1099511627776·… full FLOPs;
+  // n = 64 blocks per side, 65/128 of them computed.
+  const WorkloadSpec w = workload_preset("llama3-8b").value();
+  const ClusterSpec cluster = cluster_preset("dgx-h100").value();
+  const CostModel model(cluster);
+  Strategy s;
+  s.gpus = 1;
+  s.global_batch = 1;
+  s = resolve_strategy(s, w, cluster).value();
+  const ComputeOp& fwd = op_named(model.layer_steps(w, s, Phase::forward, 0), "attn.attention");
+  const double full = 4.0 * 32 * 8192.0 * 8192.0 * 128;
+  CHECK(fwd.model_flops == full);
+  CHECK(fwd.flops == full * 65.0 / 128.0);
+  // Head dim 128: the forward fraction 0.66 of the BF16 peak as it stands.
+  CHECK(fwd.time_us == Approx(fwd.flops / (989e12 * 0.66) * 1e6));
+  const ComputeOp& bwd = op_named(model.layer_steps(w, s, Phase::backward, 0), "attn.attention.bwd");
+  CHECK(bwd.flops == 2.5 * fwd.flops);
+  CHECK(bwd.time_us == Approx(bwd.flops / (989e12 * 0.50) * 1e6));
+  // Head dim 64 on sm90: g(64)/g(128) = (256/(256 + 256)) / (512/(512 + 256)) = 0.75.
+  WorkloadSpec narrow = w;
+  narrow.heads = 64;
+  narrow.kv_heads = 16;
+  const ComputeOp& n64 = op_named(model.layer_steps(narrow, s, Phase::forward, 0), "attn.attention");
+  CHECK(n64.time_us == Approx(n64.flops / (989e12 * 0.66 * 0.75) * 1e6));
+  // A bidirectional encoder computes the full matrix.
+  WorkloadSpec bert = workload_preset("bert-base").value();
+  CHECK_FALSE(bert.causal);
+  Strategy sb;
+  sb.gpus = 1;
+  sb.global_batch = 1;
+  sb = resolve_strategy(sb, bert, cluster).value();
+  const ComputeOp& b = op_named(model.layer_steps(bert, sb, Phase::forward, 0), "attn.attention");
+  CHECK(b.flops == b.model_flops);
+}
+
+TEST_CASE("dropout adds its masks' bytes; none without dropout", "[model]") {
+  const WorkloadSpec w = workload_preset("gpt2").value();
+  const ClusterSpec cluster = cluster_preset("dgx-a100").value();
+  const CostModel model(cluster);
+  Strategy s;
+  s.gpus = 1;
+  s.global_batch = 1;
+  s.attention = Attention::standard;
+  s = resolve_strategy(s, w, cluster).value();
+  Strategy d = s;
+  d.dropout = 0.1;
+  const double tokens = 1024, h = 768, scores = 12.0 * 1024 * 1024;
+  // bias-dropout-add: read 2·2 B, write 2 B (+ 1 B mask); softmax: read 2, write 2 (+ 2 + 1).
+  CHECK(op_named(model.layer_steps(w, s, Phase::forward, 0), "attn.residual").bytes == 6.0 * tokens * h);
+  CHECK(op_named(model.layer_steps(w, d, Phase::forward, 0), "attn.residual").bytes == 7.0 * tokens * h);
+  CHECK(op_named(model.layer_steps(w, s, Phase::forward, 0), "attn.softmax").bytes == 4.0 * scores);
+  CHECK(op_named(model.layer_steps(w, d, Phase::forward, 0), "attn.softmax").bytes == 7.0 * scores);
+  CHECK_FALSE(resolve_strategy(
+                  [&] {
+                    Strategy bad = s;
+                    bad.dropout = 1.0;
+                    return bad;
+                  }(),
+                  w, cluster)
+                  .ok());
+}
+
+TEST_CASE("the loss and the optimizer move the bytes Megatron's kernels move", "[model]") {
+  const WorkloadSpec w = workload_preset("llama3-8b").value();
+  const ClusterSpec cluster = cluster_preset("dgx-h100").value();
+  const CostModel model(cluster);
+  Strategy s;
+  s.gpus = 8;
+  s.tp = 8;
+  s.global_batch = 1;
+  s = resolve_strategy(s, w, cluster).value();
+  // Cross-entropy over T × V/tp logits: 38 B forward, 14 B backward.
+  const double logits = 8192.0 * 128256 / 8;
+  CHECK(op_named(model.head_steps(w, s, Phase::forward), "loss").bytes == 38.0 * logits);
+  CHECK(op_named(model.head_steps(w, s, Phase::backward), "loss.bwd").bytes == 14.0 * logits);
+  // Adam with fp32 master weights, no ZeRO: 44 B per parameter of the GPU.
+  CHECK(model.optimizer_op(w, s).bytes == Approx(44.0 * model.parameters_per_gpu(w, s)));
+  // FP8 with FP8 primary weights: 43 B, plus the linear weights' transpose once per iteration (2 B).
+  Strategy f = s;
+  f.precision = Precision::fp8;
+  f.fp8_params = true;
+  const double all = model.parameters_per_gpu(w, f);
+  const double linear = all - 128256.0 * 4096 / 8 * 2 - 4.0 * 4096 * 32;
+  CHECK(model.optimizer_op(w, f).bytes == Approx(43.0 * all + 2.0 * linear));
+}
+
+TEST_CASE("FP8 conversions never separate a TP collective from the GEMM it overlaps", "[model]") {
+  // With SP the forward all-gathers feed QKV and FC1 and the reduce-scatters follow the projection and FC2;
+  // in the backward the output gradient's all-gather feeds the dgrad and the norm output's feeds the wgrad.
+  // The casts go before the all-gathers (TE casts into the gather's buffer), the transposes after the dgrad.
+  const WorkloadSpec w = workload_preset("llama3-8b").value();
+  const ClusterSpec cluster = cluster_preset("dgx-h100").value();
+  const CostModel model(cluster);
+  Strategy s = strategy_for(w, cluster, 8, 8, 1, 1, Recompute::none, true);
+  s.precision = Precision::fp8;
+  for (Phase phase : {Phase::forward, Phase::backward}) {
+    const auto steps = model.layer_steps(w, s, phase, 0);
+    int gathers = 0, scatters = 0;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const Step& step = steps[i];
+      if (!step.is_comm || step.comm.group != Group::tp) continue;
+      if (step.comm.collective == Collective::allgather) {
+        ++gathers;
+        REQUIRE(i + 1 < steps.size());
+        CHECK(steps[i + 1].compute.is_weight_gemm());
+      }
+      if (step.comm.collective == Collective::reducescatter) {
+        ++scatters;
+        REQUIRE(i > 0);
+        CHECK(steps[i - 1].compute.is_weight_gemm());
+      }
+    }
+    CHECK(gathers == (phase == Phase::forward ? 2 : 4));
+    CHECK(scatters == 2);
+  }
+  // The projection's output gradient: 3 B on its 1/8 local rows before the gather, 2 B once gathered.
+  const auto bwd = model.layer_steps(w, s, Phase::backward, 0);
+  const double mn = 8192.0 * 4096;
+  CHECK(op_named(bwd, "attn.proj.grad_cast").bytes == 3.0 * mn / 8);
+  CHECK(op_named(bwd, "attn.proj.transpose").bytes == 2.0 * mn + 2.0 * 8192 * 512);
 }

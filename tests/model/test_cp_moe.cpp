@@ -77,8 +77,14 @@ TEST_CASE("the CP ring sends one rank's K and V per step and does the Ulysses at
   // K and V of 4096 tokens × 8 kv heads × 128, BF16: 2 · 4096 · 1024 · 2 B.
   CHECK(exchange[0].comm.bytes == 16777216.0);
   CHECK(find_all(steps, "attn.cp_alltoall").empty());
-  // The same attention FLOPs as Ulysses: 32 heads × 4096 queries × 8192 keys × 128 × 4.
-  CHECK(attention_flops(steps) == Approx(4.0 * 32 * 4096 * 8192 * 128));
+  // The same attention FLOPs as Ulysses: 32 heads × 4096 queries × 8192 keys × 128 × 4 in model FLOPs; the
+  // causal kernel executes (n + 1)/(2n) of the 128-row score blocks, n = 8192/128 = 64: 65/128 of them.
+  double model_flops = 0;
+  for (const Step& step : steps) {
+    if (!step.is_comm && step.compute.kind == OpKind::attention) model_flops += step.compute.model_flops;
+  }
+  CHECK(model_flops == Approx(4.0 * 32 * 4096 * 8192 * 128));
+  CHECK(attention_flops(steps) == Approx(4.0 * 32 * 4096 * 8192 * 128 * 65.0 / 128.0));
   CHECK(attention_flops(steps) == Approx(attention_flops(model.layer_steps(w, ulysses, Phase::forward, 0))));
   // One attention kernel per step: a 4096 × 4096 block over 32 heads (Q·K and P·V).
   const auto attention = find_all(steps, "attn.attention");

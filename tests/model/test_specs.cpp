@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "model/physical_constants.h"
 #include "model/presets.h"
 #include "model/specs.h"
 
@@ -163,4 +164,33 @@ TEST_CASE("a strategy must divide the model and the GPUs", "[model]") {
   const Strategy ok = resolve_strategy(s, w, c).value();
   CHECK(ok.dp == 8);
   CHECK(ok.micro_batches() == 2);
+}
+
+TEST_CASE("the compute efficiencies are cluster fields calibrate can set, by architecture when 0",
+          "[model]") {
+  ClusterSpec h100 = cluster_preset("dgx-h100").value();
+  const PhysicalConstant* fp8 = find_physical_constant("gpu.gemm_fraction_fp8");
+  REQUIRE(fp8 != nullptr);
+  CHECK(fp8->get(h100) == 0.67);  // sm90's default
+  fp8->set(h100, 0.6);
+  CHECK(h100.gpu.gemm_fraction_fp8 == 0.6);
+  CHECK(resolved_gemm_fraction(h100.gpu, Precision::fp8) == 0.6);
+  CHECK(resolved_gemm_fraction(h100.gpu, Precision::bf16) == 0.75);
+  // The field travels through the cluster JSON.
+  const ClusterSpec back = parse_cluster(to_json(h100), "h100.json").value();
+  CHECK(back.gpu.gemm_fraction_fp8 == 0.6);
+  const ClusterSpec a100 = cluster_preset("dgx-a100").value();
+  for (const char* key : {"gpu.gemm_fraction_16", "gpu.gemm_fraction_32", "gpu.hbm_efficiency",
+                          "gpu.attention_fwd_fraction", "gpu.attention_bwd_fraction", "kernel_launch_us"}) {
+    INFO(key);
+    const PhysicalConstant* c = find_physical_constant(key);
+    REQUIRE(c != nullptr);
+    CHECK(c->get(a100) >= c->min);
+    CHECK(c->get(a100) <= c->max);
+  }
+  nlohmann::json bad = to_json(a100);
+  bad["gpu"]["hbm_efficiency"] = 1.5;
+  const auto parsed = parse_cluster(bad, "bad.json");
+  REQUIRE_FALSE(parsed.ok());
+  CHECK(parsed.error().message.find("hbm_efficiency") != std::string::npos);
 }
