@@ -1,4 +1,6 @@
 // `lagom validate` as a user runs it: the shipped runs files, and files that are wrong in one place.
+#include <cmath>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -37,6 +39,25 @@ TEST_CASE("validate reproduces the vTrain error thresholds through the runs file
   const auto m = nlohmann::json::parse(multi.out);
   CHECK(m["overall"]["runs"] == 109);
   CHECK(m["overall"]["mape_pct"].get<double>() <= 12.0);
+}
+
+TEST_CASE("every DGX H100 recipe run simulates and fits, within issue 14's error targets per precision",
+          "[cli][validate]") {
+  // The default dgx-h100 preset, no calibration: MAPE <= 8% (BF16) and <= 10% (FP8), mean signed error
+  // within +-3% for each; every run simulates and fits in memory under the default reserve (they ran).
+  const auto v = run_lagom({"validate", k_data + "/dgxc-h100.csv", "--json"});
+  INFO(v.err);
+  REQUIRE(v.exit_code == 0);
+  const auto doc = nlohmann::json::parse(v.out);
+  CHECK(doc["overall"]["runs"] == 86);
+  CHECK(doc["failed"] == 0);
+  CHECK(doc["not_fitting"] == 0);
+  const auto& bf16 = doc["groups"]["precision"]["bf16"];
+  const auto& fp8 = doc["groups"]["precision"]["fp8"];
+  CHECK(bf16["mape_pct"].get<double>() <= 8.0);
+  CHECK(fp8["mape_pct"].get<double>() <= 10.0);
+  CHECK(std::fabs(bf16["mean_signed_error_pct"].get<double>()) <= 3.0);
+  CHECK(std::fabs(fp8["mean_signed_error_pct"].get<double>()) <= 3.0);
 }
 
 TEST_CASE("validate's per-run error is the signed error of simulate's own prediction", "[cli][validate]") {
