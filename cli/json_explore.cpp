@@ -14,6 +14,7 @@ nlohmann::json explore_json(const search::ExploreResult& result, const model::St
                        {"memory_gib_per_gpu_total", entry.result.memory.total}});
   }
   return {{"model", workload.name},
+          {"model_shape", model_shape_json(workload)},
           {"cluster",
            {{"name", cluster.name},
             {"nodes", cluster.nodes},
