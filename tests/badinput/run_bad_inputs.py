@@ -208,8 +208,8 @@ for argv, expect in [
     (["cost", "--gemm", "1,2", "--cluster", "dgx-a100"], ["--gemm"]),
     (["bench-overlap", "--kernel", "ag-gemm", "--method", "flash", "--m", "64", "--n", "64", "--k", "64",
       "--ranks", "1000000"], ["--ranks"]),
-    (["tune", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8", "--global-batch", "8", "--out",
-      "m.json"], ["m.json"]),
+    (["tune", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8", "--tp", "8", "--global-batch", "8",
+      "--quiet", "--out", "m.json"], ["m.json"]),
     (["model", "missing.json"], ["missing.json"]),
     (["nosuchcommand"], ["nosuchcommand"]),
 ]:
