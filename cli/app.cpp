@@ -102,6 +102,7 @@ int run_cli(int argc, char** argv) {
   add_validate_command(app, context);
   add_calibrate_command(app, context);
   add_report_command(app, context);
+  add_model_command(app, context);
 
   // An unknown command gets a clear message rather than CLI11's "argument was not expected".
   if (args.size() > 1 && !args[1].empty() && args[1][0] != '-') {

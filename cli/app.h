@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/progress.h"
@@ -49,6 +50,21 @@ T flag_value(const std::string& flag, Result<T> parsed) {
   return std::move(parsed).value();
 }
 
+// The most GPUs (or ranks) a flag takes: 2^20, beyond any cluster built, so that products of counts and
+// sizes stay far from overflow in the cost model.
+inline constexpr int k_max_gpus = 1 << 20;
+
+// `value` of an integer flag, when within [lo, hi]; otherwise the command fails with
+// "<flag>: <value> is not within <lo>..<hi>" (exit 2), at the flag, before anything runs.
+template <typename T>
+T bounded(const std::string& flag, T value, T lo, T hi) {
+  if (value < lo || value > hi) {
+    throw CommandFailed{make_error(ErrorCode::invalid_input,
+                                   fmt::format("{}: {} is not within {}..{}", flag, value, lo, hi))};
+  }
+  return value;
+}
+
 // Adds --json and --quiet to a subcommand (after the command name, anywhere among its flags).
 void add_common_flags(CLI::App& command, Context& context);
 
@@ -65,6 +81,7 @@ void add_bench_overlap_command(CLI::App& app, Context& context);
 void add_validate_command(CLI::App& app, Context& context);
 void add_calibrate_command(CLI::App& app, Context& context);
 void add_report_command(CLI::App& app, Context& context);
+void add_model_command(CLI::App& app, Context& context);
 
 // Runs the command line; returns the exit status. argv[0]'s base name `lagom-<command>` selects <command>.
 int run_cli(int argc, char** argv);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -87,11 +88,49 @@ Result<DocumentKind> detect_kind(const nlohmann::json& document) {
                     "not a simulate --json, tune --json or profile export document");
 }
 
+std::vector<std::string> metric_fields(DocumentKind kind) {
+  switch (kind) {
+    case DocumentKind::simulate:
+      return {"iteration_time_s",
+              "tokens_per_s",
+              "mfu",
+              "model_tflops_per_gpu",
+              "breakdown_s.compute",
+              "breakdown_s.exposed_comm",
+              "breakdown_s.pipeline_bubble",
+              "breakdown_s.optimizer",
+              "memory_gib_per_gpu",
+              "fits_in_memory"};
+    case DocumentKind::tune:
+      return {"predicted_iteration_time_s", "speedup", "predicted_time_us"};
+    case DocumentKind::profile:
+      return {"busbw_GBps", "tflops"};
+  }
+  return {};
+}
+
+Status check_tolerance_fields(const Tolerance& tolerance, DocumentKind kind) {
+  const std::vector<std::string> fields = metric_fields(kind);
+  for (const auto& [field, pct] : tolerance.per_field_pct) {
+    if (std::find(fields.begin(), fields.end(), field) != fields.end()) continue;
+    std::string valid;
+    for (const auto& f : fields) valid += (valid.empty() ? "" : ", ") + f;
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("--tolerance: '{}' is not a metric of {} documents "
+                                  "(valid: {})",
+                                  field, to_string(kind), valid));
+  }
+  return {};
+}
+
 Result<std::vector<Metric>> extract_metrics(const nlohmann::json& doc, DocumentKind kind) {
   std::vector<Metric> metrics;
+  std::string invalid;  // the first metric no result can have (times, rates and counts are never negative)
   auto add = [&](std::string name, std::string field, Better better, const nlohmann::json& value) {
-    if (value.is_number())
-      metrics.push_back({std::move(name), std::move(field), better, value.get<double>()});
+    if (!value.is_number()) return;
+    const double x = value.get<double>();
+    if (!(x >= 0) && invalid.empty()) invalid = fmt::format("{}: {} is negative", name, x);
+    metrics.push_back({std::move(name), std::move(field), better, x});
   };
   switch (kind) {
     case DocumentKind::simulate: {
@@ -151,11 +190,17 @@ Result<std::vector<Metric>> extract_metrics(const nlohmann::json& doc, DocumentK
             if (!v.empty() && v != "\"\"" && v != "0") id += fmt::format(" {}={}", key, v);
           }
           if (o.value("in_place", false)) id += " in-place";
-          accumulate({"busbw_GBps " + id, "busbw_GBps", Better::higher, o["busbw_GBps"].get<double>()});
+          const double busbw = o["busbw_GBps"].get<double>();
+          if (!(busbw >= 0) && invalid.empty())
+            invalid = fmt::format("busbw_GBps {}: {} is negative", id, busbw);
+          accumulate({"busbw_GBps " + id, "busbw_GBps", Better::higher, busbw});
         } else if (is_gemm_sample(o)) {
           const std::string id = fmt::format("{}x{}x{} {}", text_field(o, "m"), text_field(o, "n"),
                                              text_field(o, "k"), text_field(o, "precision"));
-          accumulate({"tflops " + id, "tflops", Better::higher, o["tflops"].get<double>()});
+          const double tflops = o["tflops"].get<double>();
+          if (!(tflops >= 0) && invalid.empty())
+            invalid = fmt::format("tflops {}: {} is negative", id, tflops);
+          accumulate({"tflops " + id, "tflops", Better::higher, tflops});
         }
       });
       for (auto& [name, entry] : seen) {
@@ -165,6 +210,7 @@ Result<std::vector<Metric>> extract_metrics(const nlohmann::json& doc, DocumentK
       break;
     }
   }
+  if (!invalid.empty()) return make_error(ErrorCode::invalid_input, invalid + " (not a result Lagom writes)");
   if (metrics.empty()) {
     return make_error(ErrorCode::invalid_input, fmt::format("no {} metrics found", to_string(kind)));
   }
@@ -235,7 +281,8 @@ Report compare(DocumentKind kind, const std::vector<Metric>& baseline, const std
       if (base != 0.0) {
         c.delta_pct = (cur - base) / std::fabs(base) * 100.0;
       } else {
-        c.delta_pct = cur == 0.0 ? 0.0 : (cur > 0 ? 100.0 : -100.0);
+        // From 0 any change is infinitely many percent (not +100%): it passes no tolerance.
+        c.delta_pct = cur == 0.0 ? 0.0 : std::numeric_limits<double>::infinity();
       }
       const double worse_pct = b.better == Better::lower ? c.delta_pct : -c.delta_pct;
       if (worse_pct > c.tolerance_pct) {

@@ -41,6 +41,11 @@ struct Tolerance {
   [[nodiscard]] double for_field(const std::string& field) const;
 };
 Result<Tolerance> parse_tolerance(const std::string& text);
+// The field names a tolerance may name for documents of `kind`.
+std::vector<std::string> metric_fields(DocumentKind kind);
+// A per-field tolerance whose name is not a metric of `kind` (a typo, `iteration_time=1`) is an error
+// listing the valid names, never a silently unused setting.
+Status check_tolerance_fields(const Tolerance& tolerance, DocumentKind kind);
 
 enum class Verdict { ok, improved, regressed, missing, added };
 std::string_view to_string(Verdict verdict);

@@ -77,7 +77,23 @@ Result<ClusterSource> resolve_cluster_source(const std::string& cluster, const s
     source.calibration = *calibration;
   }
   if (gpus >= 1 && source.cluster.gpus_per_node >= 1) {
-    source.cluster.nodes = (gpus + source.cluster.gpus_per_node - 1) / source.cluster.gpus_per_node;
+    const int needed = static_cast<int>((static_cast<long>(gpus) + source.cluster.gpus_per_node - 1) /
+                                        source.cluster.gpus_per_node);
+    // A file that states its nodes is the whole cluster: a job may use part of it, never more.
+    if (source.cluster.nodes > 0 && needed > source.cluster.nodes) {
+      return make_error(
+          ErrorCode::invalid_input,
+          fmt::format("{}: nodes: --gpus {} needs {} nodes of {} GPUs, the cluster has {}", cluster, gpus,
+                      needed, source.cluster.gpus_per_node, source.cluster.nodes));
+    }
+    // Without NICs the nodes cannot talk to each other.
+    if (needed > 1 && source.cluster.nic.count == 0) {
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("{}: nic.count: 0 NICs (single-node only), but --gpus {} needs {} nodes "
+                                    "of {} GPUs",
+                                    cluster, gpus, needed, source.cluster.gpus_per_node));
+    }
+    source.cluster.nodes = needed;
   }
   return source;
 }

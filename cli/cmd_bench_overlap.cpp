@@ -58,6 +58,10 @@ void run(const BenchOverlapOptions& o, const Context& context) {
   if (o.reps < 1) fail(ErrorCode::invalid_input, "bench-overlap: --reps must be at least 1");
   if (o.warmup < 0) fail(ErrorCode::invalid_input, "bench-overlap: --warmup must not be negative");
   if (o.ranks && *o.ranks < 1) fail(ErrorCode::invalid_input, "bench-overlap: --ranks must be at least 1");
+  // Each rank is a thread (threads executor) or a stream: beyond a few thousand it is no experiment.
+  if (o.ranks && *o.ranks > 4096) {
+    fail(ErrorCode::invalid_input, fmt::format("bench-overlap: --ranks: {} is not within 1..4096", *o.ranks));
+  }
 
   // Which executor: MPI under an MPI launcher, else the GPU when the CUDA module finds one, else threads.
   std::string executor = o.executor;

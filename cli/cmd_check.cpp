@@ -53,8 +53,28 @@ void run_check(const CheckOptions& options, const Context& context) {
          fmt::format("check: baseline is a {} document but current is a {} document",
                      regression::to_string(base_kind), regression::to_string(cur_kind)));
   }
-  const auto base_metrics = unwrap(regression::extract_metrics(baseline, base_kind));
-  const auto cur_metrics = unwrap(regression::extract_metrics(current, cur_kind));
+  check(regression::check_tolerance_fields(tolerance, base_kind));
+  auto metrics_of = [](const nlohmann::json& doc, regression::DocumentKind kind, const std::string& name) {
+    auto metrics = regression::extract_metrics(doc, kind);
+    if (!metrics.ok()) throw CommandFailed{metrics.error().with_context(name)};
+    return *metrics;
+  };
+  const auto base_metrics = metrics_of(baseline, base_kind, options.baseline);
+  const auto cur_metrics = metrics_of(current, cur_kind, options.current);
+  // Comparing results of different models or clusters is rarely meant: say so, and compare anyway.
+  auto text_at = [](const nlohmann::json& doc, const nlohmann::json::json_pointer& at) {
+    return doc.contains(at) && doc.at(at).is_string() ? doc.at(at).get<std::string>() : std::string();
+  };
+  for (const auto& [what, at] : {std::pair{"model", nlohmann::json::json_pointer("/model")},
+                                 std::pair{"cluster", nlohmann::json::json_pointer("/cluster/name")}}) {
+    const std::string a = text_at(baseline, at), b = text_at(current, at);
+    if (!a.empty() && !b.empty() && a != b) {
+      context.progress().warn(fmt::format(
+          "check: the baseline's {} is {} but the current's is {}: the documents describe different "
+          "runs",
+          what, a, b));
+    }
+  }
   const regression::Report report = regression::compare(base_kind, base_metrics, cur_metrics, tolerance);
 
   if (!options.junit_path.empty()) {

@@ -27,7 +27,7 @@ struct CostOptions {
   int threads = 0;
   std::string chunk_bytes;
   std::string gemm;
-  std::string precision = "bf16";
+  std::string precision;  // --precision [bf16]; GEMMs only
   std::string db;
   std::optional<std::int64_t> run;
 };
@@ -47,13 +47,14 @@ void run_gemm(const CostOptions& o, const Context& context, const model::CostMod
   if (dims.size() != 3)
     fail(ErrorCode::invalid_input,
          fmt::format("cost: --gemm: '{}' is not M,N,K (three positive integers)", o.gemm));
-  const auto precision = model::parse_precision(o.precision);
+  const std::string precision_name = o.precision.empty() ? "bf16" : o.precision;
+  const auto precision = model::parse_precision(precision_name);
   if (!precision)
     fail(ErrorCode::invalid_input,
          fmt::format("cost: --precision: '{}' is not one of bf16|fp16|fp8|tf32|fp32", o.precision));
   if (cost.cluster().gpu.peak_tflops(*precision) <= 0) {
-    fail(ErrorCode::invalid_input,
-         fmt::format("cost: --precision: {} is not supported by {}", o.precision, cost.cluster().gpu.name));
+    fail(ErrorCode::invalid_input, fmt::format("cost: --precision: {} is not supported by {}", precision_name,
+                                               cost.cluster().gpu.name));
   }
   const model::GemmShape shape{dims[0], dims[1], dims[2], 1};
   const double time_us = cost.gemm_time_us(shape, *precision);
@@ -62,7 +63,7 @@ void run_gemm(const CostOptions& o, const Context& context, const model::CostMod
     print_json({{"m", dims[0]},
                 {"n", dims[1]},
                 {"k", dims[2]},
-                {"precision", o.precision},
+                {"precision", precision_name},
                 {"cluster", cost.cluster().name},
                 {"time_us", time_us},
                 {"tflops", tflops},
@@ -70,7 +71,7 @@ void run_gemm(const CostOptions& o, const Context& context, const model::CostMod
     return;
   }
   Table table({{"gemm", true}, {"precision", true}, {"cluster", true}, {"time_us"}, {"tflops"}});
-  table.add_row({fmt::format("{}x{}x{}", dims[0], dims[1], dims[2]), o.precision, cost.cluster().name,
+  table.add_row({fmt::format("{}x{}x{}", dims[0], dims[1], dims[2]), precision_name, cost.cluster().name,
                  fmt::format("{:.2f}", time_us), fmt::format("{:.1f}", tflops)});
   fmt::print("{}", table.render());
 }
@@ -90,6 +91,11 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
   const double bytes = static_cast<double>(bytes_result.value());
   if (o.ranks < 2)
     fail(ErrorCode::invalid_input, fmt::format("cost: --ranks: {} must be at least 2", o.ranks));
+  if (o.ranks > k_max_gpus) {
+    fail(ErrorCode::invalid_input,
+         fmt::format("cost: --ranks: {} is not within 2..{} (more GPUs than any cluster)", o.ranks,
+                     k_max_gpus));
+  }
   const CommGroup group = cost.contiguous_group(o.ranks);
 
   CollConfig config;
@@ -176,6 +182,12 @@ void run_cost(const CostOptions& o, const Context& context) {
   if (o.collective.empty() == o.gemm.empty()) {
     fail(ErrorCode::invalid_input,
          "cost: give either --collective (with --bytes and --ranks) or --gemm M,N,K");
+  }
+  // A collective's cost does not depend on a precision (--bytes is its size): a --precision given with
+  // one would be silently unused.
+  if (!o.collective.empty() && !o.precision.empty()) {
+    fail(ErrorCode::invalid_input,
+         "cost: --precision: applies to --gemm only (a collective's --bytes is its size)");
   }
   if (o.cluster.empty()) fail(ErrorCode::invalid_input, "cost: --cluster: required");
   const ClusterSource source = unwrap(resolve_cluster_source(o.cluster, o.db, o.run, 0));

@@ -19,6 +19,7 @@ struct ExploreFlags {
 };
 
 void run_explore(const ExploreFlags& flags, const Context& context) {
+  check(check_required_flags(flags.spec, flags.strategy));
   const model::WorkloadSpec workload = unwrap(load_workload(flags.spec, &context.progress()));
   // The base strategy carries gpus, global batch and the fixed knobs; the searched dimensions are pins.
   const model::Strategy base = unwrap(strategy_from_flags(flags.strategy));
@@ -49,6 +50,7 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   }
   fmt::print("# lagom explore: {} on {} GPUs of {}, global batch {}\n", workload.name, base.gpus,
              cluster.name, options.base.global_batch);
+  fmt::print("{}\n", model_shape_text(workload));
   fmt::print("# evaluated {} strategies ({} simulated, {} pruned of which {} out of memory) in {:.3f} s\n",
              result.evaluated, result.simulated, result.pruned, result.out_of_memory, result.elapsed_s);
   fmt::print("# memory budget per GPU {:.2f} GiB (usable {:.2f} − reserve {:.2f})\n",
@@ -94,8 +96,13 @@ void add_explore_command(CLI::App& app, Context& context) {
   auto flags = std::make_shared<ExploreFlags>();
   add_spec_flags(*command, flags->spec);
   add_strategy_flags(*command, flags->strategy);
-  command->add_option("--top", flags->top, "Strategies to report [10]")->check(CLI::PositiveNumber);
-  command->add_option("--threads", flags->threads, "Worker threads [all cores]");
+  command->add_option_function<int>(
+      "--top", [flags](const int& v) { flags->top = bounded("--top", v, 1, 1000000); },
+      "Strategies to report [10]");
+  // More workers than candidates or cores only costs memory; a refused thread falls back to fewer.
+  command->add_option_function<int>(
+      "--threads", [flags](const int& v) { flags->threads = bounded("--threads", v, 1, 4096); },
+      "Worker threads [all cores]");
   command->callback([flags, &context] { run_explore(*flags, context); });
 }
 

@@ -28,6 +28,36 @@ struct SimulateFlags {
   std::optional<std::string> issue_priority;
 };
 
+// A lagom-config.json that tune wrote names the model, cluster and strategy it was tuned for; its op
+// classes are keyed by their sizes, which another model or strategy does not have, so applying it there
+// would silently fall back to NCCL's defaults. Such a config is refused. Hand-written configs without
+// these fields apply as they are.
+Status matches_run(const nlohmann::json& config, const std::string& origin,
+                   const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
+                   const model::Strategy& strategy) {
+  auto refuse = [&](const std::string& field, const std::string& tuned, const std::string& here) {
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("{}: {}: tuned for {} but this run has {} (run 'lagom tune' for this run)",
+                                  origin, field, tuned, here));
+  };
+  if (config.contains("model") && config["model"].is_string() && config["model"] != workload.name)
+    return refuse("model", config["model"].get<std::string>(), workload.name);
+  if (config.contains("cluster") && config["cluster"].is_string() && config["cluster"] != cluster.name)
+    return refuse("cluster", config["cluster"].get<std::string>(), cluster.name);
+  if (config.contains("strategy") && config["strategy"].is_object()) {
+    const nlohmann::json here = model::to_json(strategy);
+    // The structural fields; tp_overlap and bucket_mb are knobs the config itself sets.
+    for (const char* key : {"gpus", "tp", "pp", "dp", "cp", "ep", "sp", "vpp", "zero", "micro_batch",
+                            "global_batch", "recompute", "schedule", "precision", "attention"}) {
+      const auto& tuned = config["strategy"];
+      if (tuned.contains(key) && here.contains(key) && tuned[key] != here[key]) {
+        return refuse(std::string("strategy.") + key, tuned[key].dump(), here[key].dump());
+      }
+    }
+  }
+  return {};
+}
+
 void run_simulate(const SimulateFlags& flags, const Context& context) {
   const auto scenario = unwrap(load_scenario(flags.spec, flags.strategy, &context.progress()));
   const model::WorkloadSpec& workload = scenario->workload;
@@ -38,6 +68,7 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
   if (!flags.comm_config.empty()) {
     const nlohmann::json document = unwrap(read_json_file(flags.comm_config));
     assignment = unwrap(simulator::parse_comm_config(document, flags.comm_config));
+    check(matches_run(document, flags.comm_config, workload, cluster, strategy));
     check(costs.validate(assignment));
   }
   if (flags.issue_priority) assignment.priority = unwrap(parse_issue_priority_flag(*flags.issue_priority));
@@ -49,22 +80,43 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
     check(write_output_file(flags.trace, simulator::chrome_trace(result).dump(),
                             {flags.spec.model, flags.spec.cluster, flags.comm_config, flags.spec.db}));
   }
+  // What the run used: a --comm-config's overlap knobs replace the strategy's.
+  const model::OverlapMethod tp_overlap = assignment.tp_overlap.value_or(strategy.tp_overlap);
+  const double bucket_mb = assignment.bucket_mb.value_or(strategy.bucket_mb);
   if (context.json) {
-    print_json(simulation_json(result, strategy, cluster, workload));
+    nlohmann::json doc = simulation_json(result, strategy, cluster, workload);
+    if (!flags.comm_config.empty()) {
+      doc["comm_config"] = {{"file", flags.comm_config},
+                            {"tp_overlap", std::string(model::to_string(tp_overlap))},
+                            {"bucket_mb", bucket_mb},
+                            {"fsdp_prefetch", assignment.fsdp_prefetch},
+                            {"op_classes", assignment.per_class.size()},
+                            {"communicators", assignment.comm_ctas.size()}};
+    }
+    print_json(doc);
     return;
   }
   const double t = result.iteration_time_s;
   auto pct = [&](double part) { return t > 0 ? 100.0 * part / t : 0.0; };
-  fmt::print("# lagom simulate: {} on {} GPUs of {} ({} nodes × {} {})\n", workload.name, strategy.gpus,
-             cluster.name, cluster.nodes, cluster.gpus_per_node, cluster.gpu.name);
+  fmt::print("# lagom simulate: {} on {} GPUs of {} ({} node{} × {} {})\n", workload.name, strategy.gpus,
+             cluster.name, cluster.nodes, cluster.nodes == 1 ? "" : "s", cluster.gpus_per_node,
+             cluster.gpu.name);
+  fmt::print("{}\n", model_shape_text(workload));
   fmt::print(
       "# strategy: tp {} pp {} dp {} cp {} ep {} sp {} vpp {} zero {} micro-batch {} global-batch {} "
       "recompute {} schedule {} tp-overlap {} dp-overlap {} bucket-mb {} precision {} attention {}\n",
       strategy.tp, strategy.pp, strategy.dp, strategy.cp, strategy.ep, strategy.sp ? "on" : "off",
       strategy.vpp, strategy.zero, strategy.micro_batch, strategy.global_batch,
-      model::to_string(strategy.recompute), model::to_string(strategy.schedule),
-      model::to_string(strategy.tp_overlap), strategy.dp_overlap ? "on" : "off", strategy.bucket_mb,
-      model::to_string(strategy.precision), model::to_string(strategy.attention));
+      model::to_string(strategy.recompute), model::to_string(strategy.schedule), model::to_string(tp_overlap),
+      strategy.dp_overlap ? "on" : "off", bucket_mb, model::to_string(strategy.precision),
+      model::to_string(strategy.attention));
+  if (!flags.comm_config.empty()) {
+    fmt::print(
+        "# comm-config {}: tp-overlap {}, bucket-mb {:g}, fsdp-prefetch {}, {} op classes, {} "
+        "communicators\n",
+        flags.comm_config, model::to_string(tp_overlap), bucket_mb, assignment.fsdp_prefetch,
+        assignment.per_class.size(), assignment.comm_ctas.size());
+  }
   fmt::print("iteration_time_s        {:.6f}\n", t);
   fmt::print("tokens_per_s            {:.1f}\n", result.tokens_per_s);
   fmt::print("model_tflops_per_gpu    {:.1f}\n", result.model_tflops_per_gpu);

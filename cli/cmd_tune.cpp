@@ -163,7 +163,11 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   std::error_code ec;
   out.out_dir = fs::absolute(flags.out, ec).lexically_normal().string();
   if (ec) fail(ErrorCode::io, fmt::format("out {}: {}", flags.out, ec.message()));
-  check(search::write_outputs(problem, result, out));
+  // An existing file is a usage error (exit 2), not a failed write.
+  if (fs::exists(out.out_dir, ec) && !fs::is_directory(out.out_dir, ec)) {
+    fail(ErrorCode::invalid_input, fmt::format("--out {}: is a file, not a directory", flags.out));
+  }
+  check(as_write_failure(search::write_outputs(problem, result, out)));
 
   const std::vector<search::OpReport> reports = search::op_reports(problem, result);
   const std::string no_nccl_note =
@@ -176,6 +180,7 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   }
   fmt::print("# lagom tune: {} on {} GPUs of {} (search {}, runtime {})\n", workload.name, strategy.gpus,
              cluster.name, search::to_string(result.search), model::to_string(result.runtime));
+  fmt::print("{}\n", model_shape_text(workload));
   if (!no_nccl_note.empty()) fmt::print("# {}\n", no_nccl_note);
   Table table({{"op", true},
                {"count"},

@@ -15,6 +15,7 @@ nlohmann::json explore_json(const search::ExploreResult& result, const model::St
                        {"memory_margin_gib", entry.result.memory_budget_gib - entry.result.memory.total}});
   }
   return {{"model", workload.name},
+          {"model_shape", model_shape_json(workload)},
           {"cluster",
            {{"name", cluster.name},
             {"nodes", cluster.nodes},

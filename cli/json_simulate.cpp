@@ -25,6 +25,7 @@ nlohmann::json simulation_json(const simulator::SimulationResult& r, const model
                    {"time_us", c.time_us}});
   }
   return {{"model", workload.name},
+          {"model_shape", model_shape_json(workload)},
           {"iteration_time_s", r.iteration_time_s},
           {"tokens_per_s", r.tokens_per_s},
           {"model_tflops_per_gpu", r.model_tflops_per_gpu},

@@ -23,6 +23,8 @@ nlohmann::json tune_json(const search::Problem& problem, const search::TuneResul
   nlohmann::json ops = search::ops_json(problem, result);
   nlohmann::json doc = {{"search", std::string(search::to_string(result.search))},
                         {"runtime", std::string(model::to_string(result.runtime))},
+                        {"model", problem.workload->name},
+                        {"model_shape", model_shape_json(*problem.workload)},
                         {"op_classes", result.result.op_classes.size()},
                         {"evaluations", result.evaluations},
                         {"search_time_s", result.search_time_s},

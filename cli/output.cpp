@@ -34,7 +34,16 @@ Status write_output_file(const std::string& path, const std::string& text,
                         fmt::format("{}: is an input of this command ({}); not overwritten", path, input));
     }
   }
-  return files::write_atomically(path, text);
+  return as_write_failure(files::write_atomically(path, text));
+}
+
+Status as_write_failure(Status status) {
+  // The inputs were good and the command ran: an output the system will not take (a full disk, a
+  // read-only directory, /dev/full) is a failure of the run, exit 1 (docs/cli.md#exit-codes).
+  if (!status.ok() && status.error().code == ErrorCode::io) {
+    return make_error(ErrorCode::failure, status.error().message);
+  }
+  return status;
 }
 
 bool names_a_file(const std::string& value, const std::string& folder) {
@@ -45,6 +54,10 @@ bool names_a_file(const std::string& value, const std::string& folder) {
 }
 
 Result<nlohmann::json> read_json_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return make_error(ErrorCode::invalid_input, fmt::format("{}: is a directory, not a JSON file", path));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(ErrorCode::not_found, fmt::format("{}: cannot open file", path));
   std::stringstream text;

@@ -21,9 +21,14 @@ Result<nlohmann::json> read_json_file(const std::string& path);
 bool names_a_file(const std::string& value, const std::string& folder = "");
 
 // Writes `text` to `path` atomically (files::write_atomically, core/files.h). Refuses (invalid_input) when
-// `path` is one of `inputs` (the same file, however named): an output never overwrites an input.
+// `path` is one of `inputs` (the same file, however named): an output never overwrites an input. A write
+// the system refuses is a failure (exit 1), see as_write_failure.
 Status write_output_file(const std::string& path, const std::string& text,
                          const std::vector<std::string>& inputs = {});
+
+// An io error of writing an output becomes a failure (exit 1): the command ran, the system refused its
+// output. Other statuses pass unchanged.
+Status as_write_failure(Status status);
 
 // Prints `document` as one line of JSON on stdout. Non-finite numbers become null (JSON has no NaN).
 void print_json(const nlohmann::json& document);

@@ -1,11 +1,13 @@
 #include "cli/scenario.h"
 
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
 #include "cli/app.h"
 #include "cli/output.h"
+#include "model/hf_config.h"
 #include "model/presets.h"
 
 namespace lagom::cli {
@@ -32,9 +34,12 @@ void add_spec_flags(CLI::App& command, SpecFlags& flags) {
 }
 
 void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
-  auto int_flag = [&](const char* name, std::optional<int>& target, const char* help) {
+  // Counts are bounded at the flag (cli/app.h k_max_gpus), so a typo never reaches the model as an
+  // overflow.
+  auto int_flag = [&](const char* name, std::optional<int>& target, const char* help, int lo = 1,
+                      int hi = k_max_gpus) {
     command.add_option_function<int>(
-        name, [&target](const int& value) { target = value; }, help);
+        name, [&target, name, lo, hi](const int& value) { target = bounded(name, value, lo, hi); }, help);
   };
   auto text_flag = [&](const char* name, std::optional<std::string>& target, const char* help) {
     command.add_option_function<std::string>(
@@ -47,12 +52,17 @@ void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
   int_flag("--cp", flags.cp, "Context parallelism (communication: --cp-comm-type) [1]");
   int_flag("--ep", flags.ep, "Expert parallelism [1]");
   int_flag("--vpp", flags.vpp, "Virtual pipeline stages per rank (interleaved when > 1) [1]");
-  int_flag("--zero", flags.zero, "ZeRO stage 0-3 (3 = FSDP) [0]");
+  int_flag("--zero", flags.zero, "ZeRO stage 0-3 (3 = FSDP) [0]", 0, 3);
   command.add_flag("--sp", flags.sp, "Sequence parallelism with TP");
+  constexpr long k_max_batch = std::numeric_limits<int>::max();
   command.add_option_function<long>(
-      "--global-batch", [&flags](const long& v) { flags.global_batch = v; }, "Sequences per iteration");
+      "--global-batch",
+      [&flags](const long& v) { flags.global_batch = bounded("--global-batch", v, 1L, k_max_batch); },
+      "Sequences per iteration");
   command.add_option_function<long>(
-      "--micro-batch", [&flags](const long& v) { flags.micro_batch = v; }, "Sequences per micro-batch [1]");
+      "--micro-batch",
+      [&flags](const long& v) { flags.micro_batch = bounded("--micro-batch", v, 1L, k_max_batch); },
+      "Sequences per micro-batch [1]");
   text_flag("--recompute", flags.recompute, "none|selective|full [none]");
   text_flag("--schedule", flags.schedule, "1f1b|gpipe|interleaved [1f1b]");
   command.add_option_function<std::string>(
@@ -134,23 +144,39 @@ Result<simulator::IssuePriority> parse_issue_priority_flag(const std::string& va
 }
 
 Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, Progress* warnings) {
+  auto warn = [&](const std::string& message) {
+    if (warnings != nullptr) warnings->warn(message);
+  };
   if (!flags.model.empty()) {
     model::WorkloadSpec loaded;
+    std::optional<model::HfReading> hf;
     if (!names_a_file(flags.model)) {
       LAGOM_TRY(loaded, model::workload_preset(flags.model));
     } else {
       LAGOM_TRY(const nlohmann::json document, read_json_file(flags.model));
-      LAGOM_TRY(loaded, model::parse_workload_any(document, flags.model));
+      if (model::is_hf_config(document)) {
+        LAGOM_TRY(hf, model::read_hf_config(document, flags.model));
+        loaded = hf->workload;
+        if (loaded.seq == 0 && flags.seq == 0) return model::missing_hf_seq(*hf, flags.model);
+        if (!hf->ignored.empty()) {
+          std::string keys;
+          for (const auto& key : hf->ignored) keys += (keys.empty() ? "" : ", ") + key;
+          warn(fmt::format("{}: keys not modelled, which may change compute or memory, were ignored: {}",
+                           flags.model, keys));
+        }
+      } else {
+        LAGOM_TRY(loaded, model::parse_workload(document, flags.model));
+      }
     }
     // Shape flags given with --model override the model's values (a shorter sequence, a proxy depth);
     // the result is checked like any workload file.
     nlohmann::json document = model::to_json(loaded);
-    bool overridden = false;
+    bool overridden = hf.has_value();  // a HuggingFace reading is checked as a workload file below
     auto override_field = [&](const char* flag, const char* field, long value) {
       if (value == 0) return;
-      if (warnings != nullptr) {
-        warnings->warn(fmt::format("--{} {} overrides {}'s {} = {}", flag, value, loaded.name, field,
-                                   document.value(field, nlohmann::json()).dump()));
+      const long before = document.value(field, 0L);
+      if (before != 0) {
+        warn(fmt::format("--{} {} overrides {}'s {} = {}", flag, value, loaded.name, field, before));
       }
       document[field] = value;
       overridden = true;
@@ -163,7 +189,18 @@ Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, Progress* warn
     override_field("vocab", "vocab", flags.vocab);
     override_field("seq", "seq", flags.seq);
     if (!overridden) return loaded;
-    return model::parse_workload(document, flags.model + " with the shape flags");
+    const bool shape_flags = flags.layers || flags.hidden || flags.heads || flags.kv_heads ||
+                             flags.ffn_hidden || flags.vocab || flags.seq;
+    LAGOM_TRY(
+        model::WorkloadSpec workload,
+        model::parse_workload(document, shape_flags ? flags.model + " with the shape flags" : flags.model));
+    if (hf && hf->sliding_window > 0 && hf->sliding_window < workload.seq) {
+      warn(
+          fmt::format("{}: sliding_window {} < seq {}: attention is priced over the whole sequence (full "
+                      "causal attention), which overestimates its time",
+                      flags.model, hf->sliding_window, workload.seq));
+    }
+    return workload;
   }
   if (!flags.layers && !flags.hidden && !flags.heads) {
     return make_error(ErrorCode::invalid_input,
@@ -211,6 +248,18 @@ Result<bool> on_off(const char* flag, const std::optional<std::string>& value, b
 
 }  // namespace
 
+Status check_required_flags(const SpecFlags& spec, const StrategyFlags& strategy) {
+  std::vector<std::string> missing;
+  if (spec.model.empty() && !spec.layers && !spec.hidden && !spec.heads)
+    missing.emplace_back("--model PRESET|FILE (or --layers --hidden --heads --vocab --seq)");
+  if (spec.cluster.empty()) missing.emplace_back("--cluster PRESET|FILE|localhost");
+  if (!strategy.gpus) missing.emplace_back("--gpus N");
+  if (missing.empty()) return {};
+  std::string list;
+  for (const auto& flag : missing) list += (list.empty() ? "" : ", ") + flag;
+  return make_error(ErrorCode::invalid_input, fmt::format("required: {}", list));
+}
+
 Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
   model::Strategy s;
   if (!f.gpus) return make_error(ErrorCode::invalid_input, "gpus: required (--gpus N)");
@@ -238,6 +287,14 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
       return make_error(ErrorCode::invalid_input,
                         fmt::format("schedule: '{}' is not 1f1b, gpipe or interleaved", *f.schedule));
     s.schedule = *v;
+    // vpp > 1 runs the interleaved schedule: another schedule named with it is a contradiction, not a
+    // request to quietly ignore.
+    if (s.vpp > 1 && s.schedule != model::Schedule::interleaved) {
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("schedule {} with vpp={}: vpp > 1 runs the interleaved schedule (give "
+                                    "--schedule interleaved or leave it out)",
+                                    *f.schedule, s.vpp));
+    }
   }
   if (f.tp_overlap) s.tp_overlap = *f.tp_overlap;
   if (f.dp_overlap) {
@@ -341,6 +398,7 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
 Result<std::unique_ptr<simulator::Scenario>> load_scenario(const SpecFlags& spec,
                                                            const StrategyFlags& strategy,
                                                            Progress* warnings) {
+  LAGOM_TRY_STATUS(check_required_flags(spec, strategy));
   LAGOM_TRY(model::WorkloadSpec workload, load_workload(spec, warnings));
   LAGOM_TRY(const model::Strategy requested, strategy_from_flags(strategy));
   LAGOM_TRY(ClusterSource source, load_cluster(spec, requested.gpus));

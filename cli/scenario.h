@@ -61,6 +61,9 @@ Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, Progress* warn
 // The cluster with its node count set from `gpus` (⌈gpus / GPUs per node⌉), and the profile fits of
 // --db / localhost (cli/cluster_source.h).
 Result<ClusterSource> load_cluster(const SpecFlags& flags, int gpus);
+// Every missing required flag at once (--model or the shape flags, --cluster, --gpus):
+// "required: --cluster PRESET|FILE|localhost, --gpus N".
+Status check_required_flags(const SpecFlags& spec, const StrategyFlags& strategy);
 // The strategy the flags describe (defaults for what is not given), not yet resolved.
 Result<model::Strategy> strategy_from_flags(const StrategyFlags& flags);
 

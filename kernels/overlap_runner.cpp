@@ -4,8 +4,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <thread>
+
+#include <fmt/format.h>
 
 namespace lagom::kernels {
 
@@ -116,7 +119,6 @@ Result<BenchResult> bench_rank(const model::OverlapPlan& plan, RankGroup& group,
   }
   const int rank = group.rank();
   const model::RankPlan& rank_plan = plan.ranks[static_cast<std::size_t>(rank)];
-  RankData data(plan, rank, options.seed);
   BenchResult result;
 
   // Every rank reports failure the same way: a local error becomes a flag all ranks agree on, so no rank
@@ -127,6 +129,20 @@ Result<BenchResult> bench_rank(const model::OverlapPlan& plan, RankGroup& group,
     if (any_failed > 0) return make_error(ErrorCode::failure, "another rank failed");
     return {};
   };
+
+  // The buffers of a large shape may not fit: that is an error of this run (all ranks agree on it), not
+  // an exception escaping a rank's thread.
+  std::optional<RankData> allocated;
+  Status allocation;
+  try {
+    allocated.emplace(plan, rank, options.seed);
+  } catch (const std::bad_alloc&) {
+    allocation = make_error(ErrorCode::failure,
+                            fmt::format("out of memory: the buffers of rank {} for m={} n={} k={} do not fit",
+                                        rank, plan.shape.m, plan.shape.n, plan.shape.k));
+  }
+  LAGOM_TRY_STATUS(agree(allocation));
+  RankData& data = *allocated;
 
   // 1. The checked run, on fresh buffers whose receive areas are NaN.
   group.barrier();

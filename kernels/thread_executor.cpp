@@ -8,9 +8,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 namespace lagom::kernels {
 
@@ -101,13 +105,36 @@ Result<BenchResult> run_threads(const model::OverlapPlan& plan, const BenchOptio
   std::vector<std::optional<Result<BenchResult>>> results(static_cast<std::size_t>(ranks));
   std::vector<std::thread> threads;
   threads.reserve(static_cast<std::size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) {
-    threads.emplace_back([&, r] {
-      ThreadGroup group(world, r);
-      results[static_cast<std::size_t>(r)].emplace(bench_rank(plan, group, options, global_out));
-    });
+  // The ranks start together once every thread exists: a thread the system refuses (a login node's
+  // process or memory limit) must not leave the started ranks waiting in a barrier for it.
+  std::mutex gate_mutex;
+  std::condition_variable gate;
+  bool open = false, aborted = false;
+  std::string refused;
+  for (int r = 0; r < ranks && refused.empty(); ++r) {
+    try {
+      threads.emplace_back([&, r] {
+        {
+          std::unique_lock lock(gate_mutex);
+          gate.wait(lock, [&] { return open; });
+          if (aborted) return;
+        }
+        ThreadGroup group(world, r);
+        results[static_cast<std::size_t>(r)].emplace(bench_rank(plan, group, options, global_out));
+      });
+    } catch (const std::system_error& e) {
+      refused = fmt::format("threads executor: cannot start thread {} of {} ({}); use fewer --ranks", r + 1,
+                            ranks, e.what());
+    }
   }
+  {
+    std::lock_guard lock(gate_mutex);
+    open = true;
+    aborted = !refused.empty();
+  }
+  gate.notify_all();
   for (std::thread& t : threads) t.join();
+  if (!refused.empty()) return make_error(ErrorCode::unavailable, refused);
   for (auto& result : results) {
     if (!result->ok()) return result->error();
   }

@@ -457,8 +457,11 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
 // ---- Pricing ----------------------------------------------------------------------------------------
 
 Result<OverlapPrediction> price_overlap_plan(const OverlapPlan& plan, const OverlapTiming& timing) {
-  if (timing.gemm_us < 0 || timing.reduce_us < 0 || timing.comm_us < 0 || timing.comm_step_latency_us < 0) {
-    return make_error(ErrorCode::invalid_input, "overlap timing: times must not be negative");
+  // A NaN time (a GEMM of an empty shape) would never drain in the fluid loop below: refuse it here.
+  for (const double t : {timing.gemm_us, timing.reduce_us, timing.comm_us, timing.comm_step_latency_us}) {
+    if (!std::isfinite(t) || t < 0) {
+      return make_error(ErrorCode::invalid_input, "overlap timing: times must be finite and not negative");
+    }
   }
   if (!(timing.compute_slowdown >= 1.0) || !(timing.comm_slowdown >= 1.0)) {
     return make_error(ErrorCode::invalid_input, "overlap timing: slowdowns must be at least 1");

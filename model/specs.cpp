@@ -9,32 +9,13 @@
 
 #include <fmt/format.h>
 
+#include "model/hf_config.h"
+#include "model/json_reader.h"
 #include "model/pipeline_split.h"
 
 namespace lagom::model {
 
 namespace {
-
-template <typename E, std::size_t N>
-std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& table, E value) {
-  for (const auto& [e, name] : table) {
-    if (e == value) return name;
-  }
-  return "unknown";
-}
-template <typename E, std::size_t N>
-std::optional<E> value_of(const std::array<std::pair<E, std::string_view>, N>& table, std::string_view name) {
-  for (const auto& [e, n] : table) {
-    if (n == name) return e;
-  }
-  return std::nullopt;
-}
-template <typename E, std::size_t N>
-std::string names_of(const std::array<std::pair<E, std::string_view>, N>& table) {
-  std::string out;
-  for (const auto& [e, n] : table) out += (out.empty() ? "" : "|") + std::string(n);
-  return out;
-}
 
 constexpr std::array<std::pair<Precision, std::string_view>, 5> k_precisions{{{Precision::bf16, "bf16"},
                                                                               {Precision::fp16, "fp16"},
@@ -68,114 +49,6 @@ constexpr std::array<std::pair<CpCommType, std::string_view>, 4> k_cp_comm{
      {CpCommType::a2a_p2p, "a2a+p2p"}}};
 constexpr std::array<std::pair<MoeDispatcher, std::string_view>, 2> k_dispatchers{
     {{MoeDispatcher::alltoall, "alltoall"}, {MoeDispatcher::allgather, "allgather"}}};
-
-// Reads fields of one JSON object with errors of the form "<origin>: <prefix><field>: <why>".
-class Reader {
- public:
-  Reader(const nlohmann::json& object, std::string origin, std::string prefix)
-      : m_object(object), m_origin(std::move(origin)), m_prefix(std::move(prefix)) {}
-
-  [[nodiscard]] Error error(const std::string& field, const std::string& why) const {
-    return make_error(ErrorCode::invalid_input, fmt::format("{}: {}{}: {}", m_origin, m_prefix, field, why));
-  }
-  [[nodiscard]] bool has(const std::string& field) const {
-    return m_object.contains(field) && !m_object.at(field).is_null();
-  }
-  [[nodiscard]] const nlohmann::json& at(const std::string& field) const { return m_object.at(field); }
-
-  // An integer >= minimum (positive when minimum is 1).
-  Result<long> integer(const std::string& field, std::optional<long> fallback, long minimum = 1) const {
-    m_seen.insert(field);
-    if (!has(field)) {
-      if (fallback) return *fallback;
-      return error(field, "required");
-    }
-    const auto& v = m_object.at(field);
-    const char* why = minimum >= 1 ? "must be a positive integer" : "must be a non-negative integer";
-    if (v.is_number_integer() || v.is_number_unsigned()) {
-      const auto x = v.get<long long>();
-      if (x < minimum || x > std::numeric_limits<int>::max() * 1024LL) return error(field, why);
-      return static_cast<long>(x);
-    }
-    if (v.is_number_float()) {
-      const double x = v.get<double>();
-      if (std::floor(x) == x && x >= static_cast<double>(minimum) && x < 1e15) return static_cast<long>(x);
-    }
-    return error(field, why);
-  }
-  // A finite number > 0 (or >= 0 when allow_zero).
-  Result<double> number(const std::string& field, std::optional<double> fallback,
-                        bool allow_zero = false) const {
-    m_seen.insert(field);
-    if (!has(field)) {
-      if (fallback) return *fallback;
-      return error(field, "required");
-    }
-    const auto& v = m_object.at(field);
-    const char* why = allow_zero ? "must be a non-negative number" : "must be a positive number";
-    if (!v.is_number()) return error(field, why);
-    const double x = v.get<double>();
-    if (!std::isfinite(x) || x < 0 || (!allow_zero && x == 0)) return error(field, why);
-    return x;
-  }
-  Result<double> fraction(const std::string& field, double fallback) const {
-    LAGOM_TRY(double x, number(field, fallback));
-    if (x > 1.0) return error(field, "must be in (0, 1]");
-    return x;
-  }
-  Result<std::string> string(const std::string& field, std::optional<std::string> fallback) const {
-    m_seen.insert(field);
-    if (!has(field)) {
-      if (fallback) return *fallback;
-      return error(field, "required");
-    }
-    if (!m_object.at(field).is_string()) return error(field, "must be a string");
-    return m_object.at(field).get<std::string>();
-  }
-  Result<bool> boolean(const std::string& field, bool fallback) const {
-    m_seen.insert(field);
-    if (!has(field)) return fallback;
-    if (!m_object.at(field).is_boolean()) return error(field, "must be true or false");
-    return m_object.at(field).get<bool>();
-  }
-  template <typename E, std::size_t N>
-  Result<E> choice(const std::string& field, std::optional<E> fallback,
-                   const std::array<std::pair<E, std::string_view>, N>& table) const {
-    LAGOM_TRY(std::string text,
-              string(field, fallback ? std::optional<std::string>(std::string(name_of(table, *fallback)))
-                                     : std::nullopt));
-    const auto value = value_of(table, text);
-    if (!value) return error(field, fmt::format("'{}' is not one of {}", text, names_of(table)));
-    return *value;
-  }
-  Result<Reader> object(const std::string& field) const {
-    m_seen.insert(field);
-    if (!has(field)) return error(field, "required");
-    if (!m_object.at(field).is_object()) return error(field, "must be an object");
-    return Reader(m_object.at(field), m_origin, m_prefix + field + ".");
-  }
-  void mark(const std::string& field) const { m_seen.insert(field); }
-  // Spec files reject unknown fields: a typo must not silently fall back to a default.
-  [[nodiscard]] Status no_unknown_fields() const {
-    for (const auto& item : m_object.items()) {
-      if (m_seen.count(item.key()) == 0) return error(item.key(), "unknown field");
-    }
-    return {};
-  }
-
- private:
-  const nlohmann::json& m_object;
-  std::string m_origin;
-  std::string m_prefix;
-  mutable std::set<std::string> m_seen;
-};
-
-Status require_object(const nlohmann::json& document, const std::string& origin) {
-  if (!document.is_object()) {
-    return make_error(ErrorCode::invalid_input, fmt::format("{}: not a JSON object", origin));
-  }
-  return {};
-}
 
 }  // namespace
 
@@ -292,9 +165,10 @@ Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::str
   ClusterSpec c;
   LAGOM_TRY(c.name, r.string("name", std::string("cluster")));
   LAGOM_TRY(c.description, r.string("description", std::string()));
-  LAGOM_TRY(long gpn, r.integer("gpus_per_node", std::nullopt));
+  // Bounded so that gpus_per_node · nodes fits an int (a million GPUs and more is no cluster).
+  LAGOM_TRY(long gpn, r.integer("gpus_per_node", std::nullopt, 1, 1024));
   c.gpus_per_node = static_cast<int>(gpn);
-  LAGOM_TRY(long nodes, r.integer("nodes", 0L, 0));
+  LAGOM_TRY(long nodes, r.integer("nodes", 0L, 0, 1L << 20));
   c.nodes = static_cast<int>(nodes);
   LAGOM_TRY(c.collective_launch_us, r.number("collective_launch_us", 0.0, true));
   LAGOM_TRY(c.kernel_launch_us, r.number("kernel_launch_us", 0.0, true));
@@ -444,7 +318,8 @@ nlohmann::json to_json(const ClusterSpec& c) {
 double WorkloadSpec::parameters() const {
   const double h = static_cast<double>(hidden);
   const double d = static_cast<double>(head_dim());
-  const double attention = 2.0 * h * h + 2.0 * h * kv_heads * d;  // Q, out; K, V with kv_heads
+  const double q = static_cast<double>(q_width());                // = h unless attention_head_dim is set
+  const double attention = 2.0 * h * q + 2.0 * h * kv_heads * d;  // Q, out; K, V with kv_heads
   const double mult = ffn_matrices(ffn_type);
   const double dense_ffn = mult * h * static_cast<double>(ffn_hidden);
   double total =
@@ -469,7 +344,7 @@ bool WorkloadSpec::is_moe_layer(int layer) const {
 
 namespace {
 Status check_workload(const WorkloadSpec& w, const Reader& r) {
-  if (w.hidden % w.heads != 0) {
+  if (w.attention_head_dim == 0 && w.hidden % w.heads != 0) {
     return r.error("heads", fmt::format("heads={} does not divide hidden={}", w.heads, w.hidden));
   }
   if (w.kv_heads > w.heads || w.heads % w.kv_heads != 0) {
@@ -509,6 +384,7 @@ Result<WorkloadSpec> parse_workload(const nlohmann::json& document, const std::s
   w.heads = static_cast<int>(heads);
   LAGOM_TRY(long kv, r.integer("kv_heads", heads));
   w.kv_heads = static_cast<int>(kv);
+  LAGOM_TRY(w.attention_head_dim, r.integer("head_dim", 0L, 0));
   LAGOM_TRY(w.ffn_hidden, r.integer("ffn_hidden", 4 * w.hidden));
   LAGOM_TRY(w.ffn_type, r.choice<FfnType>("ffn_type", FfnType::gelu, k_ffn));
   LAGOM_TRY(w.vocab, r.integer("vocab", std::nullopt));
@@ -544,74 +420,26 @@ Result<WorkloadSpec> parse_workload(const nlohmann::json& document, const std::s
 }
 
 Result<WorkloadSpec> parse_hf_config(const nlohmann::json& document, const std::string& origin) {
-  LAGOM_TRY_STATUS(require_object(document, origin));
-  Reader r(document, origin, "");
-  // The first key present wins; GPT-2 names first, then LLaMA/Mistral/Mixtral/OLMoE names.
-  auto pick = [&](std::initializer_list<const char*> keys) -> std::string {
-    for (const char* key : keys) {
-      if (r.has(key)) return key;
-    }
-    return *keys.begin();
-  };
-  WorkloadSpec w;
-  LAGOM_TRY(w.name, r.string("model_type", std::string("hf-model")));
-  if (r.has("_name_or_path") && r.at("_name_or_path").is_string())
-    w.name = r.at("_name_or_path").get<std::string>();
-  LAGOM_TRY(long layers, r.integer(pick({"num_hidden_layers", "n_layer", "num_layers"}), std::nullopt));
-  w.layers = static_cast<int>(layers);
-  LAGOM_TRY(w.hidden, r.integer(pick({"hidden_size", "n_embd", "d_model"}), std::nullopt));
-  LAGOM_TRY(long heads, r.integer(pick({"num_attention_heads", "n_head", "num_heads"}), std::nullopt));
-  w.heads = static_cast<int>(heads);
-  LAGOM_TRY(long kv, r.integer(pick({"num_key_value_heads", "n_head_kv"}), heads));
-  w.kv_heads = static_cast<int>(kv);
-  const bool gated = r.has("intermediate_size") && !r.has("n_inner");
-  // GPT-2's n_inner is null for 4·hidden.
-  LAGOM_TRY(w.ffn_hidden, r.integer(pick({"intermediate_size", "n_inner", "ffn_dim", "d_ff"}), 4 * w.hidden));
-  std::string act = "gelu";
-  for (const char* key : {"hidden_act", "activation_function"}) {
-    if (r.has(key) && r.at(key).is_string()) act = r.at(key).get<std::string>();
-  }
-  w.ffn_type = (gated && (act == "silu" || act == "swish")) ? FfnType::swiglu : FfnType::gelu;
-  LAGOM_TRY(w.vocab, r.integer("vocab_size", std::nullopt));
-  LAGOM_TRY(w.seq,
-            r.integer(pick({"max_position_embeddings", "n_positions", "n_ctx", "seq_length"}), std::nullopt));
-  // transformers' PretrainedConfig defaults tie_word_embeddings to true; LLaMA, Mistral, Mixtral, OLMoE,
-  // DeepSeek and Phi configs default it to false (their config classes), so a config that omits the key
-  // takes its family's default.
-  {
-    std::string type;
-    if (r.has("model_type") && r.at("model_type").is_string()) type = r.at("model_type").get<std::string>();
-    const bool untied_family = type == "llama" || type == "mistral" || type == "mixtral" || type == "olmoe" ||
-                               type == "deepseek" || type == "deepseek_v2" || type == "phi" ||
-                               type == "qwen2";
-    LAGOM_TRY(w.tied_embeddings, r.boolean("tie_word_embeddings", !untied_family));
-    // Encoder-only families attend both ways; everything else HF lists here is a causal LM.
-    w.causal = !(type == "bert" || type == "roberta" || type == "deberta" || type == "deberta-v2" ||
-                 type == "electra" || type == "distilbert");
-  }
-  const std::string experts_key = pick({"num_local_experts", "num_experts", "n_routed_experts"});
-  if (r.has(experts_key) && r.at(experts_key).is_number() && r.at(experts_key).get<double>() > 1) {
-    MoeSpec moe;
-    LAGOM_TRY(long experts, r.integer(experts_key, std::nullopt));
-    LAGOM_TRY(long top_k, r.integer("num_experts_per_tok", std::nullopt));
-    moe.experts = static_cast<int>(experts);
-    moe.top_k = static_cast<int>(top_k);
-    LAGOM_TRY(moe.expert_ffn_hidden,
-              r.integer(pick({"moe_intermediate_size", "intermediate_size"}), w.ffn_hidden));
-    LAGOM_TRY(long shared, r.integer("n_shared_experts", 0L, 0));
-    LAGOM_TRY(long first_dense, r.integer("first_k_dense_replace", 0L, 0));
-    moe.shared_experts = static_cast<int>(shared);
-    moe.first_dense_layers = static_cast<int>(first_dense);
-    w.moe = moe;
-  }
-  LAGOM_TRY_STATUS(check_workload(w, r));
-  return w;
+  LAGOM_TRY(HfReading reading, read_hf_config(document, origin));
+  if (reading.workload.seq == 0) return missing_hf_seq(reading, origin);
+  const Reader r(document, origin, "");
+  LAGOM_TRY_STATUS(check_workload(reading.workload, r));
+  return reading.workload;
+}
+
+Error missing_hf_seq(const HfReading& reading, const std::string& origin) {
+  const std::string context =
+      reading.context_length > 0 ? fmt::format(" ({})", reading.context_length) : std::string();
+  return make_error(
+      ErrorCode::invalid_input,
+      fmt::format("{}: seq: required for a HuggingFace config: its max_position_embeddings{} is "
+                  "the context length it supports, not a training sequence length; give --seq N "
+                  "(or a \"seq\" field in the file)",
+                  origin, context));
 }
 
 Result<WorkloadSpec> parse_workload_any(const nlohmann::json& document, const std::string& origin) {
-  if (document.is_object() && (document.contains("model_type") || document.contains("architectures"))) {
-    return parse_hf_config(document, origin);
-  }
+  if (is_hf_config(document)) return parse_hf_config(document, origin);
   return parse_workload(document, origin);
 }
 
@@ -626,6 +454,7 @@ nlohmann::json to_json(const WorkloadSpec& w) {
   j["hidden"] = w.hidden;
   j["heads"] = w.heads;
   j["kv_heads"] = w.kv_heads;
+  if (w.attention_head_dim > 0) j["head_dim"] = w.attention_head_dim;
   j["ffn_hidden"] = w.ffn_hidden;
   j["ffn_type"] = to_string(w.ffn_type);
   j["vocab"] = w.vocab;
@@ -670,6 +499,9 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
                            model_parallel * s.dp));
   }
   if (w.heads % s.tp != 0) return bad(fmt::format("tp={} does not divide heads={}", s.tp, w.heads));
+  // Each TP rank holds a slice of the vocabulary (embedding and logits): an empty slice is no model.
+  if (w.vocab < s.tp)
+    return bad(fmt::format("tp={} exceeds vocab={} (each TP rank holds a vocabulary slice)", s.tp, w.vocab));
   if (w.kv_heads % s.tp != 0) return bad(fmt::format("tp={} does not divide kv_heads={}", s.tp, w.kv_heads));
   if (w.ffn_hidden % s.tp != 0)
     return bad(fmt::format("tp={} does not divide ffn_hidden={}", s.tp, w.ffn_hidden));

@@ -206,7 +206,10 @@ struct WorkloadSpec {
   int decoder_layers = 0;  // T5-style: decoder layers (with cross-attention)
   long hidden = 0;
   int heads = 0;
-  int kv_heads = 0;     // = heads unless GQA/MQA
+  int kv_heads = 0;  // = heads unless GQA/MQA
+  // Width of one attention head when it is not hidden / heads (Gemma: 256 with hidden 3584 and 16 heads;
+  // HF `head_dim`); 0 = hidden / heads. Read it through head_dim().
+  long attention_head_dim = 0;
   long ffn_hidden = 0;  // dense FFN width
   FfnType ffn_type = FfnType::gelu;
   long vocab = 0;
@@ -222,7 +225,10 @@ struct WorkloadSpec {
   std::optional<long> global_batch;
   bool operator==(const WorkloadSpec&) const = default;
 
-  [[nodiscard]] long head_dim() const { return hidden / heads; }
+  [[nodiscard]] long head_dim() const { return attention_head_dim > 0 ? attention_head_dim : hidden / heads; }
+  // Width of the queries (and of the attention output) of one layer: heads · head_dim (= hidden unless
+  // attention_head_dim is set).
+  [[nodiscard]] long q_width() const { return static_cast<long>(heads) * head_dim(); }
   // Parameter count (weights incl. embedding, and the output layer when it is not tied to it; norms and
   // biases included).
   [[nodiscard]] double parameters() const;
@@ -230,10 +236,9 @@ struct WorkloadSpec {
 };
 
 Result<WorkloadSpec> parse_workload(const nlohmann::json& document, const std::string& origin);
-// HuggingFace config.json (GPT-2: n_layer/n_embd/n_head/n_inner/n_positions; LLaMA/Mistral:
-// num_hidden_layers/
-// hidden_size/num_attention_heads/num_key_value_heads/intermediate_size/max_position_embeddings;
-// Mixtral: num_local_experts/num_experts_per_tok; OLMoE: num_experts/num_experts_per_tok).
+// A HuggingFace config.json of a family Lagom models (model/hf_config.h says which and how it is read),
+// checked like a workload file. It needs a `seq` field: a config's max_position_embeddings is a context
+// length, not a training sequence length (the command line gives --seq instead).
 Result<WorkloadSpec> parse_hf_config(const nlohmann::json& document, const std::string& origin);
 // Either format: a document with "model_type" or "architectures" is a HuggingFace config.
 Result<WorkloadSpec> parse_workload_any(const nlohmann::json& document, const std::string& origin);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -116,14 +117,29 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
   }
   const unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
                                                : std::max(1U, std::thread::hardware_concurrency());
+  bool warned_threads = false;
   auto parallel = [&](std::size_t n, auto&& body) {
     std::atomic<std::size_t> next{0};
+    auto work = [&] {
+      for (std::size_t i = next++; i < n; i = next++) body(i);
+    };
     std::vector<std::thread> pool;
-    for (unsigned t = 0; t < std::min<std::size_t>(threads, n); ++t) {
-      pool.emplace_back([&] {
-        for (std::size_t i = next++; i < n; i = next++) body(i);
-      });
+    const std::size_t wanted = std::min<std::size_t>(threads, n);
+    for (std::size_t t = 0; t < wanted; ++t) {
+      try {
+        pool.emplace_back(work);
+      } catch (const std::system_error& e) {
+        // The system refused a thread (a process or memory limit): the workers share the candidates, so
+        // fewer of them (or this thread alone) finish the same work.
+        if (!warned_threads) {
+          progress.warn(fmt::format("explore: {} of {} worker threads started ({}); continuing with {}",
+                                    pool.size(), wanted, e.what(), std::max<std::size_t>(1, pool.size())));
+          warned_threads = true;
+        }
+        break;
+      }
     }
+    if (pool.empty()) work();
     for (auto& thread : pool) thread.join();
   };
 

@@ -1,5 +1,9 @@
 #include "simulator/comm_config.h"
 
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
 #include <fmt/format.h>
 
 namespace lagom::simulator {
@@ -19,6 +23,16 @@ Result<std::int64_t> get_int(const nlohmann::json& object, const char* key, cons
   const auto& value = object.at(key);
   if (!value.is_number_integer() || value.get<std::int64_t>() < 0) {
     return bad(origin, where + "." + key, "must be a non-negative integer");
+  }
+  // Counts (channels, threads, CTAs, prefetch) land in an int: a larger value is an error, never truncated.
+  if (std::string_view(key) != "bytes" && std::string_view(key) != "chunk_bytes" &&
+      (value.is_number_unsigned() ? value.get<std::uint64_t>() > std::numeric_limits<int>::max()
+                                  : value.get<std::int64_t>() > std::numeric_limits<int>::max())) {
+    return bad(origin, where + "." + key,
+               fmt::format("{} is out of range (at most {})", value.dump(), std::numeric_limits<int>::max()));
+  }
+  if (value.is_number_unsigned() && value.get<std::uint64_t>() > std::numeric_limits<std::int64_t>::max()) {
+    return bad(origin, where + "." + key, fmt::format("{} is out of range", value.dump()));
   }
   return value.get<std::int64_t>();
 }

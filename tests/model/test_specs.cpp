@@ -100,14 +100,15 @@ TEST_CASE("a cluster file without issue 15's fields parses with their documented
 
 TEST_CASE("HuggingFace configs of GPT-2, LLaMA, Mixtral and OLMoE parse", "[model]") {
   auto gpt2 = nlohmann::json::parse(R"({"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12,
-      "n_inner": null, "n_positions": 1024, "vocab_size": 50257, "activation_function": "gelu_new"})");
+      "n_inner": null, "n_positions": 1024, "vocab_size": 50257, "activation_function": "gelu_new",
+      "seq": 1024})");
   const WorkloadSpec g = parse_hf_config(gpt2, "config.json").value();
   CHECK(g.layers == 12);
   CHECK(g.ffn_hidden == 3072);
   CHECK(g.ffn_type == FfnType::gelu);
   auto llama = nlohmann::json::parse(R"({"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
       "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "hidden_act": "silu",
-      "max_position_embeddings": 8192, "vocab_size": 128256})");
+      "max_position_embeddings": 8192, "vocab_size": 128256, "seq": 8192})");
   const WorkloadSpec l = parse_workload_any(llama, "config.json").value();
   const WorkloadSpec preset = workload_preset("llama3-8b").value();
   CHECK(l.kv_heads == 8);
@@ -123,7 +124,7 @@ TEST_CASE("HuggingFace configs of GPT-2, LLaMA, Mixtral and OLMoE parse", "[mode
   CHECK(m.moe->expert_ffn_hidden == 14336);
   auto olmoe = nlohmann::json::parse(R"({"model_type": "olmoe", "num_hidden_layers": 16, "hidden_size": 2048,
       "num_attention_heads": 16, "intermediate_size": 1024, "hidden_act": "silu", "num_experts": 64,
-      "num_experts_per_tok": 8, "max_position_embeddings": 4096, "vocab_size": 50304})");
+      "num_experts_per_tok": 8, "max_position_embeddings": 4096, "vocab_size": 50304, "seq": 4096})");
   const WorkloadSpec o = parse_hf_config(olmoe, "config.json").value();
   REQUIRE(o.moe);
   CHECK(o.moe->experts == 64);
