@@ -25,14 +25,15 @@ std::string runs_file(const std::string& dir, const std::string& header, const s
 }  // namespace
 
 TEST_CASE("validate reproduces the vTrain error thresholds through the runs files", "[cli][validate]") {
-  const auto single = run_lagom({"validate", k_data + "/vtrain-single.csv", "--json", "--max-mape", "10"});
+  // Issue 14's bounds: single-node <= 8%, multi-node <= 12% (vTrain's own model: 8.37% and 14.73%).
+  const auto single = run_lagom({"validate", k_data + "/vtrain-single.csv", "--json", "--max-mape", "8"});
   INFO(single.err);
   REQUIRE(single.exit_code == 0);
   const auto s = nlohmann::json::parse(single.out);
   CHECK(s["kind"] == "validate");
   CHECK(s["overall"]["runs"] == 1440);
   CHECK(s["failed"] == 0);
-  CHECK(s["overall"]["mape_pct"].get<double>() <= 10.0);
+  CHECK(s["overall"]["mape_pct"].get<double>() <= 8.0);
   const auto multi = run_lagom({"validate", k_data + "/vtrain-multi.csv", "--json", "--max-mape", "12"});
   INFO(multi.err);
   REQUIRE(multi.exit_code == 0);
