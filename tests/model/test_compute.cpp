@@ -289,20 +289,20 @@ TEST_CASE("causal flash attention executes the blocks on and below the diagonal 
   s.gpus = 1;
   s.global_batch = 1;
   s = resolve_strategy(s, w, cluster).value();
-  const ComputeOp& fwd = op_named(model.layer_steps(w, s, Phase::forward, 0), "attn.attention");
+  const ComputeOp fwd = op_named(model.layer_steps(w, s, Phase::forward, 0), "attn.attention");
   const double full = 4.0 * 32 * 8192.0 * 8192.0 * 128;
   CHECK(fwd.model_flops == full);
   CHECK(fwd.flops == full * 65.0 / 128.0);
   // Head dim 128: the forward fraction 0.66 of the BF16 peak as it stands.
   CHECK(fwd.time_us == Approx(fwd.flops / (989e12 * 0.66) * 1e6));
-  const ComputeOp& bwd = op_named(model.layer_steps(w, s, Phase::backward, 0), "attn.attention.bwd");
+  const ComputeOp bwd = op_named(model.layer_steps(w, s, Phase::backward, 0), "attn.attention.bwd");
   CHECK(bwd.flops == 2.5 * fwd.flops);
   CHECK(bwd.time_us == Approx(bwd.flops / (989e12 * 0.50) * 1e6));
   // Head dim 64 on sm90: g(64)/g(128) = (256/(256 + 256)) / (512/(512 + 256)) = 0.75.
   WorkloadSpec narrow = w;
   narrow.heads = 64;
   narrow.kv_heads = 16;
-  const ComputeOp& n64 = op_named(model.layer_steps(narrow, s, Phase::forward, 0), "attn.attention");
+  const ComputeOp n64 = op_named(model.layer_steps(narrow, s, Phase::forward, 0), "attn.attention");
   CHECK(n64.time_us == Approx(n64.flops / (989e12 * 0.66 * 0.75) * 1e6));
   // A bidirectional encoder computes the full matrix.
   WorkloadSpec bert = workload_preset("bert-base").value();
@@ -311,7 +311,7 @@ TEST_CASE("causal flash attention executes the blocks on and below the diagonal 
   sb.gpus = 1;
   sb.global_batch = 1;
   sb = resolve_strategy(sb, bert, cluster).value();
-  const ComputeOp& b = op_named(model.layer_steps(bert, sb, Phase::forward, 0), "attn.attention");
+  const ComputeOp b = op_named(model.layer_steps(bert, sb, Phase::forward, 0), "attn.attention");
   CHECK(b.flops == b.model_flops);
 }
 
