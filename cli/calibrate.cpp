@@ -171,6 +171,17 @@ Result<CalibrationFit> fit_constants(const std::vector<const PreparedRun*>& all,
   double lambda = 1e-3;
   Eigen::MatrixXd J(n, k);
   std::vector<bool> constrained(static_cast<std::size_t>(k), true);
+  // JᵀJ with every held (unconstrained) constant decoupled: no row or column couples it to the others.
+  auto normal_matrix = [&] {
+    Eigen::MatrixXd A = J.transpose() * J;
+    for (Eigen::Index j = 0; j < k; ++j) {
+      if (constrained[static_cast<std::size_t>(j)]) continue;
+      A.row(j).setZero();
+      A.col(j).setZero();
+      A(j, j) = 1;
+    }
+    return A;
+  };
   for (int iteration = 0; iteration < k_max_iterations; ++iteration) {
     for (Eigen::Index j = 0; j < k; ++j) {
       Eigen::VectorXd probe = u;
@@ -180,15 +191,8 @@ Result<CalibrationFit> fit_constants(const std::vector<const PreparedRun*>& all,
       constrained[static_cast<std::size_t>(j)] = J.col(j).norm() > k_unconstrained;
     }
     if (std::none_of(constrained.begin(), constrained.end(), [](bool c) { return c; })) break;
-    Eigen::MatrixXd A = J.transpose() * J;
+    Eigen::MatrixXd A = normal_matrix();
     const Eigen::VectorXd g = J.transpose() * r;
-    for (Eigen::Index j = 0; j < k; ++j) {
-      if (!constrained[static_cast<std::size_t>(j)]) {  // held: no row or column couples it
-        A.row(j).setZero();
-        A.col(j).setZero();
-        A(j, j) = 1;
-      }
-    }
     bool improved = false;
     double previous = cost;
     while (lambda < 1e10) {
@@ -215,14 +219,7 @@ Result<CalibrationFit> fit_constants(const std::vector<const PreparedRun*>& all,
   }
 
   // Standard errors from the Jacobian at the optimum: cov(ln v) = σ² (JᵀJ)⁻¹, σ² = cost / (n − k).
-  Eigen::MatrixXd A = J.transpose() * J;
-  for (Eigen::Index j = 0; j < k; ++j) {
-    if (!constrained[static_cast<std::size_t>(j)]) {
-      A.row(j).setZero();
-      A.col(j).setZero();
-      A(j, j) = 1;
-    }
-  }
+  const Eigen::MatrixXd A = normal_matrix();
   const double dof = static_cast<double>(std::max<Eigen::Index>(n - k, 1));
   const Eigen::MatrixXd covariance = (cost / dof) * A.inverse();
   fit.cluster = problem.with(u);

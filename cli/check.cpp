@@ -307,28 +307,6 @@ std::string number(const std::optional<double>& v) {
   if (!v) return "-";
   return fmt::format("{:.6g}", *v);
 }
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
-}
 std::string describe(const Comparison& c) {
   if (c.verdict == Verdict::missing)
     return fmt::format("{}: missing in current (baseline {})", c.name, number(c.baseline));
@@ -381,9 +359,9 @@ std::string render_junit(const Report& report) {
                      to_string(report.kind), report.comparisons.size(), report.regressions());
   for (const auto& c : report.comparisons) {
     out += fmt::format("  <testcase classname=\"lagom.check.{}\" name=\"{}\"", to_string(report.kind),
-                       xml_escape(c.name));
+                       markup_escape(c.name));
     if (c.verdict == Verdict::regressed || c.verdict == Verdict::missing) {
-      out += fmt::format("><failure message=\"{}\"/></testcase>\n", xml_escape(describe(c)));
+      out += fmt::format("><failure message=\"{}\"/></testcase>\n", markup_escape(describe(c)));
     } else {
       out += "/>\n";
     }

@@ -1,7 +1,6 @@
 // `lagom calibrate RUNS.csv... --cluster X [--out cluster.json]`: fits the cluster's physical constants to
 // measured runs (cli/calibrate.h), reports the error before and after and a leave-one-model-out
 // cross-validated error, and writes a cluster spec that `simulate --cluster` takes (docs/calibrate.md).
-#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -63,7 +62,6 @@ void run_calibrate(const CalibrateFlags& flags, const Context& context) {
                                        "profiled localhost");
   }
   std::vector<PreparedRun> prepared;
-  std::vector<std::string> inputs = flags.files;
   for (const auto& file : flags.files) {
     const RunsTable table = unwrap(read_runs_table(file));
     auto more = unwrap(prepare_runs(table));
@@ -72,14 +70,10 @@ void run_calibrate(const CalibrateFlags& flags, const Context& context) {
   }
   // The runs measured on this cluster are the ones fitted; a run of another cluster says nothing about it.
   std::vector<const PreparedRun*> runs;
-  std::set<std::string> others;
   for (const auto& run : prepared) {
-    if (run.source.cluster.name == base.cluster.name) {
-      runs.push_back(&run);
-    } else {
-      others.insert(run.source.cluster.name);
-    }
+    if (run.source.cluster.name == base.cluster.name) runs.push_back(&run);
   }
+  const std::size_t other_clusters = prepared.size() - runs.size();
   if (runs.empty()) {
     fail(ErrorCode::invalid_input,
          fmt::format("calibrate: no run of cluster '{}' in the runs file(s)", base.cluster.name));
@@ -111,7 +105,7 @@ void run_calibrate(const CalibrateFlags& flags, const Context& context) {
         fmt::format("{}{}calibrated by lagom calibrate on {} runs ({}; MAPE {:.2f}% -> {:.2f}%)",
                     base.cluster.description, base.cluster.description.empty() ? "" : "; ", fit.after.runs,
                     moved, fit.before.mape_pct, fit.after.mape_pct);
-    std::vector<std::string> protected_inputs = inputs;
+    std::vector<std::string> protected_inputs = flags.files;
     protected_inputs.push_back(flags.cluster);
     check(write_output_file(flags.out, model::to_json(out).dump(2) + "\n", protected_inputs));
     written = true;
@@ -121,7 +115,7 @@ void run_calibrate(const CalibrateFlags& flags, const Context& context) {
     nlohmann::json doc = {{"kind", "calibrate"},
                           {"cluster", base.cluster.name},
                           {"runs", runs.size()},
-                          {"other_clusters_left_out", prepared.size() - runs.size()},
+                          {"other_clusters_left_out", other_clusters},
                           {"constants", constants_json(fit)},
                           {"before", stats_json(fit.before)},
                           {"after", stats_json(fit.after)},
@@ -148,7 +142,7 @@ void run_calibrate(const CalibrateFlags& flags, const Context& context) {
   } else {
     fmt::print("# lagom calibrate: {} runs of {} from {} file(s)", runs.size(), base.cluster.name,
                flags.files.size());
-    if (!others.empty()) fmt::print(" ({} runs of other clusters left out)", prepared.size() - runs.size());
+    if (other_clusters > 0) fmt::print(" ({} runs of other clusters left out)", other_clusters);
     fmt::print("\n");
     Table table({{"constant", true}, {"meaning", true}, {"range", true}, {"before"}, {"after"}, {"±_%"}});
     for (const auto& c : fit.constants) {

@@ -152,7 +152,6 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   SpeedupSplit split;
   split.nccl = unwrap(search::run_search(*kind, nccl_only)).speedup();
   split.framework = unwrap(search::run_search(*kind, framework_only)).speedup();
-  split.both = result.speedup();
   context.progress().end();
 
   search::OutputContext out;

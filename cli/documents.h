@@ -35,7 +35,7 @@ nlohmann::json explore_json(const search::ExploreResult& result, const model::St
 // Tune's predicted speedup split, each against the same baseline (NCCL's defaults, the strategy's framework
 // knobs): the NCCL knobs alone, the framework knobs alone, both.
 struct SpeedupSplit {
-  double nccl = 1, framework = 1, both = 1;
+  double nccl = 1, framework = 1;  // both: TuneResult::speedup()
 };
 
 // `tune --json`; `note` is added when not empty, the grid and the trials with `explain`.

@@ -46,6 +46,29 @@ Status as_write_failure(Status status) {
   return status;
 }
 
+std::string markup_escape(std::string_view text) {
+  std::string out;
+  for (const char ch : text) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += ch;
+    }
+  }
+  return out;
+}
+
 bool names_a_file(const std::string& value, const std::string& folder) {
   if (value.find('/') != std::string::npos || value.find(".json") != std::string::npos) return true;
   std::error_code ec;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,9 @@ Result<nlohmann::json> read_json_file(const std::string& path);
 // a file of that name exists in `folder` (the working directory when empty; a runs file's folder for
 // `lagom validate`).
 bool names_a_file(const std::string& value, const std::string& folder = "");
+
+// `text` safe inside XML/HTML text and double-quoted attributes (& < > " escaped): JUnit files, reports.
+std::string markup_escape(std::string_view text);
 
 // Writes `text` to `path` atomically (files::write_atomically, core/files.h). Refuses (invalid_input) when
 // `path` is one of `inputs` (the same file, however named): an output never overwrites an input. A write

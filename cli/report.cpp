@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/output.h"
 #include "lagom/report_template.h"
 #include "model/collective_factors.h"
 
@@ -717,29 +718,6 @@ std::string script_safe_json(const json& value) {
   return out;
 }
 
-std::string html_escape(std::string_view text) {
-  std::string out;
-  for (const char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 Result<Kind> detect_kind(const json& doc) {
@@ -819,7 +797,7 @@ std::string render_html(const Page& page, std::string_view chart_library) {
     }
   }
   const std::vector<std::pair<std::string_view, std::string>> markers{
-      {"@LAGOM_TITLE@", html_escape(page.title)},
+      {"@LAGOM_TITLE@", markup_escape(page.title)},
       {"@LAGOM_CHART_JS@", std::move(library)},
       {"@LAGOM_DATA@", script_safe_json(data)}};
   const std::string_view text = page_template();
