@@ -94,7 +94,7 @@ void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
       },
       "DP gradient bucket, MB, or chunk (one bucket per model chunk) [25]");
   text_flag("--precision", flags.precision, "bf16|fp16|fp8|tf32|fp32 [bf16]");
-  text_flag("--attention", flags.attention, "flash|standard [flash]");
+  text_flag("--attention", flags.attention, "flash|flash2|standard [flash]");
   text_flag("--cp-comm-type", flags.cp_comm_type,
             "CP attention: a2a (Ulysses)|p2p (K/V ring)|allgather (K/V all-gather) [a2a]");
   text_flag("--moe-dispatcher", flags.moe_dispatcher, "MoE token dispatcher: alltoall|allgather [alltoall]");
@@ -114,6 +114,8 @@ void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
                    "The embedding counts as one layer in the pipeline split");
   command.add_flag("--loss-in-pipeline-split", flags.loss_in_split,
                    "The output layer and loss count as one layer in the pipeline split");
+  text_flag("--cross-entropy-fusion", flags.cross_entropy_fusion,
+            "on|off: the vocabulary-parallel loss in Megatron's fused kernels [off]");
   text_flag("--p2p-overlap", flags.p2p_overlap,
             "on|off: interleaved schedule's sends/receives overlapped with compute [off]");
   text_flag("--param-gather-overlap", flags.param_gather_overlap,
@@ -124,6 +126,9 @@ void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
             "bf16|fp16|fp32: gradient buffer and reduction dtype [the parameters']");
   int_flag("--vocab-divisible-by", flags.vocab_divisible_by,
            "Pad the vocabulary to a multiple of N·tp [no padding]");
+  int_flag("--defer-embedding-wgrad", flags.defer_embedding_wgrad,
+           "Output-layer wgrad of the first N micro-batches computed in the pipeline flush (pp > 1) [0: off]",
+           0, 1 << 20);
   text_flag("--fp8-params", flags.fp8_params, "FP8 primary weights with --precision fp8: true|false [false]");
   text_flag("--fp8-wgrad", flags.fp8_wgrad,
             "Weight-gradient GEMMs in FP8 with --precision fp8: true|false [true]");
@@ -319,6 +324,7 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
   s.embedding_in_split = f.embedding_in_split;
   s.loss_in_split = f.loss_in_split;
   LAGOM_TRY(s.p2p_overlap, on_off("p2p-overlap", f.p2p_overlap, false));
+  LAGOM_TRY(s.cross_entropy_fusion, on_off("cross-entropy-fusion", f.cross_entropy_fusion, false));
   LAGOM_TRY(s.param_gather_overlap, on_off("param-gather-overlap", f.param_gather_overlap, false));
   LAGOM_TRY(s.param_gather_with_optimizer,
             on_off("param-gather-with-optimizer", f.param_gather_with_optimizer, false));
@@ -340,6 +346,7 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
     }
     s.vocab_divisible_by = *f.vocab_divisible_by;
   }
+  if (f.defer_embedding_wgrad) s.defer_embedding_wgrad = *f.defer_embedding_wgrad;
   if (f.precision) {
     const auto v = model::parse_precision(*f.precision);
     if (!v)
@@ -355,7 +362,7 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
     const auto v = model::parse_attention(*f.attention);
     if (!v)
       return make_error(ErrorCode::invalid_input,
-                        fmt::format("attention: '{}' is not flash or standard", *f.attention));
+                        fmt::format("attention: '{}' is not flash, flash2 or standard", *f.attention));
     s.attention = *v;
   }
   if (f.cp_comm_type) {

@@ -24,10 +24,9 @@ const std::set<std::string> k_data_columns = {"measured_iteration_s", "measured_
                                               "note"};
 // Columns of mechanisms the model does not have yet (docs/validate.md "Planned columns"): accepted,
 // listed in the report when they carry a value, and not used by the prediction.
-const std::set<std::string> k_planned_columns = {"defer-embedding-wgrad", "fp8-recipe",     "fp8-format",
-                                                 "fp8-amax-history",      "fp8-amax-algo",  "fp8-bf16-layers",
-                                                 "cuda-graphs",           "norm-sm-margin", "nccl-nvls",
-                                                 "cuda-max-connections",  "nccl-p2p-chunk"};
+const std::set<std::string> k_planned_columns = {
+    "fp8-recipe",  "fp8-format",     "fp8-amax-history", "fp8-amax-algo",        "fp8-bf16-layers",
+    "cuda-graphs", "norm-sm-margin", "nccl-nvls",        "cuda-max-connections", "nccl-p2p-chunk"};
 // Flags that take no value: a cell of 1/true/yes/on sets them, 0/false/no/off or empty leaves them off.
 const std::set<std::string> k_switches = {"sp", "embedding-in-pipeline-split", "loss-in-pipeline-split"};
 

@@ -651,19 +651,20 @@ CollectiveCost CostModel::collective_cost(Collective c, double bytes, const Comm
   if (cfg.algo == Algo::p2p) {
     const double hop = k_hw_lat[nodes > 1 ? k_net : intra_link][idx(Algo::ring)][idx(cfg.proto)] *
                        (nodes > 1 ? inter_scale : intra_scale);
-    // alltoall: n−1 peers, their sends overlap; intra-node part over the fabric, off-node part shares the
-    // node's NICs among its ppn ranks (PXN: a GPU reaches every NIC through the GPU next to it). sendrecv:
-    // one peer.
+    // alltoall: n−1 peers, their sends overlap; intra-node part over the fabric, off-node part over the
+    // NICs of this communicator's ppn ranks, min(NICs, ppn) of the node, as physical_busbw counts them for
+    // a ring (the convention the simulator's shared-NIC rule, simulator/model_costs.h, builds on; PXN
+    // lets a rank reach its communicator's other NICs through the GPU next to them). sendrecv: one peer.
     CollConfig ring_like = cfg;
     ring_like.algo = Algo::ring;
     const CommGroup intra_group{std::max(2, ppn), 1};
     const double intra_bw = physical_busbw(c, bytes, intra_group, ring_like, &link);
-    const double node_nic = std::max(1, m_cluster.nic.count) *
-                            std::min(m_cluster.nic.gbit / 8.0 * m_cluster.nic.efficiency,
-                                     pcie_x16_GBps(nic_pcie_gen(m_cluster)) * k_pcie_efficiency);
+    const double per_nic = std::min(m_cluster.nic.gbit / 8.0 * m_cluster.nic.efficiency,
+                                    pcie_x16_GBps(nic_pcie_gen(m_cluster)) * k_pcie_efficiency);
+    const double node_nic = std::max(1, std::min(m_cluster.nic.count, ppn)) * per_nic;
     if (c == Collective::sendrecv) {
       lat = k_base_lat[idx(Algo::ring)][idx(cfg.proto)] + hop;
-      const double bw = nodes > 1 ? node_nic / std::max(1, m_cluster.nic.count) : intra_bw;
+      const double bw = nodes > 1 ? per_nic : intra_bw;
       link = nodes > 1 ? bw : link;
       time_bw_us = bytes / (1e3 * std::min(bw, intra_bw));
     } else {

@@ -68,6 +68,17 @@ double default_attention_fraction(int sm_arch, bool backward) {
   return backward ? 0.45 : 0.55;  // // unverified: FlashAttention-2 on other sm8x parts
 }
 
+// FlashAttention-2's kernels on sm90 (Attention::flash2): written for sm80's mma.sync, without Hopper's
+// wgmma, TMA or warp specialisation, they reach about a third of H100's dense peak: FlashAttention-3
+// (Shah et al., arXiv:2407.08608, §1: "FlashAttention-2 achieves only 35% utilization on H100"; Figs. 5-6,
+// the FlashAttention-2 series at head dim 128, causal, 8k-16k: forward ≈ 330-350 TFLOP/s, backward
+// ≈ 290-310 TFLOP/s) → 0.35 and 0.30 // unverified (read off the plots); plausible: forward 0.28-0.42,
+// backward 0.24-0.36. A property of the kernel, not of the cluster: a cluster's attention fractions
+// (GpuSpec) describe its fastest kernel (Attention::flash).
+double flash2_sm90_fraction(bool backward) {
+  return backward ? 0.30 : 0.35;
+}
+
 // Head-dim dependence of a fused attention kernel: per score element the kernel does 4·d matmul FLOPs
 // (Q·Kᵀ and P·V) and one exponential on the SFU (16 per clock per SM on sm80/sm90: CUDA C++ Programming
 // Guide, "Arithmetic Instructions" throughput table, exp2f), which the kernel overlaps only in part. With
@@ -189,9 +200,11 @@ double CostModel::compute_us(const ComputeOp& op, Precision precision) const {
     // A fused attention kernel: the architecture's attention fraction of the 16-bit peak at head dim 128,
     // scaled to this head dim and precision (op.gemm.k is the head dim).
     const double peak16 = gpu.peak_tflops(Precision::bf16) > 0 ? gpu.peak_tflops(Precision::bf16) : peak;
-    eff =
-        resolved_attention_fraction(gpu, op.phase == Phase::backward) *
-        head_dim_scale(gpu.sm_arch, static_cast<double>(std::max<std::int64_t>(op.gemm.k, 1)), peak / peak16);
+    const bool backward = op.phase == Phase::backward;
+    const double fraction = op.flash2 && gpu.sm_arch >= 90 ? flash2_sm90_fraction(backward)
+                                                           : resolved_attention_fraction(gpu, backward);
+    eff = fraction * head_dim_scale(gpu.sm_arch, static_cast<double>(std::max<std::int64_t>(op.gemm.k, 1)),
+                                    peak / peak16);
   } else if (op.kind == OpKind::gemm || op.kind == OpKind::attention) {
     eff = gemm_efficiency(op.gemm, math);
   }
@@ -304,9 +317,14 @@ struct LayerBuilder {
     steps.push_back(std::move(step));
     fp8_backward.emplace_back();
   }
-  // Entering a TP region (f in Megatron): all-gather with SP, nothing otherwise.
-  void tp_enter(const std::string& name) {
-    if (s.tp > 1 && s.sp) comm(name + ".allgather", Collective::allgather, Group::tp, tokens * w.hidden * e);
+  // Entering a TP region (f in Megatron): all-gather with SP, nothing otherwise. When the region's first
+  // GEMM is an FP8 LayerNormLinear, the norm writes FP8 and TE gathers those 1-byte elements (with or
+  // without userbuffers: NVIDIA/TransformerEngine@3b2a7b00:transformer_engine/pytorch/module/
+  // layernorm_linear.py:119-133 the norm's output is the FP8 userbuffer or a uint8 tensor, :160-171 it is
+  // gathered as it is).
+  void tp_enter(const std::string& name, bool fp8_input = false) {
+    if (s.tp > 1 && s.sp)
+      comm(name + ".allgather", Collective::allgather, Group::tp, tokens * w.hidden * (fp8_input ? 1.0 : e));
   }
   // Leaving a TP region (g): all-reduce, or reduce-scatter with SP.
   void tp_exit(const std::string& name) {
@@ -334,7 +352,7 @@ struct LayerBuilder {
     const double seq = static_cast<double>(w.seq);
     const double b = static_cast<double>(s.micro_batch);
     norm(prefix + ".norm", fp8);
-    tp_enter(prefix);
+    tp_enter(prefix, fp8);
     if (cross) {
       gemm(prefix + ".q", tokens, h / t, h, 1, Fp8Input::norm_fused);
       gemm(prefix + ".kv", tokens, 2.0 * kvd / t, h, 1, Fp8Input::norm_fused);
@@ -365,7 +383,7 @@ struct LayerBuilder {
     const double batch = b * heads_local;
     const double q_rows = ulysses ? seq : tokens / b;  // query rows per sequence of one attention kernel
     const double kv_rows = ulysses || s.cp == 1 ? seq : tokens / b;  // key rows per kernel (one CP step)
-    if (s.attention == Attention::flash) {
+    if (is_fused(s.attention)) {
       GemmShape g{static_cast<std::int64_t>(q_rows), static_cast<std::int64_t>(kv_rows),
                   static_cast<std::int64_t>(d), static_cast<std::int64_t>(2 * batch)};
       const double io = b * seq * (2.0 * h + 2.0 * kvd) / (t * s.cp) * e;  // read q, k, v; write o
@@ -373,6 +391,7 @@ struct LayerBuilder {
       compute(prefix + ".attention", OpKind::attention, full * (causal ? causal_fraction(seq) : 1.0), io, g);
       steps.back().compute.model_flops = full;
       steps.back().compute.flash = true;
+      steps.back().compute.flash2 = s.attention == Attention::flash2;
       steps.back().compute.fp8 = fp8 && s.fp8_attention;
     } else {
       GemmShape scores{static_cast<std::int64_t>(seq), static_cast<std::int64_t>(seq),
@@ -407,7 +426,7 @@ struct LayerBuilder {
     const double mult = is_gated(w.ffn_type) ? 2.0 : 1.0;  // fc1 width multiple (gate + up)
     norm("mlp.norm", fp8 && !w.is_moe_layer(layer));       // MoE: a separate TENorm feeds the BF16 router
     if (!w.is_moe_layer(layer)) {
-      tp_enter("mlp");
+      tp_enter("mlp", fp8);
       const double f = static_cast<double>(w.ffn_hidden) / t;
       gemm("mlp.fc1", tokens, mult * f, h, 1, Fp8Input::norm_fused);
       // the activation (gelu, squared ReLU: read f, write f; swiglu, geglu: read gate and up, write f)
@@ -499,9 +518,12 @@ struct LayerBuilder {
 // FP8 GEMMs add their gradient conversions (LayerBuilder::gemm): the output gradient's cast before the dgrad
 // (before its all-gather when SP gathers it), the transposes after the dgrad (the wgrad needs them; placed
 // so that no conversion separates a TP collective from the GEMM it overlaps); a forward cast has no
-// backward of its own.
+// backward of its own. TP collectives carry 1-byte elements where TE gathers FP8: the output gradient
+// cast on the local rows (module/base.py:903-935) and the FP8 norm output re-gathered for an FP8 wgrad;
+// the gradients they reduce-scatter are BF16 (tp_bytes, the 16-bit size of the layer's TP tensor).
 std::vector<Step> backward_of(const std::vector<Step>& fwd, const std::vector<Fp8Backward>& fp8_backward,
-                              const Strategy& s, double tp_bytes) {
+                              const Strategy& s, double tp_bytes, double element_bytes) {
+  const double fp8_tp_bytes = tp_bytes / element_bytes;
   std::vector<Step> out;
   auto conversion = [&out](const ComputeOp& gemm, const char* what, double bytes) {
     if (bytes <= 0) return;
@@ -526,8 +548,11 @@ std::vector<Step> backward_of(const std::vector<Step>& fwd, const std::vector<Fp
       b.comm.name += ".bwd";
       if (f.comm.collective == Collective::allgather) {
         b.comm.collective = Collective::reducescatter;
+        if (f.comm.group == Group::tp) b.comm.bytes = tp_bytes;  // the input's gradient, BF16
       } else if (f.comm.collective == Collective::reducescatter) {
         b.comm.collective = Collective::allgather;
+        if (f.comm.group == Group::tp && index > 0 && fp8_backward[index - 1].grad_cast_local > 0)
+          b.comm.bytes = fp8_tp_bytes;  // the output gradient, cast to FP8 before the gather
       } else if (f.comm.collective == Collective::allreduce && f.comm.group == Group::tp) {
         continue;  // g's backward is the identity; the all-reduce moves to the region's entry (below)
       }
@@ -569,7 +594,9 @@ std::vector<Step> backward_of(const std::vector<Step>& fwd, const std::vector<Fp
         ag.comm.name = op.name + ".wgrad_allgather";
         ag.comm.collective = Collective::allgather;
         ag.comm.group = Group::tp;
-        ag.comm.bytes = tp_bytes;
+        // The saved FP8 norm output of a LayerNormLinear (the shared experts' te.Linear gathers BF16).
+        const bool fp8_norm_out = op.fp8 && s.fp8_wgrad && op.name != "moe.shared.fc1";
+        ag.comm.bytes = fp8_norm_out ? fp8_tp_bytes : tp_bytes;
         ag.comm.phase = Phase::backward;
         out.push_back(std::move(ag));
       }
@@ -625,7 +652,7 @@ std::vector<Step> CostModel::layer_steps(const WorkloadSpec& w, const Strategy& 
   if (phase == Phase::forward) {
     steps = std::move(lb.steps);
   } else if (phase == Phase::backward) {
-    steps = backward_of(lb.steps, lb.fp8_backward, s, lb.tokens * w.hidden * lb.e);
+    steps = backward_of(lb.steps, lb.fp8_backward, s, lb.tokens * w.hidden * lb.e, lb.e);
   } else {
     if (s.recompute == Recompute::full) {
       steps = std::move(lb.steps);
@@ -685,11 +712,16 @@ std::vector<Step> CostModel::embedding_steps(const WorkloadSpec& w, const Strate
 // logit of the local shard, NVIDIA/Megatron-LM@aa6207e2:megatron/core/tensor_parallel/cross_entropy.py:
 // forward: logits.float() (read 2, write 4; :28), max (read 4; :30), subtract the max in place (8; :45),
 // exp in place (8; :65), sum (read 4; :66), divide by the sum in place (8; :80) = 38 B; backward: the
-// gradient in place, grad_input.mul_ (8; :116), and autograd's fp32 → bf16 of the .float() (6) = 14 B. The
-// fused variant (megatron/core/fusions/fused_cross_entropy.py, NeMo 2's Llama and Nemotron recipes) moves
-// 22 and 6 B; no flag selects it yet.
+// gradient in place, grad_input.mul_ (8; :116), and autograd's fp32 → bf16 of the .float() (6) = 14 B.
+// The fused variant (--cross-entropy-fusion, cross_entropy_loss_fusion=True: NeMo 2's Llama and Nemotron
+// recipes; …/megatron/core/fusions/fused_cross_entropy.py, the same steps in three jit-fused functions
+// whose outputs are materialised): forward logits to fp32 with the max (read 2, write 4; :17-23), subtract,
+// exp and sum (read 4, write 4; :26-43), divide (8; :46-57) = 22 B; backward the scaled gradient written
+// in BF16 (read 4, write 2; :60-78) = 6 B.
 constexpr double k_cross_entropy_fwd_bytes = 38.0;
 constexpr double k_cross_entropy_bwd_bytes = 14.0;
+constexpr double k_fused_cross_entropy_fwd_bytes = 22.0;
+constexpr double k_fused_cross_entropy_bwd_bytes = 6.0;
 
 std::vector<Step> CostModel::head_steps(const WorkloadSpec& w, const Strategy& s, Phase phase) const {
   const double e = s.precision == Precision::fp32 || s.precision == Precision::tf32 ? 4.0 : 2.0;
@@ -721,10 +753,14 @@ std::vector<Step> CostModel::head_steps(const WorkloadSpec& w, const Strategy& s
     add("logits", OpKind::gemm, logits_flops, logits_bytes, logits);
     // Vocabulary-parallel cross-entropy over the local vocabulary shard, then max, sum and the target logit
     // all-reduced over TP (3 fp32 values per token).
-    add("loss", OpKind::loss, 0, k_cross_entropy_fwd_bytes * tokens * v, {});
+    const double per_logit =
+        s.cross_entropy_fusion ? k_fused_cross_entropy_fwd_bytes : k_cross_entropy_fwd_bytes;
+    add("loss", OpKind::loss, 0, per_logit * tokens * v, {});
     if (s.tp > 1) add_comm("loss.allreduce", Collective::allreduce, 3.0 * tokens * 4.0);
   } else {
-    add("loss.bwd", OpKind::loss, 0, k_cross_entropy_bwd_bytes * tokens * v, {});
+    const double per_logit =
+        s.cross_entropy_fusion ? k_fused_cross_entropy_bwd_bytes : k_cross_entropy_bwd_bytes;
+    add("loss.bwd", OpKind::loss, 0, per_logit * tokens * v, {});
     add("logits.dgrad", OpKind::gemm, logits_flops, logits_bytes, GemmShape{logits.m, logits.k, logits.n, 1});
     if (s.tp > 1) {
       if (s.sp)

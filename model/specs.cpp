@@ -40,8 +40,8 @@ constexpr std::array<std::pair<Recompute, std::string_view>, 3> k_recompute{
     {{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}};
 constexpr std::array<std::pair<Schedule, std::string_view>, 3> k_schedules{
     {{Schedule::one_f_one_b, "1f1b"}, {Schedule::gpipe, "gpipe"}, {Schedule::interleaved, "interleaved"}}};
-constexpr std::array<std::pair<Attention, std::string_view>, 2> k_attention{
-    {{Attention::flash, "flash"}, {Attention::standard, "standard"}}};
+constexpr std::array<std::pair<Attention, std::string_view>, 3> k_attention{
+    {{Attention::flash, "flash"}, {Attention::flash2, "flash2"}, {Attention::standard, "standard"}}};
 constexpr std::array<std::pair<CpCommType, std::string_view>, 4> k_cp_comm{
     {{CpCommType::a2a, "a2a"},
      {CpCommType::p2p, "p2p"},
@@ -522,10 +522,17 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
         "cp-comm-type a2a+p2p needs Megatron's hierarchical_context_parallel_sizes, which Lagom does not "
         "model (use a2a, p2p or allgather)");
   }
-  if (s.cp > 1 && s.cp_comm != CpCommType::a2a && s.attention != Attention::flash) {
+  if (s.cp > 1 && s.cp_comm != CpCommType::a2a && !is_fused(s.attention)) {
     return bad(
-        fmt::format("cp-comm-type {} needs attention flash (TE runs its CP steps with the fused kernels)",
+        fmt::format("cp-comm-type {} needs a fused attention (flash or flash2: TE runs its CP steps with the "
+                    "fused kernels)",
                     to_string(s.cp_comm)));
+  }
+  if (s.fp8_attention && s.attention != Attention::flash) {
+    return bad(
+        fmt::format("fp8-attention needs attention flash (cuDNN's FP8 fused attention); {} has no FP8 "
+                    "kernel",
+                    to_string(s.attention)));
   }
   if (s.expert_tp < 0) return bad(fmt::format("expert-tp={} must be a positive integer", s.expert_tp));
   if (s.expert_tp == 0) s.expert_tp = s.tp;
@@ -594,6 +601,10 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
   if (s.vocab_divisible_by < 0) {
     return bad(fmt::format("vocab-divisible-by={} must be a positive integer", s.vocab_divisible_by));
   }
+  if (s.defer_embedding_wgrad < 0) {
+    return bad(fmt::format("defer-embedding-wgrad={} must be 0 (off) or a positive number of micro-batches",
+                           s.defer_embedding_wgrad));
+  }
   if (s.grad_reduce_dtype && *s.grad_reduce_dtype != Precision::bf16 &&
       *s.grad_reduce_dtype != Precision::fp16 && *s.grad_reduce_dtype != Precision::fp32) {
     return bad(
@@ -649,6 +660,8 @@ nlohmann::json to_json(const Strategy& s) {
           {"grad_reduce_dtype", to_string(s.gradient_dtype())},
           {"bucket_mb_per_chunk", s.bucket_per_chunk},
           {"vocab_divisible_by", s.vocab_divisible_by},
+          {"defer_embedding_wgrad", s.defer_embedding_wgrad},
+          {"cross_entropy_fusion", s.cross_entropy_fusion ? "on" : "off"},
 
           {"fp8_params", s.fp8_params},
           {"fp8_wgrad", s.fp8_wgrad},

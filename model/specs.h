@@ -249,7 +249,14 @@ nlohmann::json to_json(const WorkloadSpec& workload);
 
 enum class Recompute { none, selective, full };
 enum class Schedule { one_f_one_b, gpipe, interleaved };
-enum class Attention { flash, standard };
+// flash: the GPU's fastest fused attention kernel (cuDNN's fused attention or FlashAttention-3 on sm90,
+// FlashAttention-2 on sm80); flash2: FlashAttention-2's kernels wherever they run (Transformer Engine with
+// NVTE_FUSED_ATTN=0 and the flash-attn 2.x package: on sm90 they use sm80's mma.sync, not wgmma/TMA);
+// standard: the s×s scores stored, as Megatron did before FlashAttention.
+enum class Attention { flash, flash2, standard };
+[[nodiscard]] inline bool is_fused(Attention a) {
+  return a != Attention::standard;
+}
 // Context-parallel attention as Megatron's `cp_comm_type` names it (TE's attention.py implementations):
 // a2a = Ulysses (all-to-all of Q, K, V and of the output: AttnFuncWithCPAndQKVOA2A), p2p = the ring
 // exchange of K/V blocks beside the attention steps (AttnFuncWithCPAndKVP2P), allgather = K/V all-gather
@@ -310,6 +317,14 @@ struct Strategy {
   bool bucket_per_chunk = false;  // one gradient bucket per model chunk (bucket-mb chunk)
   // The vocabulary padded to a multiple of this × tp (make_vocab_size_divisible_by); 0 = not padded.
   int vocab_divisible_by = 0;
+  // Megatron's defer_embedding_wgrad_compute with wgrad_deferral_limit N: the last pipeline stage keeps
+  // the output layer's weight-gradient GEMM of its first N micro-batches and computes them after its last
+  // backward, in the pipeline flush (docs/model.md "Deferred output-layer wgrad"); 0 = off. Only the
+  // pipelined schedules drain them: at pp 1 it has no effect.
+  int defer_embedding_wgrad = 0;
+  // Megatron's cross_entropy_loss_fusion: the vocabulary-parallel loss in three fused kernels (28 B per
+  // logit of the local shard against the unfused 52; docs/model.md "Memory-bound ops").
+  bool cross_entropy_fusion = false;
   // FP8 as Transformer Engine runs it with --precision fp8 (docs/model.md "FP8"): the transformer layers'
   // linear GEMMs in FP8, delayed scaling; everything else in BF16.
   bool fp8_params = false;     // FP8 primary weights (TE fp8_model_init): no per-iteration weight cast

@@ -40,7 +40,8 @@ struct ComputeOp {
   // Runs on the FP8 tensor cores when the strategy's precision is fp8 (Transformer Engine's FP8 linear
   // GEMMs); every other op of an FP8 run computes in BF16 (docs/model.md "FP8").
   bool fp8 = false;
-  bool flash = false;  // a fused (flash) attention kernel: priced at the GPU's attention fraction
+  bool flash = false;   // a fused (flash) attention kernel: priced at the GPU's attention fraction
+  bool flash2 = false;  // ... and it is FlashAttention-2's kernel (Attention::flash2)
   // One weight GEMM (kind gemm, not batched, non-empty): what TP overlap decomposes with its collective
   // (model/overlap_plan.h).
   [[nodiscard]] bool is_weight_gemm() const { return kind == OpKind::gemm && gemm.batch == 1 && gemm.m > 0; }

@@ -56,9 +56,10 @@ DGXC_COLUMNS = [
     "group", "model", "layers", "seq", "cluster", "gpus", "tp", "pp", "dp", "cp", "ep", "vpp", "sp", "zero",
     "global-batch", "micro-batch", "recompute", "schedule", "tp-overlap", "dp-overlap", "bucket-mb",
     "precision", "attention",
-    # planned (docs/validate.md "Planned columns")
+    # the recipes' settings: simulate flags and planned columns (docs/validate.md)
     "cp-comm-type", "embedding-in-pipeline-split", "loss-in-pipeline-split", "p2p-overlap",
     "param-gather-overlap", "param-gather-with-optimizer", "grad-reduce-dtype", "defer-embedding-wgrad",
+    "cross-entropy-fusion",
     "vocab-divisible-by", "fp8-recipe", "fp8-format", "fp8-amax-history", "fp8-amax-algo", "fp8-params",
     "fp8-wgrad", "fp8-attention", "moe-dispatcher", "moe-capacity-factor", "moe-pad-to-capacity",
     "moe-grouped-gemm", "expert-tp", "cuda-graphs", "dropout", "norm-sm-margin", "nccl-nvls",
@@ -92,7 +93,8 @@ DGXC_HEADER = """\
 #     interleaved 1F1B with overlapped p2p when vpp > 1; param all-gather overlapped with the optimizer
 #     step when dp > 1, pp > 1 and vpp > 1; output-layer wgrad deferred into the pipeline flush (70B: 22,
 #     405B: 50, 340B: 22 micro-batches); 405B: embedding and loss each counted as a layer in the pipeline
-#     split; CUDA_DEVICE_MAX_CONNECTIONS=1; NCCL_P2P_NET_CHUNKSIZE=2 MiB when pp > 1; LayerNorm SM margin 16.
+#     split; fused cross-entropy; CUDA_DEVICE_MAX_CONNECTIONS=1; NCCL_P2P_NET_CHUNKSIZE=2 MiB when pp > 1;
+#     LayerNorm SM margin 16. GPT-3 and Grok-1: cross-entropy not fused (Megatron-Core's default).
 #   GPT-3 175B (NeMo 24.12, Hydra): sequence parallel; TE userbuffers TP overlap; Apex distributed fused
 #     Adam (220 MiB buckets); dropout 0.1 (hidden and attention); cuDNN fused attention; learned absolute
 #     positions, tied embeddings; CUDA_DEVICE_MAX_CONNECTIONS=1; LayerNorm SM margin 8. Trained on the
@@ -100,7 +102,8 @@ DGXC_HEADER = """\
 #   Grok-1 314B (NeMo 24.12, Hydra; the recipe's Grok-shaped Mixtral-style model, Llama 3 tokenizer):
 #     8 experts top-2, alltoall dispatcher, capacity factor 1.0 with padding to capacity (token dropping),
 #     per-expert GEMMs (no grouped GEMM), expert TP = tp; TE userbuffers TP overlap on the attention
-#     linears (configure.sh overrides the YAML); FlashAttention backend (NVTE_FUSED_ATTN=0); MCore
+#     linears (configure.sh overrides the YAML); FlashAttention-2 backend (NVTE_FUSED_ATTN=0: attention
+#     flash2); MCore
 #     distributed optimizer; NCCL_P2P_NET_CHUNKSIZE=2 MiB; CUDA_DEVICE_MAX_CONNECTIONS not set by the recipe.
 #   Proxy rows (layers below the model's depth) are the recipes' own reduced-depth runs.
 """
@@ -143,6 +146,9 @@ def dgxc_row(r):
         "loss-in-pipeline-split": bool_text(name == "Llama3.1-405B"),
         "p2p-overlap": on_off(vp > 1) if pp > 1 else "",
         "grad-reduce-dtype": "bf16",
+        # NeMo 2's GPTConfig sets cross_entropy_loss_fusion (docs/validation-settings.md "fused kernels");
+        # the NeMo 1 rows keep Megatron-Core's default, unfused
+        "cross-entropy-fusion": on_off(family == "nemo2"),
         "vocab-divisible-by": "128",
         "cuda-graphs": "off",
         "nccl-nvls": "off",
@@ -183,6 +189,9 @@ def dgxc_row(r):
             "moe-dispatcher": "alltoall", "moe-capacity-factor": "1.0", "moe-pad-to-capacity": "true",
             "moe-grouped-gemm": "false", "expert-tp": str(tp),
             "nccl-p2p-chunk": "2097152",
+            # NVTE_FUSED_ATTN=0 (configure.sh): TE's FlashAttention backend, the flash-attn 2.x package of
+            # the 24.12 container (docs/validation-settings.md: the version is an assumption)
+            "attention": "flash2",
         })
     notes = [f"published tokens/s {r['tokens_per_s_all_gpus']}, MFU {r['mfu_pct_published']}%"]
     if layers < depth:

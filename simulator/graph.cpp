@@ -173,8 +173,11 @@ void Emitter::emit_layer_by_layer(const StagePlan& stage, const PipelineOp& op, 
     if (op.forward && op.micro_batch == 0 && stage.forward_param_gathers)
       emit_dp_tasks(s, stage.tasks(piece.params_before), -1, param_gathers);
     auto& passes = m_piece_pass[static_cast<std::size_t>(s)];
-    const auto slot = static_cast<std::size_t>(2 * (chunk.first_piece + j) + (op.forward ? 0 : 1));
-    const int task = emit_compute(s, op.forward ? piece.forward : piece.backward, passes[slot], info);
+    const bool deferred = !op.forward && piece.backward.logits && op.micro_batch < stage.deferred_wgrads;
+    const auto slot = deferred ? 2 * stage.pieces.size()
+                               : static_cast<std::size_t>(2 * (chunk.first_piece + j) + (op.forward ? 0 : 1));
+    const PassSpan& span = op.forward ? piece.forward : (deferred ? piece.backward_deferred : piece.backward);
+    const int task = emit_compute(s, span, passes[slot], info);
     if (gather >= 0) m_graph.engine.add_dependency(gather, task);
     for (const int g : param_gathers) m_graph.engine.add_dependency(g, task);
     state.compute_tasks.push_back(task);
@@ -191,8 +194,9 @@ void Emitter::emit_stage(const StagePlan& stage) {
   const auto si = static_cast<std::size_t>(s);
   const int m = m_plan.micro_batches;
   m_orders[si] = stage_schedule(m_strategy.schedule, m_strategy.pp, s, m_strategy.vpp, m);
-  m_chunk_pass[si].assign(2 * stage.chunks.size(), -1);
-  m_piece_pass[si].assign(2 * stage.pieces.size(), -1);
+  // One more slot each for the output layer's chunk / piece backward without its deferred wgrad.
+  m_chunk_pass[si].assign(2 * stage.chunks.size() + 1, -1);
+  m_piece_pass[si].assign(2 * stage.pieces.size() + 1, -1);
   StageState state;
   for (const PipelineOp& op : m_orders[si]) {
     TaskInfo info;
@@ -210,13 +214,33 @@ void Emitter::emit_stage(const StagePlan& stage) {
     const ChunkPlan& chunk = stage.chunks[static_cast<std::size_t>(op.chunk)];
     info.layer_begin = chunk.first_layer;
     info.layer_end = chunk.first_layer + chunk.layers;
-    const auto slot = static_cast<std::size_t>(2 * op.chunk + (op.forward ? 0 : 1));
-    const int task =
-        emit_compute(s, op.forward ? chunk.forward : chunk.backward, m_chunk_pass[si][slot], info);
+    const bool deferred = !op.forward && chunk.logits && op.micro_batch < stage.deferred_wgrads;
+    const auto slot =
+        deferred ? 2 * stage.chunks.size() : static_cast<std::size_t>(2 * op.chunk + (op.forward ? 0 : 1));
+    const PassSpan& span = op.forward ? chunk.forward : (deferred ? chunk.backward_deferred : chunk.backward);
+    const int task = emit_compute(s, span, m_chunk_pass[si][slot], info);
     state.compute_tasks.push_back(task);
     m_op_tasks[op_index(s, op.chunk, op.micro_batch, op.forward)] = {task, task};
   }
-  const int last_compute = state.compute_tasks.back();
+  int last_compute = state.compute_tasks.back();
+  if (stage.deferred_wgrads > 0) {
+    // The deferred output-layer wgrad GEMMs, one after another after the stage's last backward.
+    PassPlan drained;
+    for (int i = 0; i < stage.deferred_wgrads; ++i)
+      drained.append(m_plan.layers.logits_wgrad, m_keep_segments);
+    Task task;
+    task.kind = TaskKind::compute;
+    task.work_us = drained.total_us();
+    task.blocking_fraction = task.work_us > 0 ? drained.blocking_us / task.work_us : 0.0;
+    TaskInfo info;
+    info.what = TaskWhat::backward;
+    info.chunk = static_cast<int>(stage.chunks.size()) - 1;
+    info.micro_batch = m - 1;
+    info.pass = static_cast<int>(m_graph.passes.size());
+    m_graph.passes.push_back(std::move(drained));
+    last_compute = add_task(s, StreamKind::compute, task, info);
+    state.compute_tasks.push_back(last_compute);
+  }
   if (stage.sync == GradientSync::after_backward)
     emit_dp_tasks(s, stage.tasks(stage.grads_after_backward), last_compute, state.dp_tasks);
   // The optimizer step; with param-gather-with-optimizer chunk 0's share first, its gathers beside the rest.

@@ -66,6 +66,8 @@ StageWork stage_work(const IterationPlan& plan, const StagePlan& stage, const Pr
     w.gradients_us = w.last_gradients_us = prices(stage.tasks(stage.grads_after_backward));
     last_gradient_tasks = any_gradient_tasks = !stage.grads_after_backward.empty();
   }
+  // The drained wgrads are part of passes_us already (the deferred backwards leave them out).
+  w.deferred_us = stage.deferred_wgrads * plan.layers.logits_wgrad.total_us();
   w.optimizer_us = stage.optimizer_us;
   w.optimizer_first_us = stage.optimizer_first_us;
   w.parameter_gathers_us = prices(stage.tasks(stage.param_gathers));
@@ -118,9 +120,14 @@ LowerBound lower_bound(const model::WorkloadSpec& workload, const model::Strateg
                                : w.optimizer_us + w.parameter_gathers_us;
     const double end_us = w.last_gradients_us + (w.embedding_follows_passes ? w.embedding_us : 0.0) + step_us;
     if (stage.stage == 0) stage0_end_us = end_us;
-    best = std::max(best, last_pass_end_us + end_us);
+    // With deferred wgrads the last backward ends before them: its gradient tasks (dp-overlap) and its
+    // send start there, the optimizer waits for both the drain and the gradients.
+    const double last_backward_end_us = last_pass_end_us - w.deferred_us;
+    const double gradients_from_us =
+        stage.sync == GradientSync::after_backward ? last_pass_end_us : last_backward_end_us;
+    best = std::max(best, std::max(gradients_from_us + end_us - step_us, last_pass_end_us) + step_us);
     // The last backward's gradient still crosses the stages before this one, then stage 0 finishes.
-    if (stage.stage > 0) best = std::max(best, last_pass_end_us + tail_us + stage0_end_us);
+    if (stage.stage > 0) best = std::max(best, last_backward_end_us + tail_us + stage0_end_us);
     // The communication streams alone: gradients then the embedding's all-reduce and the optimizer;
     // ZeRO-3's gathers then the optimizer.
     best = std::max(best, w.forward_gathers_us + w.gradients_us + w.embedding_us + step_us);

@@ -30,6 +30,7 @@ struct StageWork {
   double forward_gathers_us = 0;    // param-gather-overlap: on the dp stream before the gradient tasks
   double sends = 0;                 // its transfers but possibly the last one (on its pp stream)
   double blocking_sends = 0;        // of those, the ones that delay the stage's next pass (p2p-overlap off)
+  double deferred_us = 0;  // defer-embedding-wgrad: the drained output-layer wgrads, the stage's last pass
 };
 
 struct LowerBound {

@@ -303,7 +303,13 @@ Result<LayerPlans> plan_layers(int layers, const IterationCosts& costs, const Pa
   LAGOM_TRY(out.embedding_forward, planner.to_plan(costs.embedding_steps(model::Phase::forward)));
   LAGOM_TRY(out.embedding_backward, planner.to_plan(costs.embedding_steps(model::Phase::backward)));
   LAGOM_TRY(out.logits_forward, planner.to_plan(costs.logits_steps(model::Phase::forward)));
-  LAGOM_TRY(out.logits_backward, planner.to_plan(costs.logits_steps(model::Phase::backward)));
+  const std::vector<model::Step> logits_backward = costs.logits_steps(model::Phase::backward);
+  LAGOM_TRY(out.logits_backward, planner.to_plan(logits_backward));
+  std::vector<model::Step> without_wgrad, wgrad;
+  for (const model::Step& step : logits_backward)
+    (!step.is_comm && step.compute.name == "logits.wgrad" ? wgrad : without_wgrad).push_back(step);
+  LAGOM_TRY(out.logits_backward_deferred, planner.to_plan(without_wgrad));
+  LAGOM_TRY(out.logits_wgrad, planner.to_plan(wgrad));
   for (const auto* plans : {&out.variant_forward, &out.variant_backward}) {
     for (const PassPlan& plan : *plans) {
       if (!std::isfinite(plan.total_us()) || plan.total_us() < 0) {

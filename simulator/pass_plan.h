@@ -44,6 +44,9 @@ struct LayerPlans {
   std::vector<int> layer_slot;          // per layer: its index in variant_forward/backward
   std::vector<LayerParams> parameters;  // per layer
   PassPlan embedding_forward, embedding_backward, logits_forward, logits_backward;
+  // The output layer's backward without its weight-gradient GEMM, and that GEMM alone: what
+  // defer-embedding-wgrad splits (the GEMM runs later, in the pipeline flush).
+  PassPlan logits_backward_deferred, logits_wgrad;
 
   [[nodiscard]] const PassPlan& forward(int layer) const {
     return variant_forward[static_cast<std::size_t>(layer_slot[static_cast<std::size_t>(layer)])];

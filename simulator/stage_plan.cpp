@@ -50,8 +50,8 @@ Status check_strategy(const model::WorkloadSpec& w, const model::Strategy& s, co
 }
 
 PassSpan make_span(const LayerPlans& plans, bool forward, int first_layer, int layers, bool embedding,
-                   bool logits) {
-  PassSpan span{forward, first_layer, layers, embedding, logits};
+                   bool logits, bool wgrad_deferred = false) {
+  PassSpan span{forward, first_layer, layers, embedding, logits, wgrad_deferred};
   double compute_us = 0, blocking_us = 0;
   for_each_part(span, plans, [&](const PassPlan& part) {
     compute_us += part.compute_us;
@@ -143,6 +143,8 @@ void StagePlanner::add_chunk(StagePlan& plan, int c) const {
   chunk.pieces = std::max(layers, 1);
   chunk.forward = make_span(m_layers, true, first, layers, chunk.embedding, chunk.logits);
   chunk.backward = make_span(m_layers, false, first, layers, chunk.embedding, chunk.logits);
+  if (chunk.logits)
+    chunk.backward_deferred = make_span(m_layers, false, first, layers, chunk.embedding, true, true);
   chunk.first_piece = static_cast<int>(plan.pieces.size());
   const bool gathers = m_strategy.zero == 3 && m_classes.ranks(model::Group::dp) > 1;
   for (int j = 0; j < chunk.pieces; ++j) {
@@ -153,6 +155,8 @@ void StagePlanner::add_chunk(StagePlan& plan, int c) const {
     piece.layer = layer;
     piece.forward = make_span(m_layers, true, layer, span_layers, embedding, logits);
     piece.backward = make_span(m_layers, false, layer, span_layers, embedding, logits);
+    if (logits)
+      piece.backward_deferred = make_span(m_layers, false, layer, span_layers, embedding, true, true);
     const LayerParams lp =
         span_layers > 0 ? m_layers.parameters[static_cast<std::size_t>(layer)] : LayerParams{};
     double params = lp.dense;
@@ -336,6 +340,14 @@ StagePlan StagePlanner::plan_stage(int stage) const {
   }
   plan.embedding_sync =
       tied_embedding_sync(m_workload, m_strategy) && (stage == 0 || stage == m_strategy.pp - 1);
+  // Only the pipelined schedules drain the deferred GEMMs (NVIDIA/Megatron-LM@aa6207e2:megatron/core/
+  // pipeline_parallel/schedules.py:528-545, called at :1470 and in the 1F1B schedule; the no-pipeline
+  // schedule never does).
+  const bool holds_logits = !plan.chunks.empty() && plan.chunks.back().logits;
+  if (m_strategy.pp > 1 && holds_logits && m_strategy.defer_embedding_wgrad > 0) {
+    plan.deferred_wgrads =
+        std::min(m_strategy.defer_embedding_wgrad, static_cast<int>(m_strategy.micro_batches()));
+  }
   return plan;
 }
 

@@ -43,6 +43,7 @@ struct PassSpan {
   bool forward = true;
   int first_layer = 0, layers = 0;
   bool embedding = false, logits = false;
+  bool wgrad_deferred = false;  // backward with logits: the output layer's wgrad GEMM left for the flush
   double compute_us = 0, blocking_us = 0;
   [[nodiscard]] double total_us() const { return compute_us + blocking_us; }
 };
@@ -56,7 +57,7 @@ void for_each_part(const PassSpan& span, const LayerPlans& plans, Visit&& visit)
     for (int l = span.first_layer; l <= last; ++l) visit(plans.forward(l));
     if (span.logits) visit(plans.logits_forward);
   } else {
-    if (span.logits) visit(plans.logits_backward);
+    if (span.logits) visit(span.wgrad_deferred ? plans.logits_backward_deferred : plans.logits_backward);
     for (int l = last; l >= span.first_layer; --l) visit(plans.backward(l));
     if (span.embedding) visit(plans.embedding_backward);
   }
@@ -73,6 +74,7 @@ struct TaskRange {
 struct LayerPiece {
   int layer = 0;
   PassSpan forward, backward;      // the layer alone (with the embedding / output layer at the chunk's ends)
+  PassSpan backward_deferred;      // with the output layer: its backward without the output layer's wgrad
   double grad_bytes = 0;           // its dense gradients (with the embedding's / output layer's), bytes
   double expert_grad_bytes = 0;    // its expert gradients, bytes
   std::optional<CommTask> gather;  // ZeRO-3: its parameters, before its forward and its backward, every
@@ -87,6 +89,7 @@ struct ChunkPlan {
   int first_layer = 0, layers = 0;
   bool embedding = false, logits = false;  // the first / the last virtual stage
   PassSpan forward, backward;              // the whole chunk as one task
+  PassSpan backward_deferred;              // with logits: the backward whose output-layer wgrad is deferred
   int first_piece = 0;                     // StagePlan::pieces[first_piece + j] is layer first_layer + j
   int pieces = 0;                          // max(layers, 1)
 };
@@ -120,6 +123,11 @@ struct StagePlan {
   bool forward_param_gathers = false;
   double optimizer_first_us = 0;  // > 0: the optimizer step is two tasks, chunk 0's share first
   bool embedding_sync = false;    // takes part in IterationPlan::embedding_sync
+  // defer-embedding-wgrad on the stage holding the output layer (pp > 1): the backward of its first
+  // `deferred_wgrads` micro-batches leaves out the output layer's wgrad GEMM, which runs that many times
+  // after the stage's last backward (Megatron's finish_embedding_wgrad_compute, before the gradients'
+  // final reduction).
+  int deferred_wgrads = 0;
 
   [[nodiscard]] std::span<const CommTask> tasks(TaskRange range) const {
     return {comm_tasks.data() + range.begin, static_cast<std::size_t>(range.end - range.begin)};

@@ -109,3 +109,26 @@ TEST_CASE("calibrate names a constant it does not know, and a cluster no run was
   const auto cv = run_lagom({"calibrate", dir + "/runs.csv", "--cluster", "dgx-a100", "--cv", "row"});
   CHECK(cv.exit_code == 2);
 }
+
+TEST_CASE("leaving each DGX H100 model out, calibrate predicts its runs within 10%", "[cli][calibrate]") {
+  // Issue 14's acceptance: fit the sm90 GEMM fractions on the recipe runs of every model but one, predict
+  // the one left out; every model's held-out MAPE <= 10%. Measured: GPT-3 3.5%, Grok-1 10.2%, Llama 3.1
+  // 70B 4.8%, 8B 3.0%, 405B 9.3%, Nemotron-4 15B 1.8%, 340B 8.1%; 6.0% over all 86 held-out runs.
+  const std::string runs = std::string(LAGOM_TEST_DATA_DIR) + "/validate/dgxc-h100.csv";
+  const auto fit = run_lagom({"calibrate", runs, "--cluster", "dgx-h100", "--fit",
+                              "gpu.gemm_fraction_16,gpu.gemm_fraction_fp8", "--json", "--threads", "2"});
+  INFO(fit.err);
+  REQUIRE(fit.exit_code == 0);
+  const auto doc = nlohmann::json::parse(fit.out);
+  const auto& folds = doc["cross_validation"]["folds"];
+  REQUIRE(folds.size() == 7);
+  for (const auto& fold : folds) {
+    INFO(fold.dump());
+    CHECK(fold["accepted"] == true);
+    // Grok-1 (the MoE runs) misses the target: 10.2% held out (predicted 4-15% fast, worst in FP8), held
+    // here at 11% so it cannot get worse unnoticed; issue 14 stays open on it (README "Validation").
+    const double bound = fold["left_out"] == "grok1-314b-nemo" ? 11.0 : 10.0;
+    CHECK(fold["held_out"]["mape_pct"].get<double>() <= bound);
+  }
+  CHECK(doc["cross_validation"]["mape_pct"].get<double>() <= 7.0);
+}

@@ -437,6 +437,22 @@ TEST_CASE("NCCL allows only what it implements on each topology", "[model]") {
   CHECK_FALSE(h100.nccl_allows(Collective::alltoall, Algo::ring, Proto::simple, node).ok());
 }
 
+TEST_CASE("an all-to-all with two ranks per node sends its off-node share through those two ranks' NICs",
+          "[model]") {
+  // Grok-1's EP group: 8 ranks, 2 per node on 4 DGX H100 nodes. Each rank sends 6/8 of its buffer off the
+  // node; the node's 2 ranks share 2 NICs (as a ring of that shape does), so the bandwidth part equals one
+  // NIC carrying 6/8 of the buffer: a cross-node send/recv of 0.75·B. (Before, the 2 ranks had all 8 of
+  // the node's NICs: 4× faster.)
+  const CostModel h100(cluster_preset("dgx-h100").value());
+  const double bytes = 4.0 * (1ull << 30);
+  const CommGroup ep{8, 4}, pair{2, 2};
+  const auto a2a = h100.collective_cost(Collective::alltoall, bytes, ep,
+                                        h100.nccl_default(Collective::alltoall, bytes, ep));
+  const auto send = h100.collective_cost(Collective::sendrecv, 0.75 * bytes, pair,
+                                         h100.nccl_default(Collective::sendrecv, 0.75 * bytes, pair));
+  CHECK(a2a.time_us - a2a.latency_us == Approx(send.time_us - send.latency_us).epsilon(0.01));
+}
+
 TEST_CASE("NVLS all-reduce on 8 H100 is faster than ring for large messages", "[model]") {
   const CostModel model = model_of("dgx-h100");
   const CommGroup node{8, 1};

@@ -198,6 +198,14 @@ const ComputeOp& op_named(const std::vector<Step>& steps, const std::string& nam
   return steps.front().compute;
 }
 
+double comm_bytes(const std::vector<Step>& steps, const std::string& name) {
+  for (const Step& step : steps) {
+    if (step.is_comm && step.comm.name == name) return step.comm.bytes;
+  }
+  FAIL("no collective " << name);
+  return 0;
+}
+
 Strategy fp8_strategy(const WorkloadSpec& w, const ClusterSpec& c) {
   Strategy s;
   s.gpus = 1;
@@ -313,6 +321,73 @@ TEST_CASE("causal flash attention executes the blocks on and below the diagonal 
   sb = resolve_strategy(sb, bert, cluster).value();
   const ComputeOp b = op_named(model.layer_steps(bert, sb, Phase::forward, 0), "attn.attention");
   CHECK(b.flops == b.model_flops);
+}
+
+TEST_CASE("flash2 prices the attention at FlashAttention-2's H100 fractions, the GPU's own on A100",
+          "[model]") {
+  const WorkloadSpec w = workload_preset("llama3-8b").value();
+  const ClusterSpec h100 = cluster_preset("dgx-h100").value();
+  Strategy s;
+  s.gpus = 1;
+  s.global_batch = 1;
+  s.attention = Attention::flash2;
+  s = resolve_strategy(s, w, h100).value();
+  const CostModel model(h100);
+  // The same op and FLOPs as flash (65/128 of the full matrix), at 0.35 forward and 0.30 backward.
+  const ComputeOp fwd = op_named(model.layer_steps(w, s, Phase::forward, 0), "attn.attention");
+  CHECK(fwd.flops == 4.0 * 32 * 8192.0 * 8192.0 * 128 * 65.0 / 128.0);
+  CHECK(fwd.time_us == Approx(fwd.flops / (989e12 * 0.35) * 1e6));
+  const ComputeOp bwd = op_named(model.layer_steps(w, s, Phase::backward, 0), "attn.attention.bwd");
+  CHECK(bwd.time_us == Approx(bwd.flops / (989e12 * 0.30) * 1e6));
+  // On sm80 FlashAttention-2 is the fastest kernel: flash2 = flash.
+  const ClusterSpec a100 = cluster_preset("dgx-a100").value();
+  Strategy sa = s;
+  sa = resolve_strategy(sa, w, a100).value();
+  Strategy fa = sa;
+  fa.attention = Attention::flash;
+  const CostModel on_a100(a100);
+  CHECK(op_named(on_a100.layer_steps(w, sa, Phase::forward, 0), "attn.attention").time_us ==
+        op_named(on_a100.layer_steps(w, fa, Phase::forward, 0), "attn.attention").time_us);
+  // FlashAttention-2 has no FP8 kernel.
+  Strategy fp8 = s;
+  fp8.precision = Precision::fp8;
+  fp8.fp8_attention = true;
+  CHECK_FALSE(resolve_strategy(fp8, w, h100).ok());
+}
+
+TEST_CASE("in FP8 the TP all-gathers of the norm output and of the output gradient move 1 byte an element",
+          "[model]") {
+  // llama3-70b, tp 4 with SP, micro-batch 1, seq 8192: the TP tensor is 8192 tokens × 8192 hidden. TE
+  // gathers the FP8 norm output (forward, and again for the FP8 wgrad) and the FP8-cast output gradient;
+  // the reduce-scatters carry BF16 (the layer's output, the input's gradient).
+  const WorkloadSpec w = workload_preset("llama3-70b").value();
+  const ClusterSpec c = cluster_preset("dgx-h100").value();
+  Strategy s;
+  s.gpus = 4;
+  s.tp = 4;
+  s.sp = true;
+  s.global_batch = 1;
+  s.precision = Precision::fp8;
+  s = resolve_strategy(s, w, c).value();
+  const CostModel model(c);
+  const auto fwd = model.layer_steps(w, s, Phase::forward, 0);
+  const auto bwd = model.layer_steps(w, s, Phase::backward, 0);
+  const double elements = 8192.0 * 8192.0;
+  for (const std::string block : {"attn", "mlp"}) {
+    CHECK(comm_bytes(fwd, block + ".allgather") == elements);
+    CHECK(comm_bytes(fwd, block + ".reducescatter") == 2 * elements);
+    CHECK(comm_bytes(bwd, block + ".reducescatter.bwd") == elements);  // all-gather of the FP8 gradient
+    CHECK(comm_bytes(bwd, block + ".allgather.bwd") == 2 * elements);  // reduce-scatter of dX
+  }
+  CHECK(comm_bytes(bwd, "attn.qkv.wgrad_allgather") == elements);
+  CHECK(comm_bytes(bwd, "mlp.fc1.wgrad_allgather") == elements);
+  // BF16: 2 bytes everywhere.
+  Strategy b = s;
+  b.precision = Precision::bf16;
+  const auto bf = model.layer_steps(w, b, Phase::backward, 0);
+  CHECK(comm_bytes(model.layer_steps(w, b, Phase::forward, 0), "attn.allgather") == 2 * elements);
+  CHECK(comm_bytes(bf, "attn.reducescatter.bwd") == 2 * elements);
+  CHECK(comm_bytes(bf, "attn.qkv.wgrad_allgather") == 2 * elements);
 }
 
 TEST_CASE("dropout adds its masks' bytes; none without dropout", "[model]") {

@@ -82,12 +82,19 @@ struct FakeCosts final : simulator::IterationCosts {
     }
     return {};
   }
-  std::vector<model::Step> head(model::Phase phase, const char* name) const {
+  // head_us forward; backward 2 × head_us, the output layer's as its dgrad and its wgrad (head_us each:
+  // what defer-embedding-wgrad moves).
+  std::vector<model::Step> head(model::Phase phase, const std::string& name) const {
     if (head_us <= 0 || phase == model::Phase::recompute) return {};
     model::Step s;
     s.compute.name = name;
     s.compute.time_us = head_us * (phase == model::Phase::backward ? 2.0 : 1.0);
-    return {s};
+    if (phase != model::Phase::backward || name != "logits") return {s};
+    model::Step dgrad = s, wgrad = s;
+    dgrad.compute.name = name + ".dgrad";
+    wgrad.compute.name = name + ".wgrad";
+    dgrad.compute.time_us = wgrad.compute.time_us = head_us;
+    return {dgrad, wgrad};
   }
   std::vector<model::Step> embedding_steps(model::Phase phase) const override {
     return head(phase, "embedding");
