@@ -119,6 +119,7 @@ FrameworkProfile make_deepspeed() {
   p.sequence_parallel = false;     // AutoTP shards the linear layers only
   p.interleaved_pipeline = false;  // PipelineModule runs one stage per rank
   p.max_zero_with_pipeline = 1;    // [D] pipe/engine.py
+  p.max_zero_with_tp = 2;          // [D] AutoTP training composes with ZeRO 1 and 2, not 3
   p.bucket_unit = BucketUnit::elements;
   p.bucket_grid = {5e7, 2e8, 5e8};  // 5e8 is the default
   p.prefetch_grid = {1, 2};
@@ -233,6 +234,10 @@ Status check_strategy(const FrameworkProfile& p, const model::Strategy& s) {
     return refuse(p, fmt::format("zero {} is not available ({} runs zero {})", s.zero, p.name,
                                  listed(p.zero_stages, [](int z) { return std::to_string(z); })));
   }
+  if (s.tp > 1 && s.zero > p.max_zero_with_tp) {
+    return refuse(p, fmt::format("zero {} with tp > 1 is not available ({} runs zero {} at most with TP)",
+                                 s.zero, p.name, p.max_zero_with_tp));
+  }
   if (s.pp > 1 && s.zero > p.max_zero_with_pipeline) {
     return refuse(
         p, fmt::format("zero {} with pp > 1 is not available ({} runs zero {} at most with a pipeline)",
@@ -331,11 +336,17 @@ std::vector<std::string> megatron_args(const model::Strategy& s, const Framework
   if (s.cp > 1) add(fmt::format("--cp-comm-type {}", model::to_string(s.cp_comm)));
   // Recompute [M:2010, 2031, 2040]: full recomputes every layer of a stage.
   if (s.recompute == Recompute::selective) add("--recompute-granularity selective");
-  if (s.recompute == Recompute::full)
-    add("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1");
+  if (s.recompute == Recompute::full) {
+    add("--recompute-granularity full");
+    add("--recompute-method uniform");
+    add("--recompute-num-layers 1");
+  }
   // ZeRO [M:2658, 2674, 2677].
   if (s.zero == 1) add("--use-distributed-optimizer");
-  if (s.zero == 3) add("--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params");
+  if (s.zero == 3) {
+    add("--use-megatron-fsdp");
+    add("--data-parallel-sharding-strategy optim_grads_params");
+  }
   // Overlap [M:2605, 2629, 2631, 2591, 2090].
   if (s.dp_overlap && s.dp * s.cp > 1) add("--overlap-grad-reduce");
   if (s.param_gather_overlap) add("--overlap-param-gather");

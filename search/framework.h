@@ -54,6 +54,7 @@ struct FrameworkProfile {
   bool interleaved_pipeline = true;  // vpp > 1
   bool expert_parallel = true;       // ep > 1
   int max_zero_with_pipeline = 3;    // the highest ZeRO stage the framework runs with pp > 1
+  int max_zero_with_tp = 3;          // ... with tp > 1
   BucketUnit bucket_unit = BucketUnit::megabytes;
   std::vector<double> bucket_grid;  // tune's bucket options, in bucket_unit
   std::vector<int> prefetch_grid;   // tune's ZeRO-3 prefetch depths (layers gathered ahead)

@@ -159,6 +159,7 @@ TEST_CASE("explore under deepspeed has no SP, no interleaving, no ZeRO-2/3 with 
     CHECK(s.tp_overlap == k_none);
     CHECK(s.recompute != model::Recompute::selective);
     if (s.pp > 1) CHECK(s.zero <= 1);
+    if (s.tp > 1) CHECK(s.zero <= 2);
     if (s.cp > 1) CHECK(s.cp_comm == model::CpCommType::a2a);
   }
 }
@@ -211,7 +212,8 @@ TEST_CASE("megatron.args holds the layout and a flag for every framework knob", 
                                           "--global-batch-size 512",
                                           "--bf16",
                                           "--grad-reduce-in-bf16",
-                                          "--recompute-granularity full --recompute-method uniform "
+                                          "--recompute-granularity full",
+                                          "--recompute-method uniform",
                                           "--recompute-num-layers 1",
                                           "--use-distributed-optimizer",
                                           "--overlap-grad-reduce",
