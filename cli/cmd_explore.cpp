@@ -1,4 +1,6 @@
 // `lagom explore`: every valid strategy for N GPUs, simulated in parallel, the best K that fit in memory.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "cli/app.h"
@@ -16,6 +18,7 @@ struct ExploreFlags {
   StrategyFlags strategy;
   int top = 10;
   int threads = 0;
+  std::string framework = "any";
 };
 
 void run_explore(const ExploreFlags& flags, const Context& context) {
@@ -33,6 +36,8 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
     fail(ErrorCode::invalid_input, "global-batch: required (the workload has no global_batch)");
   options.top = flags.top;
   options.threads = flags.threads;
+  options.framework = unwrap(search::parse_framework_flag(flags.framework));
+  const search::FrameworkProfile& profile = search::framework_profile(options.framework);
   const StrategyFlags& f = flags.strategy;
   auto& pins = options.pinned;
   pins.tp = f.tp, pins.pp = f.pp, pins.dp = f.dp, pins.cp = f.cp, pins.ep = f.ep, pins.vpp = f.vpp,
@@ -41,11 +46,16 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   pins.micro_batch = f.micro_batch;
   if (f.recompute) pins.recompute = base.recompute;
   if (f.tp_overlap) pins.tp_overlap = base.tp_overlap;
+  if (f.cp_comm_type) pins.cp_comm = base.cp_comm;
+  pins.bucket_mb = f.bucket_mb.has_value();
   const model::CostModel cost_model(cluster, source.calibration);
   const search::ExploreResult result =
       unwrap(search::explore(workload, cluster, cost_model, options, context.progress()));
   if (context.json) {
-    print_json(explore_json(result, options.base, cluster, workload));
+    nlohmann::json doc = explore_json(result, options.base, cluster, workload);
+    if (options.framework != search::Framework::any)
+      doc["framework"] = {{"name", std::string(profile.name)}, {"version", std::string(profile.version)}};
+    print_json(doc);
     return;
   }
   fmt::print("# lagom explore: {} on {} GPUs of {}, global batch {}\n", workload.name, base.gpus,
@@ -62,6 +72,7 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
                {"pp"},
                {"dp"},
                {"cp"},
+               {"cp_comm", true},
                {"ep"},
                {"sp"},
                {"vpp"},
@@ -76,16 +87,26 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   int rank = 1;
   for (const auto& e : result.results) {
     const auto& s = e.strategy;
-    table.add_row({std::to_string(rank++), std::to_string(s.tp), std::to_string(s.pp), std::to_string(s.dp),
-                   std::to_string(s.cp), std::to_string(s.ep), s.sp ? "on" : "off", std::to_string(s.vpp),
-                   std::to_string(s.micro_batch), std::string(model::to_string(s.recompute)),
-                   std::to_string(s.zero), model::to_string(s.tp_overlap),
-                   fmt::format("{:.4f}", e.result.iteration_time_s),
-                   fmt::format("{:.0f}", e.result.tokens_per_s), fmt::format("{:.1f}", 100 * e.result.mfu),
-                   fmt::format("{:.1f}", e.result.memory.total)});
+    table.add_row(
+        {std::to_string(rank++), std::to_string(s.tp), std::to_string(s.pp), std::to_string(s.dp),
+         std::to_string(s.cp), s.cp > 1 ? std::string(model::to_string(s.cp_comm)) : "-",
+         std::to_string(s.ep), s.sp ? "on" : "off", std::to_string(s.vpp), std::to_string(s.micro_batch),
+         std::string(model::to_string(s.recompute)), std::to_string(s.zero), model::to_string(s.tp_overlap),
+         fmt::format("{:.4f}", e.result.iteration_time_s), fmt::format("{:.0f}", e.result.tokens_per_s),
+         fmt::format("{:.1f}", 100 * e.result.mfu), fmt::format("{:.1f}", e.result.memory.total)});
   }
   fmt::print("{}", table.render());
   if (result.results.empty()) fmt::print("# no strategy fits in memory\n");
+  if (options.framework != search::Framework::any) {
+    fmt::print("# framework {} ({}): only what it runs\n", profile.name, profile.version);
+  } else if (std::any_of(result.results.begin(), result.results.end(), [](const search::ExploreEntry& e) {
+               const auto kind = e.strategy.tp_overlap.kind;
+               return kind == model::OverlapMethodKind::slice || kind == model::OverlapMethodKind::flash;
+             })) {
+    fmt::print(
+        "# tp_overlap slice:K and flash run only with Lagom's kernels; --framework megatron-lm|torch-fsdp|"
+        "deepspeed keeps to what that framework runs\n");
+  }
 }
 
 }  // namespace
@@ -103,6 +124,8 @@ void add_explore_command(CLI::App& app, Context& context) {
   command->add_option_function<int>(
       "--threads", [flags](const int& v) { flags->threads = bounded("--threads", v, 1, 4096); },
       "Worker threads [all cores]");
+  command->add_option("--framework", flags->framework,
+                      "Only strategies this framework runs: megatron-lm|torch-fsdp|deepspeed|any [any]");
   command->callback([flags, &context] { run_explore(*flags, context); });
 }
 

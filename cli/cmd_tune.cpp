@@ -30,6 +30,7 @@ struct TuneFlags {
   std::string out = "./lagom-out";
   bool explain = false;
   std::optional<std::string> issue_priority;
+  std::string framework = "any";
 };
 
 // The plugin built next to this binary (<build>/bin/lagom → <build>/lib/libnccl-tuner-lagom.so), else
@@ -114,7 +115,16 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   if (!runtime)
     fail(ErrorCode::invalid_input, fmt::format("runtime: '{}' is not nccl or nccl-extended", flags.runtime));
 
-  const auto scenario = unwrap(load_scenario(flags.spec, flags.strategy, &context.progress()));
+  const search::Framework framework = unwrap(search::parse_framework_flag(flags.framework));
+  const search::FrameworkProfile& profile = search::framework_profile(framework);
+  auto scenario = unwrap(load_scenario(flags.spec, flags.strategy, &context.progress()));
+  // The baseline is the framework's defaults: its own bucket size unless --bucket-mb pins one.
+  if (framework != search::Framework::any && !flags.strategy.bucket_mb) {
+    StrategyFlags with_bucket = flags.strategy;
+    with_bucket.bucket_mb = search::default_bucket_mb(profile, scenario->strategy);
+    scenario = unwrap(load_scenario(flags.spec, with_bucket));
+  }
+  check(search::check_strategy(profile, scenario->strategy));
   const model::WorkloadSpec& workload = scenario->workload;
   const model::ClusterSpec& cluster = scenario->cluster;
   const model::Strategy& strategy = scenario->strategy;
@@ -140,6 +150,8 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   problem.space.pins.bucket_mb = flags.strategy.bucket_mb.has_value();
   problem.space.pins.priority = flags.issue_priority.has_value();
   if (flags.issue_priority) problem.space.priority = unwrap(parse_issue_priority_flag(*flags.issue_priority));
+  check(search::check_priority(profile, problem.space.priority));
+  problem.space.framework = framework;
 
   context.progress().begin(fmt::format("tune ({} search)", flags.search), 0);
   const search::TuneResult result = unwrap(search::run_search(*kind, problem));
@@ -174,7 +186,11 @@ void run_tune(const TuneFlags& flags, const Context& context) {
           ? std::string()
           : fmt::format("cluster {} has no NCCL: only the overlap knobs were searched", cluster.name);
   if (context.json) {
-    print_json(tune_json(problem, result, split, out.out_dir, no_nccl_note, flags.explain));
+    nlohmann::json doc = tune_json(problem, result, split, out.out_dir, no_nccl_note, flags.explain);
+    if (framework != search::Framework::any) {
+      doc["framework"] = search::framework_json(profile, workload, strategy, search::framework_knobs(result));
+    }
+    print_json(doc);
     return;
   }
   fmt::print("# lagom tune: {} on {} GPUs of {} (search {}, runtime {})\n", workload.name, strategy.gpus,
@@ -221,7 +237,20 @@ void run_tune(const TuneFlags& flags, const Context& context) {
       split.framework);
   fmt::print("memory_margin_gib           {:.2f}\n",
              result.result.memory_budget_gib - result.result.memory.total);
-  fmt::print("# wrote {}/nccl_tuner.conf, lagom.env, lagom-config.json\n", out.out_dir);
+  const std::string framework_file = search::framework_file_name(framework);
+  fmt::print("# wrote {}/nccl_tuner.conf, lagom.env, lagom-config.json{}\n", out.out_dir,
+             framework_file.empty() ? std::string() : ", " + framework_file);
+  if (framework == search::Framework::any &&
+      result.choice.tp_overlap.kind != model::OverlapMethodKind::none &&
+      result.choice.tp_overlap.kind != model::OverlapMethodKind::te) {
+    fmt::print(
+        "# tp-overlap {} runs only with Lagom's kernels; --framework megatron-lm|torch-fsdp|deepspeed "
+        "searches what that framework runs\n",
+        model::to_string(result.choice.tp_overlap));
+  } else if (framework != search::Framework::any) {
+    fmt::print("# framework {} ({}): its settings in {}\n", profile.name, profile.version,
+               framework_file.empty() ? "lagom-config.json (framework.torch)" : framework_file);
+  }
   if (flags.explain) print_explain(result, reports);
 }
 
@@ -240,6 +269,9 @@ void add_tune_command(CLI::App& app, Context& context) {
   command->add_option_function<std::string>(
       "--issue-priority", [flags](const std::string& v) { flags->issue_priority = v; },
       "Pin the issue priority of concurrent collectives: as-scheduled|critical-first [searched]");
+  command->add_option("--framework", flags->framework,
+                      "Search only what this framework runs and write its settings: "
+                      "megatron-lm|torch-fsdp|deepspeed|any [any]");
   command->add_flag("--explain", flags->explain,
                     "Print the grid and, decision by decision, what was tried and why");
   command->callback([flags, &context] { run_tune(*flags, context); });

@@ -2,7 +2,9 @@
 # bench-search.sh: predicted speedups of `lagom tune` over NCCL's defaults (the README table), how the
 # searches' evaluation counts grow with op classes, and the time of one large tune.
 #
-#   scripts/bench-search.sh [--build DIR] [--oracle-limit N] [--runs N]
+#   scripts/bench-search.sh [--build DIR] [--oracle-limit N] [--runs N] [--split-only]
+#
+# --split-only prints only the speedup split per framework profile (docs/search.md, README).
 #
 # Everything is a prediction of the cost model (no GPU needed). The exhaustive oracle runs where its cross
 # product is at most --oracle-limit evaluations (default 200000; the command itself allows 10^6, which
@@ -12,12 +14,14 @@ set -euo pipefail
 build=build
 oracle_limit=200000
 runs=5
+split_only=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build) build="$2"; shift 2 ;;
     --oracle-limit) oracle_limit="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
-    *) echo "usage: $0 [--build DIR] [--oracle-limit N] [--runs N]" >&2; exit 2 ;;
+    --split-only) split_only=1; shift ;;
+    *) echo "usage: $0 [--build DIR] [--oracle-limit N] [--runs N] [--split-only]" >&2; exit 2 ;;
   esac
 done
 lagom="$build/bin/lagom"
@@ -52,6 +56,7 @@ row() {  # row LABEL SETTING ARGS...
   python3 -c "print('| $label | $setting | $classes | %.4f | %.3f× (%d) | %.3f× (%d) | %.3f× | %.3f× | $x |' % ($base, $base/$a_t, $a_e, $base/$l_t, $l_e, $l_nccl, $l_fw))"
 }
 
+tables() {
 echo "# lagom tune: predicted speedup over NCCL defaults (evaluations in brackets)"
 echo
 echo "| scenario | setting | op classes | default s/iter | autoccl | lagom | lagom, NCCL knobs alone | lagom, framework knobs alone | exhaustive |"
@@ -85,6 +90,40 @@ for cluster in a100-eth100 a100-eth25; do
   done
 done
 
+}
+[[ "$split_only" == 1 ]] || tables
+
+echo
+echo "# the speedup split per framework profile (--framework; lagom search): NCCL knobs alone / framework knobs alone / both, each against that framework's defaults"
+echo
+echo "| scenario | setting | framework | default s/iter | NCCL knobs alone | framework knobs alone | both | framework knobs chosen |"
+echo "|---|---|---|---|---|---|---|---|"
+split_row() {  # split_row LABEL SETTING ARGS...
+  local label="$1" setting="$2"; shift 2
+  for framework in any megatron-lm torch-fsdp deepspeed; do
+    local args=() arg
+    # DeepSpeed has no sequence parallelism: the same layout without --sp.
+    for arg in "$@"; do [[ "$framework" == deepspeed && "$arg" == --sp ]] || args+=("$arg"); done
+    local json
+    if json=$("$lagom" tune "${args[@]}" --framework "$framework" --out "$out/s" --json --quiet 2>"$out/err"); then
+      echo "$json" | python3 -c "
+import json, sys
+d = json.load(sys.stdin); o = d['overlap']; f = d.get('framework')
+bucket = '%g %s' % (f['bucket'], f['bucket_unit']) if f else '%g MB' % o['bucket_mb']
+print('| $label | $setting | $framework | %.4f | %.3f× | %.3f× | %.3f× | tp-overlap %s, bucket %s, prefetch %d, %s |' % (
+    d['baseline_iteration_time_s'], d['speedup_nccl'], d['speedup_framework'], d['speedup'],
+    o['tp_overlap'], bucket, o['prefetch'], o['priority']))"
+    else
+      echo "| $label | $setting | $framework | error: $(tail -1 "$out/err" | sed 's/^lagom: error: //') |||||"
+    fi
+  done
+}
+split_row "llama3-70b, dgx-h100 (64)" "tp 8 sp, pp 2, dp 4, zero 1, gb 512" --model llama3-70b --cluster dgx-h100 --gpus 64 --tp 8 --pp 2 --dp 4 --sp --zero 1 --global-batch 512
+split_row "llama3-70b, dgx-h100 (64)" "tp 8, pp 2, dp 4, zero 1, gb 512, recompute full (no sp)" --model llama3-70b --cluster dgx-h100 --gpus 64 --tp 8 --pp 2 --dp 4 --zero 1 --global-batch 512 --recompute full
+split_row "llama3-8b TP=8, a40-nvlink-ib400 (16)" "tp 8 sp, mb 4, gb 256, zero 1, recompute full" --model llama3-8b --cluster a40-nvlink-ib400 --gpus 16 --tp 8 --sp --micro-batch 4 --global-batch 256 --zero 1 --recompute full
+split_row "llama3-8b FSDP, a40-pcie-ib100 (16)" "zero 3, mb 1, gb 32, recompute full" --model llama3-8b --cluster a40-pcie-ib100 --gpus 16 --zero 3 --micro-batch 1 --global-batch 32 --recompute full
+split_row "gpt2-xl DP, a100-eth25 (16)" "dp 16, mb 4, gb 256" --model gpt2-xl --cluster a100-eth25 --gpus 16 --global-batch 256 --micro-batch 4
+[[ "$split_only" == 1 ]] && exit 0
 echo
 echo "# evaluations as parallel dimensions add op classes (llama3-8b on dgx-h100, global batch 64, mb 1, zero 1, recompute full)"
 echo

@@ -43,9 +43,8 @@ std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& w,
   const ExplorePins& p = options.pinned;
   const int gpus = base.gpus;
   std::vector<model::Strategy> out;
-  using Kind = model::OverlapMethodKind;
-  const std::vector<model::OverlapMethod> overlaps{
-      {Kind::none, 1}, {Kind::slice, 2}, {Kind::slice, 4}, {Kind::slice, 8}, {Kind::flash, 1}};
+  const FrameworkProfile& profile = framework_profile(options.framework);
+  const std::vector<model::OverlapMethod>& overlaps = profile.tp_overlaps;
   for (const int tp : pin(p.tp, divisors(gpus, gpus))) {
     if (w.heads % tp != 0 || w.kv_heads % tp != 0) continue;
     for (const int cp : pin(p.cp, divisors(gpus / tp, gpus))) {
@@ -56,13 +55,14 @@ std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& w,
         if (p.dp && *p.dp != dp) continue;
         if (base.global_batch % dp != 0) continue;
         std::vector<int> eps{1};
-        if (w.moe) eps = divisors(std::min<long>(w.moe->experts, static_cast<long>(dp) * cp), w.moe->experts);
+        if (w.moe && profile.expert_parallel)
+          eps = divisors(std::min<long>(w.moe->experts, static_cast<long>(dp) * cp), w.moe->experts);
         for (const int ep : pin(p.ep, eps)) {
           std::vector<bool> sps{false};
-          if (tp > 1) sps = {false, true};
+          if (tp > 1 && profile.sequence_parallel) sps = {false, true};
           for (const bool sp : pin(p.sp, sps)) {
             std::vector<int> vpps{1};
-            if (pp > 1) {
+            if (pp > 1 && profile.interleaved_pipeline) {
               for (const int v : divisors(w.layers / pp, w.layers)) {
                 if (v >= 2) vpps.push_back(v);
               }
@@ -73,20 +73,25 @@ std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& w,
                 if ((base.global_batch / dp) % mb == 0) mbs.push_back(mb);
               }
               for (const long mb : pin(p.micro_batch, mbs)) {
-                for (const auto recompute :
-                     pin(p.recompute,
-                         std::vector<model::Recompute>{model::Recompute::none, model::Recompute::selective,
-                                                       model::Recompute::full})) {
-                  for (const int zero : pin(p.zero, std::vector<int>{0, 1, 2, 3})) {
+                for (const auto recompute : pin(p.recompute, profile.recomputes)) {
+                  for (const int zero : pin(p.zero, profile.zero_stages)) {
                     std::vector<model::OverlapMethod> ovs{overlaps.front()};
                     if (sp) ovs = overlaps;
+                    std::vector<model::CpCommType> cp_comms{base.cp_comm};
+                    if (cp > 1 && !profile.cp_comms.empty()) cp_comms = profile.cp_comms;
                     for (const auto& overlap : pin(p.tp_overlap, ovs)) {
-                      model::Strategy s = base;
-                      s.tp = tp, s.cp = cp, s.pp = pp, s.dp = dp, s.ep = ep, s.sp = sp, s.vpp = vpp;
-                      s.micro_batch = mb, s.recompute = recompute, s.zero = zero, s.tp_overlap = overlap;
-                      s.schedule = vpp > 1 ? model::Schedule::interleaved : model::Schedule::one_f_one_b;
-                      auto resolved = model::resolve_strategy(s, w, cluster);
-                      if (resolved.ok()) out.push_back(std::move(resolved).value());
+                      for (const auto cp_comm : pin(p.cp_comm, cp_comms)) {
+                        model::Strategy s = base;
+                        s.tp = tp, s.cp = cp, s.pp = pp, s.dp = dp, s.ep = ep, s.sp = sp, s.vpp = vpp;
+                        s.micro_batch = mb, s.recompute = recompute, s.zero = zero, s.tp_overlap = overlap;
+                        s.cp_comm = cp_comm;
+                        s.schedule = vpp > 1 ? model::Schedule::interleaved : model::Schedule::one_f_one_b;
+                        auto resolved = model::resolve_strategy(s, w, cluster);
+                        if (!resolved.ok()) continue;
+                        if (!p.bucket_mb) resolved->bucket_mb = default_bucket_mb(profile, *resolved);
+                        if (check_strategy(profile, *resolved).ok())
+                          out.push_back(std::move(resolved).value());
+                      }
                     }
                   }
                 }
@@ -100,10 +105,25 @@ std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& w,
   return out;
 }
 
+Status check_framework_pins(const ExploreOptions& options) {
+  // The pinned dimensions on a strategy whose other dimensions every framework runs.
+  const ExplorePins& p = options.pinned;
+  model::Strategy s = options.base;
+  s.tp = p.tp.value_or(1), s.pp = p.pp.value_or(1), s.cp = p.cp.value_or(1), s.ep = p.ep.value_or(1);
+  s.vpp = p.vpp.value_or(1), s.zero = p.zero.value_or(0), s.sp = p.sp.value_or(false);
+  s.recompute = p.recompute.value_or(model::Recompute::none);
+  s.tp_overlap = p.tp_overlap.value_or(model::OverlapMethod{});
+  // The CP method is searched unless pinned; a pinned one is checked as if CP ran.
+  s.cp = p.cp_comm ? std::max(2, s.cp) : 1;
+  if (p.tp_overlap && p.tp_overlap->kind != model::OverlapMethodKind::none) s.sp = true;
+  return check_strategy(framework_profile(options.framework), s);
+}
+
 Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
                               const model::CostModel& cost_model, const ExploreOptions& options,
                               Progress& progress) {
   const auto started = std::chrono::steady_clock::now();
+  LAGOM_TRY_STATUS(check_framework_pins(options));
   if (options.top < 1) return make_error(ErrorCode::invalid_input, "top must be at least 1");
   if (options.base.gpus < 1) return make_error(ErrorCode::invalid_input, "gpus: required (--gpus N)");
   if (options.base.global_batch < 1) return make_error(ErrorCode::invalid_input, "global-batch: required");

@@ -12,7 +12,9 @@
 // gpus/(tp·pp·cp); ep dividing experts and dp·cp (MoE only); sp on/off when tp > 1; vpp 1 or a divisor
 // >= 2 of layers/pp when pp > 1; micro-batch a power of two up to 16 dividing global_batch/dp; recompute
 // none/selective/full; zero 0–3; tp-overlap none, slice:2, slice:4, slice:8, flash (with sp). Every
-// dimension given in `pinned` is fixed; model::resolve_strategy decides validity.
+// dimension given in `pinned` is fixed; model::resolve_strategy decides validity. Under a framework
+// profile (options.framework) every list is the profile's (CP methods too, when cp > 1), its default
+// bucket replaces base.bucket_mb unless pinned, and check_strategy drops what the framework cannot run.
 //
 // Thread safety: explore() runs `threads` std::threads internally; the CostModel is shared read-only.
 #pragma once
@@ -23,6 +25,7 @@
 #include "core/error.h"
 #include "core/progress.h"
 #include "model/cost_model.h"
+#include "search/framework.h"
 #include "simulator/simulator.h"
 
 namespace lagom::search {
@@ -33,6 +36,8 @@ struct ExplorePins {
   std::optional<long> micro_batch;
   std::optional<model::Recompute> recompute;
   std::optional<model::OverlapMethod> tp_overlap;
+  std::optional<model::CpCommType> cp_comm;  // else the framework's CP methods (any: base.cp_comm)
+  bool bucket_mb = false;                    // base.bucket_mb given (else the framework's default)
 };
 
 struct ExploreOptions {
@@ -41,6 +46,8 @@ struct ExploreOptions {
   ExplorePins pinned;
   int top = 10;     // results to keep (>= 1)
   int threads = 0;  // 0 = std::thread::hardware_concurrency()
+  // Only strategies this framework runs (search/framework.h); any = every strategy Lagom prices.
+  Framework framework = Framework::any;
 };
 
 struct ExploreEntry {
@@ -56,6 +63,9 @@ struct ExploreResult {
   double elapsed_s = 0;
   std::vector<ExploreEntry> results;  // best first, at most `top`, all fitting in memory
 };
+
+// invalid_input when a pinned value is one options.framework does not run (check_strategy's message).
+Status check_framework_pins(const ExploreOptions& options);
 
 // The valid candidate strategies (resolved) that explore() considers, in its order; ties in iteration time
 // rank by this order.

@@ -192,6 +192,44 @@ nlohmann::json ops_json(const Problem& problem, const TuneResult& result) {
   return ops;
 }
 
+FrameworkKnobs framework_knobs(const TuneResult& result) {
+  return {result.choice.tp_overlap, result.choice.bucket_mb, result.choice.prefetch, result.choice.priority};
+}
+
+std::string framework_file_name(Framework framework) {
+  switch (framework) {
+    case Framework::megatron_lm:
+      return "megatron.args";
+    case Framework::deepspeed:
+      return "deepspeed.json";
+    case Framework::torch_fsdp:
+    case Framework::any:
+      break;
+  }
+  return "";
+}
+
+namespace {
+
+// The framework's own file for a tune under a framework profile: (name, text), or none.
+std::optional<std::pair<std::string, std::string>> framework_file(const Problem& problem,
+                                                                  const TuneResult& result) {
+  const Framework framework = problem.space.framework;
+  const model::Strategy& strategy = problem.space.strategy;
+  if (framework == Framework::megatron_lm) {
+    std::string text;
+    for (const auto& line : megatron_args(strategy, framework_knobs(result))) text += line + "\n";
+    return std::pair{framework_file_name(framework), text};
+  }
+  if (framework == Framework::deepspeed) {
+    return std::pair{framework_file_name(framework),
+                     deepspeed_config(*problem.workload, strategy, framework_knobs(result)).dump(2) + "\n"};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 nlohmann::json config_json(const Problem& problem, const TuneResult& result, const OutputContext& context) {
   nlohmann::json ops = ops_json(problem, result);
   nlohmann::json communicators = nlohmann::json::array();
@@ -228,10 +266,19 @@ Status write_outputs(const Problem& problem, const TuneResult& result, const Out
   namespace fs = std::filesystem;
   const fs::path dir(context.out_dir);
   LAGOM_TRY(const std::string env, env_text(problem, result, context));
-  const std::vector<std::pair<std::string, std::string>> files{
+  nlohmann::json config = config_json(problem, result, context);
+  // Under a framework profile lagom-config.json also says the framework's settings (framework_json); `any`
+  // writes the file it always wrote.
+  if (problem.space.framework != Framework::any) {
+    config["framework"] = framework_json(framework_profile(problem.space.framework), *problem.workload,
+                                         problem.space.strategy, framework_knobs(result));
+  }
+  std::vector<std::pair<std::string, std::string>> files{
       {"nccl_tuner.conf", tuner_conf_text(problem, result)},
       {"lagom.env", env},
-      {"lagom-config.json", config_json(problem, result, context).dump(2) + "\n"}};
+      {"lagom-config.json", config.dump(2) + "\n"}};
+  const auto own_file = framework_file(problem, result);
+  if (own_file) files.push_back(*own_file);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
@@ -243,6 +290,15 @@ Status write_outputs(const Problem& problem, const TuneResult& result, const Out
   for (const auto& [name, text] : files) targets.emplace_back((dir / name).string(), text);
   if (auto status = files::write_all_atomically(targets); !status.ok()) {
     return status.error().with_context(fmt::format("out {}", dir.string()));
+  }
+  // A framework file left by an earlier tune into this folder would describe another choice.
+  for (const auto framework : {Framework::megatron_lm, Framework::deepspeed}) {
+    const std::string name = framework_file_name(framework);
+    if (own_file && own_file->first == name) continue;
+    if (fs::exists(dir / name, ec) && !fs::remove(dir / name, ec)) {
+      return make_error(ErrorCode::io, fmt::format("out {}: cannot remove the earlier {} ({})", dir.string(),
+                                                   name, ec.message()));
+    }
   }
   return {};
 }

@@ -5,9 +5,13 @@
 //   lagom.env          per-process variables (`export NAME=VALUE`, bare words or single-quoted);
 //   lagom-config.json  every decision: ops[] (also what `lagom simulate --comm-config` reads), the
 //                      communicators' CTAs (shim: min_ctas/max_ctas; simulator: ctas), overlap knobs,
-//                      per-process knobs, predicted times and search statistics.
-// The files are written to temporary names in DIR and renamed only when all three were written, so a
-// failure leaves no half-written file (and no new file at all).
+//                      per-process knobs, predicted times and search statistics; under a framework profile
+//                      also `framework` (search/framework.h: torch's keyword arguments among them);
+//   megatron.args      (--framework megatron-lm) Megatron-LM's flags, one per line;
+//   deepspeed.json     (--framework deepspeed) a DeepSpeed config fragment.
+// The files are written to temporary names in DIR and renamed only when all of them were written, so a
+// failure leaves no half-written file (and no new file at all); a framework file this tune does not write
+// is removed afterwards, so the folder never mixes two tunes.
 #pragma once
 
 #include <optional>
@@ -49,7 +53,13 @@ std::string tuner_conf_text(const Problem& problem, const TuneResult& result);
 Result<std::string> env_text(const Problem& problem, const TuneResult& result, const OutputContext& context);
 nlohmann::json config_json(const Problem& problem, const TuneResult& result, const OutputContext& context);
 
-// Writes the three files into context.out_dir (created if missing). io naming the path on failure.
+// The framework knobs of a tune's choice (search/framework.h).
+FrameworkKnobs framework_knobs(const TuneResult& result);
+// The file a framework reads beside the NCCL files: "megatron.args", "deepspeed.json", or "" (torch-fsdp:
+// lagom-config.json's framework.torch; any: none).
+std::string framework_file_name(Framework framework);
+
+// Writes the files into context.out_dir (created if missing). io naming the path on failure.
 Status write_outputs(const Problem& problem, const TuneResult& result, const OutputContext& context);
 
 }  // namespace lagom::search

@@ -61,30 +61,36 @@ Decision listed(std::string name, std::string scope, std::vector<Option> options
   return d;
 }
 
-Decision tp_overlap_decision() {
+Decision tp_overlap_decision(const FrameworkProfile& profile) {
   std::vector<Option> options;
-  for (const auto& method : grid_tp_overlaps())
+  for (const auto& method : profile.tp_overlaps)
     options.push_back({model::to_string(method), TpOverlapSetting{method}});
   return listed("tp-overlap", "structural", std::move(options));
 }
 
-Decision bucket_decision() {
+// Options in the framework's unit, each converted to the MB the simulator takes (Lagom's own: "25 MB").
+Decision bucket_decision(const FrameworkProfile& profile, const model::Strategy& strategy) {
   std::vector<Option> options;
-  for (double mb : k_grid_bucket_mb) options.push_back({fmt::format("{} MB", mb), BucketSetting{mb}});
+  for (double value : profile.bucket_grid) {
+    const double mb = bucket_mb_of(profile, value, strategy);
+    std::string label = profile.bucket_unit == BucketUnit::megabytes
+                            ? fmt::format("{} MB", mb)
+                            : fmt::format("{:g} {} ({:g} MB)", value, to_string(profile.bucket_unit), mb);
+    options.push_back({std::move(label), BucketSetting{mb}});
+  }
   return listed("bucket-mb", "structural", std::move(options));
 }
 
-Decision prefetch_decision() {
+Decision prefetch_decision(const FrameworkProfile& profile) {
   std::vector<Option> options;
-  for (int depth : k_grid_prefetch)
+  for (int depth : profile.prefetch_grid)
     options.push_back({fmt::format("{} layer{}", depth, depth > 1 ? "s" : ""), PrefetchSetting{depth}});
   return listed("fsdp-prefetch", "structural", std::move(options));
 }
 
-Decision priority_decision() {
+Decision priority_decision(const FrameworkProfile& profile) {
   std::vector<Option> options;
-  for (const auto priority :
-       {simulator::IssuePriority::as_scheduled, simulator::IssuePriority::critical_first})
+  for (const auto priority : profile.priorities)
     options.push_back({std::string(simulator::to_string(priority)), PrioritySetting{priority}});
   return listed("issue-priority", "structural", std::move(options));
 }
@@ -241,11 +247,15 @@ std::vector<Decision> structural_decisions(const SpaceContext& context) {
   const bool grads = s.dp * s.cp > 1;
   const int streams = static_cast<int>(s.tp > 1 && s.sp) + static_cast<int>(s.pp > 1) +
                       static_cast<int>(grads) + static_cast<int>(grads && s.zero == 3);
+  const FrameworkProfile& profile = framework_profile(context.framework);
   std::vector<Decision> out;
-  if (!context.pins.tp_overlap && s.tp > 1 && s.sp) out.push_back(tp_overlap_decision());
-  if (!context.pins.bucket_mb && grads && s.zero < 3) out.push_back(bucket_decision());
-  if (!context.pins.prefetch && grads && s.zero == 3) out.push_back(prefetch_decision());
-  if (!context.pins.priority && streams >= 2) out.push_back(priority_decision());
+  auto add = [&](Decision d) {
+    if (d.options.size() >= 2) out.push_back(std::move(d));
+  };
+  if (!context.pins.tp_overlap && s.tp > 1 && s.sp) add(tp_overlap_decision(profile));
+  if (!context.pins.bucket_mb && grads && s.zero < 3) add(bucket_decision(profile, s));
+  if (!context.pins.prefetch && grads && s.zero == 3) add(prefetch_decision(profile));
+  if (!context.pins.priority && streams >= 2) add(priority_decision(profile));
   return out;
 }
 

@@ -35,6 +35,7 @@
 #include "model/cost_model.h"
 #include "model/groups.h"
 #include "model/overlap_method.h"
+#include "search/framework.h"
 #include "simulator/simulator.h"
 
 namespace lagom::search {
@@ -156,6 +157,8 @@ struct SpaceContext {
   // false: the NCCL knobs (per process, per communicator, per op class) keep NCCL's defaults and only the
   // structural (framework) knobs are searched; tune's speedup_framework (docs/search.md).
   bool search_nccl_knobs = true;
+  // The framework whose knob values the structural decisions offer (search/framework.h); any = Lagom's grid.
+  Framework framework = Framework::any;
 };
 
 // Whether the comm knobs (algorithm, protocol, channels, threads, chunk) are searched: only with NCCL.
@@ -165,7 +168,8 @@ bool comm_knobs_searchable(const SpaceContext& context);
 // sequence parallelism; bucket size needs DP gradient buckets, i.e. dp·cp > 1 and zero < 3; prefetch
 // needs ZeRO-3 with dp·cp > 1; issue priority needs two communication streams that can run at once:
 // two of TP overlap (tp > 1 with sp), pipeline transfers (pp > 1), gradient reduction (dp·cp > 1) and
-// ZeRO-3 gathers).
+// ZeRO-3 gathers). The options are those of context.framework's profile; a decision the framework offers
+// only one value for is not built.
 std::vector<Decision> structural_decisions(const SpaceContext& context);
 
 // The per-process, per-communicator and per-op-class decisions for the op classes an iteration issues, in

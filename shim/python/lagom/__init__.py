@@ -4,7 +4,8 @@ Call ``lagom.init(config_dir)`` at the top of a training script, before
 ``torch.distributed.init_process_group``: it exports what ``lagom tune --out config_dir`` chose, so that
 NCCL loads Lagom's tuner plugin (libnccl-tuner-lagom.so) with the tuned rules and reads the tuned
 per-process variables. ``lagom.process_group_options(group)`` gives the per-communicator CTA limits for
-``init_process_group`` / ``new_group``. Formats: docs/shim.md.
+``init_process_group`` / ``new_group``; ``lagom.torch_kwargs()`` the keyword arguments of torch's DDP or
+FSDP2 wrapper that ``lagom tune --framework torch-fsdp`` chose. Formats: docs/shim.md.
 
 Only the standard library is used; torch is imported only by ``process_group_options``, and only when
 it is installed.
@@ -22,6 +23,7 @@ __all__ = [
     "SELF_LOCATING_LINE",
     "process_group_options",
     "megatron_communicator_config",
+    "torch_kwargs",
     "read_env_file",
     "ENV_FILE",
     "TUNER_CONF_FILE",
@@ -318,3 +320,47 @@ def megatron_communicator_config(config_dir=None):
         lines.append("%s:" % group)
         lines.extend("  %s: %d" % (key, value) for key, value in limits.items())
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+_TORCH_WRAPPERS = ("ddp", "fully_shard")
+
+
+def torch_kwargs(wrapper=None, config_dir=None):
+    """Keyword arguments for torch's data-parallel wrapper, as ``lagom tune --framework torch-fsdp`` chose them.
+
+    ``wrapper`` is "ddp" (``torch.nn.parallel.DistributedDataParallel``: ``bucket_cap_mb`` in MiB, as torch
+    takes it) or "fully_shard" (FSDP2 ``torch.distributed.fsdp.fully_shard``: ``reshard_after_forward``,
+    True for ZeRO-3, False for ZeRO-2); None is the one the tuned strategy uses (lagom-config.json
+    ``framework.torch.wrapper``). ``config_dir`` defaults to the directory given to lagom.init().
+
+    Returns a new dict to pass as ``**kwargs``; an empty dict, with a RuntimeWarning saying why, when there is
+    no lagom-config.json or it was not tuned for torch (torch then keeps its defaults). Raises ValueError for
+    an unknown wrapper or a malformed file, RuntimeError when no config directory is known.
+    """
+    if wrapper is not None and wrapper not in _TORCH_WRAPPERS:
+        raise ValueError("lagom.torch_kwargs: wrapper must be one of %s, got %r" % (", ".join(_TORCH_WRAPPERS), wrapper))
+    path = os.path.join(_config_dir(config_dir, "torch_kwargs"), CONFIG_FILE)
+    if not os.path.isfile(path):
+        warnings.warn("lagom.torch_kwargs: %s not found; torch keeps its defaults" % path, RuntimeWarning,
+                      stacklevel=2)
+        return {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except ValueError as error:
+        raise ValueError("%s: not valid JSON: %s" % (path, error)) from None
+    framework = document.get("framework") if isinstance(document, dict) else None
+    settings = framework.get("torch") if isinstance(framework, dict) else None
+    if settings is None:
+        warnings.warn("lagom.torch_kwargs: %s was not tuned for torch (run `lagom tune --framework torch-fsdp`); "
+                      "torch keeps its defaults" % path, RuntimeWarning, stacklevel=2)
+        return {}
+    if not isinstance(settings, dict):
+        raise ValueError("%s: framework.torch must be an object" % path)
+    chosen = wrapper if wrapper is not None else settings.get("wrapper")
+    if chosen not in _TORCH_WRAPPERS:
+        raise ValueError("%s: framework.torch.wrapper must be one of %s, got %r" % (path, ", ".join(_TORCH_WRAPPERS), chosen))
+    kwargs = settings.get(chosen, {})
+    if not isinstance(kwargs, dict) or not all(isinstance(key, str) for key in kwargs):
+        raise ValueError("%s: framework.torch.%s must be an object of keyword arguments" % (path, chosen))
+    return dict(kwargs)

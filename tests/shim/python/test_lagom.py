@@ -407,3 +407,61 @@ def test_init_then_a_real_two_process_gloo_group(tuned, tmp_path):
         out, err = rank.communicate(timeout=120)
         assert rank.returncode == 0, err.decode()
         assert out.decode().split() == ["256", os.path.join(tuned, "nccl_tuner.conf"), "3"]
+
+
+def _torch_config(tuned, settings):
+    _write_config(tuned, {"communicators": [], "framework": {"name": "torch-fsdp", "torch": settings}})
+
+
+def test_torch_kwargs_are_the_wrapper_keyword_arguments_tune_wrote(tuned):
+    _torch_config(tuned, {"wrapper": "ddp", "ddp": {"bucket_cap_mb": 47.6837158203125},
+                          "fully_shard": {}})
+    lagom.init(tuned)
+    kwargs = lagom.torch_kwargs()
+    assert kwargs == {"bucket_cap_mb": 47.6837158203125}
+    kwargs["bucket_cap_mb"] = 1  # a new dict each call: the caller may change it
+    assert lagom.torch_kwargs("ddp") == {"bucket_cap_mb": 47.6837158203125}
+    assert lagom.torch_kwargs("fully_shard", config_dir=tuned) == {}
+
+
+def test_torch_kwargs_default_wrapper_is_the_strategys(tuned):
+    _torch_config(tuned, {"wrapper": "fully_shard", "ddp": {}, "fully_shard": {"reshard_after_forward": True},
+                          "prefetch_layers": 2})
+    assert lagom.torch_kwargs(config_dir=tuned) == {"reshard_after_forward": True}
+
+
+def test_torch_kwargs_without_torch_settings_are_empty_with_a_warning(tuned, tmp_path):
+    with pytest.warns(RuntimeWarning, match=r"was not tuned for torch \(run `lagom tune --framework torch-fsdp`\)"):
+        assert lagom.torch_kwargs(config_dir=tuned) == {}  # the fixture has no framework section
+    with pytest.warns(RuntimeWarning, match="lagom-config.json not found; torch keeps its defaults"):
+        assert lagom.torch_kwargs(config_dir=str(tmp_path)) == {}
+
+
+@pytest.mark.parametrize(
+    "settings, wrapper, why",
+    [
+        ({"wrapper": "ddp", "ddp": {}}, "fsdp", r"wrapper must be one of ddp, fully_shard, got 'fsdp'"),
+        ({"wrapper": "zero", "ddp": {}}, None, r"framework.torch.wrapper must be one of ddp, fully_shard"),
+        ({"wrapper": "ddp", "ddp": [1]}, None, r"framework.torch.ddp must be an object of keyword arguments"),
+        ("ddp", None, r"framework.torch must be an object"),
+    ],
+)
+def test_malformed_torch_settings_raise(tuned, settings, wrapper, why):
+    _torch_config(tuned, settings)
+    with pytest.raises(ValueError, match=why):
+        lagom.torch_kwargs(wrapper, config_dir=tuned)
+
+
+@pytest.mark.skipif(not BIN_DIR, reason="needs the built lagom (LAGOM_BIN_DIR)")
+def test_torch_kwargs_of_a_real_tune_are_accepted_by_the_wrapper_signatures(tmp_path):
+    """What `lagom tune --framework torch-fsdp` writes, read back; with torch installed, DDP's signature takes it."""
+    out = tmp_path / "out"
+    subprocess.run([os.path.join(BIN_DIR, "lagom"), "tune", "--model", "gpt2", "--cluster", "dgx-h100", "--gpus",
+                    "16", "--global-batch", "64", "--framework", "torch-fsdp", "--out", str(out), "--quiet"],
+                   check=True, stdout=subprocess.DEVNULL)
+    kwargs = lagom.torch_kwargs(config_dir=str(out))
+    assert set(kwargs) == {"bucket_cap_mb"} and kwargs["bucket_cap_mb"] > 0
+    if _torch_available():
+        import inspect
+        from torch.nn.parallel import DistributedDataParallel
+        inspect.signature(DistributedDataParallel).bind_partial(None, **kwargs)

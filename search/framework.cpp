@@ -1,0 +1,426 @@
+#include "search/framework.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "search/space.h"
+
+namespace lagom::search {
+
+namespace {
+
+using model::CpCommType;
+using model::OverlapMethod;
+using model::OverlapMethodKind;
+using model::Recompute;
+using simulator::IssuePriority;
+
+// Sources of the tables below:
+//   [M] NVIDIA/Megatron-LM@core_v0.15.0 (0d7e02bd26) megatron/training/arguments.py, the line given;
+//       megatron/training/training.py:984-987 for the default bucket.
+//   [T] PyTorch 2.7 public API: torch.nn.parallel.DistributedDataParallel(bucket_cap_mb=25, MiB:
+//       bucket_bytes_cap = int(bucket_cap_mb * 1024 * 1024)); torch.distributed.fsdp.fully_shard
+//       (FSDP2: reshard_after_forward=True is ZeRO-3, False keeps the gathered parameters until the
+//       backward, ZeRO-2); FSDPModule.set_modules_to_forward_prefetch / set_modules_to_backward_prefetch
+//       (explicit prefetch beyond FSDP2's implicit one layer);
+//       torch.distributed.optim.ZeroRedundancyOptimizer (ZeRO-1 beside DDP);
+//       torch.distributed.tensor.parallel (ColwiseParallel, RowwiseParallel, SequenceParallel);
+//       torch.distributed.pipelining (Schedule1F1B, ScheduleInterleaved1F1B);
+//       torch.distributed.tensor.experimental.context_parallel (ring attention; its rotate method
+//       "allgather" gathers K/V once, "alltoall" passes K/V blocks around the ring); torch.utils.checkpoint
+//       (full: a layer; selective: a submodule such as the core attention).
+//   [D] DeepSpeed 0.16 config keys (deepspeed/runtime/zero/config.py): zero_optimization.stage 0-3,
+//       reduce_bucket_size and allgather_bucket_size (elements, default 5e8), overlap_comm,
+//       stage3_prefetch_bucket_size and stage3_max_live_parameters (elements); the pipeline engine refuses
+//       ZeRO-2/3 (deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are incompatible with pipeline
+//       parallelism"); DeepSpeed-Ulysses is CP by all-to-all; activation_checkpointing recomputes whole
+//       layers; DeepSpeed-MoE dispatches by all-to-all.
+
+constexpr OverlapMethod k_none{OverlapMethodKind::none, 1};
+constexpr OverlapMethod k_te{OverlapMethodKind::te, 1};
+const std::vector<Recompute> k_all_recompute{Recompute::none, Recompute::selective, Recompute::full};
+
+FrameworkProfile make_any() {
+  FrameworkProfile p;
+  p.framework = Framework::any;
+  p.name = "any";
+  p.version = "Lagom's own methods (slice:K and flash TP overlap run with Lagom's kernels)";
+  p.tp_overlaps = grid_tp_overlaps();
+  p.zero_stages = {0, 1, 2, 3};
+  p.recomputes = k_all_recompute;
+  p.bucket_grid.assign(k_grid_bucket_mb.begin(), k_grid_bucket_mb.end());
+  p.prefetch_grid.assign(k_grid_prefetch.begin(), k_grid_prefetch.end());
+  p.priorities = {IssuePriority::as_scheduled, IssuePriority::critical_first};
+  return p;
+}
+
+FrameworkProfile make_megatron() {
+  FrameworkProfile p;
+  p.framework = Framework::megatron_lm;
+  p.name = "megatron-lm";
+  p.version = "Megatron-Core core_v0.15.0";
+  // --tp-comm-overlap [M:2090] runs Transformer Engine's userbuffers (Lagom's te); it needs
+  // --sequence-parallel [M:931].
+  p.tp_overlaps = {k_none, k_te};
+  p.tp_overlap_needs_sp = true;
+  // --cp-comm-type p2p|a2a|allgather|a2a+p2p, default p2p [M:2706]; a2a+p2p needs
+  // --hierarchical-context-parallel-sizes, which Lagom does not model (model::resolve_strategy refuses it).
+  p.cp_comms = {CpCommType::p2p, CpCommType::a2a, CpCommType::allgather};
+  // DDP (0), --use-distributed-optimizer (1) [M:2658], --use-megatron-fsdp [M:2674] with
+  // --data-parallel-sharding-strategy optim_grads_params (3) [M:2677]. Stage 2 is not offered: Lagom maps
+  // Megatron's sharding to ZeRO 1 and 3 only.
+  p.zero_stages = {0, 1, 3};
+  // --recompute-granularity full|selective [M:2010] (selective: core_attn by default [M:2045]).
+  p.recomputes = k_all_recompute;
+  // --ddp-bucket-size counts parameters [M:2620]; the default is max(4e7, 1e6 · dp·cp) [training.py:984].
+  p.bucket_unit = BucketUnit::parameters;
+  p.bucket_grid = {1e7, 2e7, 4e7, 8e7};
+  // Megatron-FSDP has no prefetch depth in layers (--suggested-communication-unit-size counts elements and
+  // bounds the buffer): one layer ahead, as Lagom prices it by default.
+  p.prefetch_grid = {1};
+  // --high-priority-stream-groups [M:2264] raises CUDA stream priorities, not the order on a link, so
+  // Lagom's critical-first is not offered.
+  p.priorities = {IssuePriority::as_scheduled};
+  return p;
+}
+
+FrameworkProfile make_torch() {
+  FrameworkProfile p;
+  p.framework = Framework::torch_fsdp;
+  p.name = "torch-fsdp";
+  p.version = "PyTorch 2.7 (DDP, FSDP2 fully_shard, DTensor TP, torch.distributed.pipelining)";
+  // No TP overlap without torch.compile (async TP is an inductor pass, not a module API) [T].
+  p.tp_overlaps = {k_none};
+  p.cp_comms = {CpCommType::allgather, CpCommType::p2p};
+  // DDP (0), DDP + ZeroRedundancyOptimizer (1), fully_shard(reshard_after_forward=False) (2), True (3) [T].
+  p.zero_stages = {0, 1, 2, 3};
+  p.recomputes = k_all_recompute;
+  // torch has no MoE token dispatcher of its own.
+  p.expert_parallel = false;
+  p.bucket_unit = BucketUnit::mebibytes;
+  p.bucket_grid = {25, 50, 100, 200};
+  p.prefetch_grid = {1, 2};
+  p.priorities = {IssuePriority::as_scheduled};
+  return p;
+}
+
+FrameworkProfile make_deepspeed() {
+  FrameworkProfile p;
+  p.framework = Framework::deepspeed;
+  p.name = "deepspeed";
+  p.version = "DeepSpeed 0.16";
+  p.tp_overlaps = {k_none};
+  p.cp_comms = {CpCommType::a2a};  // DeepSpeed-Ulysses
+  p.zero_stages = {0, 1, 2, 3};
+  p.recomputes = {Recompute::none, Recompute::full};
+  p.sequence_parallel = false;     // AutoTP shards the linear layers only
+  p.interleaved_pipeline = false;  // PipelineModule runs one stage per rank
+  p.max_zero_with_pipeline = 1;    // [D] pipe/engine.py
+  p.max_zero_with_tp = 2;          // [D] AutoTP training composes with ZeRO 1 and 2, not 3
+  p.bucket_unit = BucketUnit::elements;
+  p.bucket_grid = {5e7, 2e8, 5e8};  // 5e8 is the default
+  p.prefetch_grid = {1, 2};
+  p.priorities = {IssuePriority::as_scheduled};
+  return p;
+}
+
+template <typename T>
+bool contains(const std::vector<T>& values, const T& value) {
+  return std::find(values.begin(), values.end(), value) != values.end();
+}
+
+template <typename T, typename F>
+std::string listed(const std::vector<T>& values, F&& name) {
+  std::string out;
+  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::string(name(values[i]));
+  return out;
+}
+
+Status refuse(const FrameworkProfile& p, const std::string& what) {
+  return make_error(ErrorCode::invalid_input, fmt::format("--framework {}: {}", p.name, what));
+}
+
+double grad_bytes(const model::Strategy& s) {
+  return model::bytes_per_element(s.gradient_dtype());
+}
+
+// Parameters of one transformer layer (the embedding and output layer left out), unsharded.
+double layer_parameters(const model::WorkloadSpec& w) {
+  const double embedding =
+      static_cast<double>(w.vocab) * static_cast<double>(w.hidden) * (w.tied_embeddings ? 1.0 : 2.0);
+  return (w.parameters() - embedding) / std::max(1, w.layers);
+}
+
+bool has_dp_buckets(const model::Strategy& s) {
+  return s.dp * s.cp > 1 && s.zero < 3;
+}
+
+}  // namespace
+
+std::string_view to_string(Framework framework) {
+  switch (framework) {
+    case Framework::any:
+      return "any";
+    case Framework::megatron_lm:
+      return "megatron-lm";
+    case Framework::torch_fsdp:
+      return "torch-fsdp";
+    case Framework::deepspeed:
+      return "deepspeed";
+  }
+  return "?";
+}
+
+std::optional<Framework> parse_framework(std::string_view name) {
+  for (const auto f : {Framework::any, Framework::megatron_lm, Framework::torch_fsdp, Framework::deepspeed}) {
+    if (name == to_string(f)) return f;
+  }
+  return std::nullopt;
+}
+
+Result<Framework> parse_framework_flag(std::string_view name) {
+  if (auto framework = parse_framework(name)) return *framework;
+  return make_error(ErrorCode::invalid_input,
+                    fmt::format("framework: '{}' is not megatron-lm, torch-fsdp, deepspeed or any", name));
+}
+
+std::string_view to_string(BucketUnit unit) {
+  switch (unit) {
+    case BucketUnit::megabytes:
+      return "MB";
+    case BucketUnit::parameters:
+      return "parameters";
+    case BucketUnit::mebibytes:
+      return "MiB";
+    case BucketUnit::elements:
+      return "elements";
+  }
+  return "?";
+}
+
+const FrameworkProfile& framework_profile(Framework framework) {
+  static const std::array<FrameworkProfile, 4> k_profiles{make_any(), make_megatron(), make_torch(),
+                                                          make_deepspeed()};
+  return k_profiles.at(static_cast<std::size_t>(framework));
+}
+
+Status check_strategy(const FrameworkProfile& p, const model::Strategy& s) {
+  if (p.framework == Framework::any) return {};
+  if (!contains(p.tp_overlaps, s.tp_overlap)) {
+    return refuse(
+        p, fmt::format("tp-overlap {} is not available ({} runs {})", model::to_string(s.tp_overlap), p.name,
+                       listed(p.tp_overlaps, [](const auto& m) { return model::to_string(m); })));
+  }
+  if (p.tp_overlap_needs_sp && s.tp_overlap.kind != OverlapMethodKind::none && !s.sp) {
+    return refuse(p, fmt::format("tp-overlap {} needs --sp (Megatron asserts --tp-comm-overlap only with "
+                                 "--sequence-parallel)",
+                                 model::to_string(s.tp_overlap)));
+  }
+  if (s.sp && !p.sequence_parallel) return refuse(p, "--sp is not available (no sequence parallelism)");
+  if (s.cp > 1 && !p.cp_comms.empty() && !contains(p.cp_comms, s.cp_comm)) {
+    return refuse(p, fmt::format("cp-comm-type {} is not available ({} runs {})", model::to_string(s.cp_comm),
+                                 p.name, listed(p.cp_comms, [](auto c) { return model::to_string(c); })));
+  }
+  if (!contains(p.zero_stages, s.zero)) {
+    if (p.framework == Framework::megatron_lm && s.zero == 2) {
+      return refuse(
+          p,
+          "zero 2 is not available (Megatron-LM runs ZeRO 1 as --use-distributed-optimizer and ZeRO 3 "
+          "as --use-megatron-fsdp, no stage 2)");
+    }
+    return refuse(p, fmt::format("zero {} is not available ({} runs zero {})", s.zero, p.name,
+                                 listed(p.zero_stages, [](int z) { return std::to_string(z); })));
+  }
+  if (s.tp > 1 && s.zero > p.max_zero_with_tp) {
+    return refuse(p, fmt::format("zero {} with tp > 1 is not available ({} runs zero {} at most with TP)",
+                                 s.zero, p.name, p.max_zero_with_tp));
+  }
+  if (s.pp > 1 && s.zero > p.max_zero_with_pipeline) {
+    return refuse(
+        p, fmt::format("zero {} with pp > 1 is not available ({} runs zero {} at most with a pipeline)",
+                       s.zero, p.name, p.max_zero_with_pipeline));
+  }
+  if (!contains(p.recomputes, s.recompute)) {
+    return refuse(p, fmt::format("recompute {} is not available ({} runs {})", model::to_string(s.recompute),
+                                 p.name, listed(p.recomputes, [](auto r) { return model::to_string(r); })));
+  }
+  if (s.vpp > 1 && !p.interleaved_pipeline)
+    return refuse(p, "vpp > 1 is not available (no interleaved pipeline schedule)");
+  if (s.ep > 1 && !p.expert_parallel) return refuse(p, "ep > 1 is not available (no expert parallelism)");
+  if (p.framework != Framework::megatron_lm) {
+    // Megatron-Core's own overlap and MoE options (docs/cli.md): the other frameworks have no equivalent.
+    if (s.p2p_overlap || s.param_gather_overlap || s.param_gather_with_optimizer || s.bucket_per_chunk)
+      return refuse(p,
+                    "the p2p-overlap, param-gather-overlap and per-chunk bucket options are Megatron-LM's");
+    if (s.moe_dispatcher != model::MoeDispatcher::alltoall)
+      return refuse(p, "moe-dispatcher allgather is Megatron-LM's (all-to-all only)");
+  }
+  return {};
+}
+
+Status check_priority(const FrameworkProfile& p, IssuePriority priority) {
+  if (contains(p.priorities, priority)) return {};
+  return refuse(p,
+                fmt::format("issue-priority {} is not available (no framework orders concurrent collectives "
+                            "on a link; only --framework any offers it)",
+                            simulator::to_string(priority)));
+}
+
+double bucket_mb_of(const FrameworkProfile& p, double value, const model::Strategy& s) {
+  switch (p.bucket_unit) {
+    case BucketUnit::megabytes:
+      return value;
+    case BucketUnit::mebibytes:
+      return value * 1024.0 * 1024.0 / 1e6;
+    case BucketUnit::parameters:
+    case BucketUnit::elements:
+      return value * grad_bytes(s) / 1e6;
+  }
+  return value;
+}
+
+double bucket_in_unit(const FrameworkProfile& p, double mb, const model::Strategy& s) {
+  switch (p.bucket_unit) {
+    case BucketUnit::megabytes:
+      return mb;
+    case BucketUnit::mebibytes:
+      return mb * 1e6 / (1024.0 * 1024.0);
+    case BucketUnit::parameters:
+    case BucketUnit::elements:
+      return std::round(mb * 1e6 / grad_bytes(s));
+  }
+  return mb;
+}
+
+double default_bucket_mb(const FrameworkProfile& p, const model::Strategy& s) {
+  switch (p.framework) {
+    case Framework::megatron_lm:
+      return bucket_mb_of(p, std::max(4e7, 1e6 * s.dp * s.cp), s);
+    case Framework::torch_fsdp:
+      return bucket_mb_of(p, 25, s);
+    case Framework::deepspeed:
+      return bucket_mb_of(p, 5e8, s);
+    case Framework::any:
+      break;
+  }
+  return s.bucket_mb;
+}
+
+std::vector<std::string> megatron_args(const model::Strategy& s, const FrameworkKnobs& k) {
+  const FrameworkProfile& p = framework_profile(Framework::megatron_lm);
+  std::vector<std::string> out;
+  auto add = [&](std::string line) { out.push_back(std::move(line)); };
+  // The layout [M:2561, 2563, 2704, 3033, 3035, 2586, 2224, 1974, 1981].
+  add(fmt::format("--tensor-model-parallel-size {}", s.tp));
+  add(fmt::format("--pipeline-model-parallel-size {}", s.pp));
+  if (s.cp > 1) add(fmt::format("--context-parallel-size {}", s.cp));
+  if (s.ep > 1) {
+    add(fmt::format("--expert-model-parallel-size {}", s.ep));
+    add(fmt::format("--expert-tensor-parallel-size {}", s.expert_tp > 0 ? s.expert_tp : s.tp));
+  }
+  if (s.vpp > 1) add(fmt::format("--num-virtual-stages-per-pipeline-rank {}", s.vpp));
+  if (s.sp) add("--sequence-parallel");
+  add(fmt::format("--micro-batch-size {}", s.micro_batch));
+  add(fmt::format("--global-batch-size {}", s.global_batch));
+  // Precision [M:2518-2522]: with --bf16 Megatron reduces gradients in fp32 unless --grad-reduce-in-bf16
+  // [M:733-745]; Lagom's gradient dtype says which.
+  if (s.precision == model::Precision::bf16 || s.precision == model::Precision::fp8) {
+    add("--bf16");
+    if (s.gradient_dtype() == model::Precision::bf16) add("--grad-reduce-in-bf16");
+  } else if (s.precision == model::Precision::fp16) {
+    add("--fp16");
+  }
+  if (s.cp > 1) add(fmt::format("--cp-comm-type {}", model::to_string(s.cp_comm)));
+  // Recompute [M:2010, 2031, 2040]: full recomputes every layer of a stage.
+  if (s.recompute == Recompute::selective) add("--recompute-granularity selective");
+  if (s.recompute == Recompute::full) {
+    add("--recompute-granularity full");
+    add("--recompute-method uniform");
+    add("--recompute-num-layers 1");
+  }
+  // ZeRO [M:2658, 2674, 2677].
+  if (s.zero == 1) add("--use-distributed-optimizer");
+  if (s.zero == 3) {
+    add("--use-megatron-fsdp");
+    add("--data-parallel-sharding-strategy optim_grads_params");
+  }
+  // Overlap [M:2605, 2629, 2631, 2591, 2090].
+  if (s.dp_overlap && s.dp * s.cp > 1) add("--overlap-grad-reduce");
+  if (s.param_gather_overlap) add("--overlap-param-gather");
+  if (s.param_gather_with_optimizer) add("--overlap-param-gather-with-optimizer-step");
+  if (s.vpp > 1 && !s.p2p_overlap) add("--no-overlap-p2p-communication");  // Megatron's default is on
+  if (k.tp_overlap.kind == OverlapMethodKind::te) add("--tp-comm-overlap");
+  // The bucket, in parameters [M:2620].
+  if (has_dp_buckets(s)) add(fmt::format("--ddp-bucket-size {:.0f}", bucket_in_unit(p, k.bucket_mb, s)));
+  return out;
+}
+
+nlohmann::json deepspeed_config(const model::WorkloadSpec& w, const model::Strategy& s,
+                                const FrameworkKnobs& k) {
+  const FrameworkProfile& p = framework_profile(Framework::deepspeed);
+  nlohmann::json zero = {{"stage", s.zero}, {"overlap_comm", s.dp_overlap}};
+  // Integers: DeepSpeed's config model declares these sizes int.
+  const auto bucket = static_cast<std::int64_t>(bucket_in_unit(p, k.bucket_mb, s));
+  if (has_dp_buckets(s)) {
+    zero["reduce_bucket_size"] = bucket;
+    zero["allgather_bucket_size"] = bucket;
+  }
+  if (s.zero == 3) {
+    // Prefetch depth in layers as elements: layers ahead × one layer's parameters (unsharded).
+    const auto prefetch = static_cast<std::int64_t>(std::llround(k.prefetch * layer_parameters(w)));
+    zero["stage3_prefetch_bucket_size"] = prefetch;
+    // DeepSpeed's default 1e9, raised to the prefetch so that the prefetched layers may stay live.
+    zero["stage3_max_live_parameters"] = std::max<std::int64_t>(1000000000, prefetch);
+  }
+  nlohmann::json doc = {{"train_batch_size", s.global_batch},
+                        {"train_micro_batch_size_per_gpu", s.micro_batch},
+                        {"zero_optimization", std::move(zero)}};
+  if (s.precision == model::Precision::bf16) doc["bf16"] = {{"enabled", true}};
+  if (s.precision == model::Precision::fp16) doc["fp16"] = {{"enabled", true}};
+  if (s.recompute == Recompute::full) doc["activation_checkpointing"] = {{"partition_activations", false}};
+  if (s.tp > 1) doc["tensor_parallel"] = {{"autotp_size", s.tp}};
+  return doc;
+}
+
+nlohmann::json torch_settings(const model::Strategy& s, const FrameworkKnobs& k) {
+  const FrameworkProfile& p = framework_profile(Framework::torch_fsdp);
+  nlohmann::json ddp = nlohmann::json::object();
+  if (has_dp_buckets(s)) ddp["bucket_cap_mb"] = bucket_in_unit(p, k.bucket_mb, s);
+  nlohmann::json shard = nlohmann::json::object();
+  if (s.zero >= 2) shard["reshard_after_forward"] = s.zero == 3;
+  nlohmann::json doc = {{"wrapper", s.zero >= 2 ? "fully_shard" : "ddp"},
+                        {"ddp", std::move(ddp)},
+                        {"fully_shard", std::move(shard)}};
+  if (s.zero == 3) doc["prefetch_layers"] = k.prefetch;
+  if (s.zero == 1) doc["optimizer"] = "ZeroRedundancyOptimizer";
+  return doc;
+}
+
+nlohmann::json framework_json(const FrameworkProfile& p, const model::WorkloadSpec& w,
+                              const model::Strategy& s, const FrameworkKnobs& k) {
+  nlohmann::json doc = {{"name", std::string(p.name)},
+                        {"version", std::string(p.version)},
+                        {"tp_overlap", model::to_string(k.tp_overlap)},
+                        {"bucket", bucket_in_unit(p, k.bucket_mb, s)},
+                        {"bucket_unit", std::string(to_string(p.bucket_unit))},
+                        {"prefetch", k.prefetch}};
+  switch (p.framework) {
+    case Framework::megatron_lm:
+      doc["megatron_args"] = megatron_args(s, k);
+      break;
+    case Framework::torch_fsdp:
+      doc["torch"] = torch_settings(s, k);
+      break;
+    case Framework::deepspeed:
+      doc["deepspeed"] = deepspeed_config(w, s, k);
+      break;
+    case Framework::any:
+      break;
+  }
+  return doc;
+}
+
+}  // namespace lagom::search

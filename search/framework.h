@@ -1,0 +1,107 @@
+// Framework profiles (`--framework` of explore and tune, docs/cli.md#framework-profiles): what one training
+// framework can run, as one table per framework (framework_profile), so that explore returns only strategies
+// and tune searches only knobs that the framework has, and tune writes them in the framework's own form
+// (megatron.args, deepspeed.json, torch keyword arguments: framework_outputs).
+//
+// `any` is Lagom's own space (every method the simulator prices, some of which exist only as Lagom's
+// kernels: slice:K and flash TP overlap, see kernels/); a framework profile names the version its table was
+// read from. A profile never changes a prediction: the simulator prices the same strategy the same way, the
+// profile only narrows which strategies and knob values are offered.
+//
+// Thread safety: immutable tables and pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "model/overlap_method.h"
+#include "model/specs.h"
+#include "simulator/simulator.h"
+
+namespace lagom::search {
+
+enum class Framework { any, megatron_lm, torch_fsdp, deepspeed };
+std::string_view to_string(Framework framework);  // "any", "megatron-lm", "torch-fsdp", "deepspeed"
+std::optional<Framework> parse_framework(std::string_view name);
+// The value of --framework: invalid_input "framework: 'x' is not megatron-lm, torch-fsdp, deepspeed or any".
+Result<Framework> parse_framework_flag(std::string_view name);
+
+// The unit a framework takes its gradient bucket size in.
+enum class BucketUnit {
+  megabytes,   // Lagom's --bucket-mb: 10^6 bytes of gradients
+  parameters,  // Megatron-Core's --ddp-bucket-size: gradient elements (parameters) per bucket
+  mebibytes,   // torch DDP's bucket_cap_mb: 2^20 bytes (bucket_bytes_cap = bucket_cap_mb * 1024 * 1024)
+  elements,    // DeepSpeed's reduce_bucket_size: gradient elements per bucket
+};
+
+// What one framework can run. Lists hold what the framework offers, the framework's default first where it
+// has one; an empty cp_comms means "the strategy's own" (any).
+struct FrameworkProfile {
+  Framework framework = Framework::any;
+  std::string_view name;     // "megatron-lm"
+  std::string_view version;  // the release the table was read from
+  std::vector<model::OverlapMethod> tp_overlaps;
+  bool tp_overlap_needs_sp = false;  // Megatron asserts --tp-comm-overlap only with --sequence-parallel
+  std::vector<model::CpCommType> cp_comms;
+  std::vector<int> zero_stages;
+  std::vector<model::Recompute> recomputes;
+  bool sequence_parallel = true;     // Megatron-style SP (sequence-sharded norms and dropout beside TP)
+  bool interleaved_pipeline = true;  // vpp > 1
+  bool expert_parallel = true;       // ep > 1
+  int max_zero_with_pipeline = 3;    // the highest ZeRO stage the framework runs with pp > 1
+  int max_zero_with_tp = 3;          // ... with tp > 1
+  BucketUnit bucket_unit = BucketUnit::megabytes;
+  std::vector<double> bucket_grid;  // tune's bucket options, in bucket_unit
+  std::vector<int> prefetch_grid;   // tune's ZeRO-3 prefetch depths (layers gathered ahead)
+  std::vector<simulator::IssuePriority> priorities;
+};
+
+// The one table per framework (search/framework.cpp cites each entry's source).
+const FrameworkProfile& framework_profile(Framework framework);
+
+// ok when the framework runs `strategy` (resolved); else invalid_input naming the knob, the value and what
+// the framework offers instead, e.g. "--framework megatron-lm: zero 2 is not available (Megatron-LM runs
+// ZeRO 1 as --use-distributed-optimizer and ZeRO 3 as --use-megatron-fsdp, no stage 2)".
+Status check_strategy(const FrameworkProfile& profile, const model::Strategy& strategy);
+// invalid_input when the profile cannot run `priority` (only `any` offers critical-first).
+Status check_priority(const FrameworkProfile& profile, simulator::IssuePriority priority);
+
+// A bucket size in the profile's unit as Lagom's MB (10^6 bytes of gradients of `strategy`'s dtype), and
+// back.
+double bucket_mb_of(const FrameworkProfile& profile, double value, const model::Strategy& strategy);
+double bucket_in_unit(const FrameworkProfile& profile, double mb, const model::Strategy& strategy);
+std::string_view to_string(BucketUnit unit);  // "MB", "parameters", "MiB", "elements"
+// The framework's own default bucket for `strategy` (resolved), in MB: Megatron-Core max(4e7, 1e6·dp·cp)
+// parameters, torch DDP 25 MiB, DeepSpeed 5e8 elements; any: the strategy's bucket_mb (Lagom's 25 MB).
+double default_bucket_mb(const FrameworkProfile& profile, const model::Strategy& strategy);
+
+// The framework knobs a tune chose, as the framework reads them (search/framework.cpp says which flag or
+// key each one is and where it comes from):
+//   megatron_args     Megatron-LM command-line arguments, one flag with its values per line (every word a
+//                     bare shell word, so `$(cat megatron.args)` passes them unchanged);
+//   deepspeed_config  a DeepSpeed config fragment (keys merged into the job's ds_config.json);
+//   torch_settings    torch's keyword arguments: {"wrapper": "ddp"|"fully_shard",
+//                     "ddp": {...DistributedDataParallel kwargs}, "fully_shard": {...}, "prefetch_layers":
+//                     n}.
+struct FrameworkKnobs {
+  model::OverlapMethod tp_overlap;
+  double bucket_mb = 25;
+  int prefetch = 1;
+  simulator::IssuePriority priority = simulator::IssuePriority::as_scheduled;
+};
+std::vector<std::string> megatron_args(const model::Strategy& strategy, const FrameworkKnobs& knobs);
+nlohmann::json deepspeed_config(const model::WorkloadSpec& workload, const model::Strategy& strategy,
+                                const FrameworkKnobs& knobs);
+nlohmann::json torch_settings(const model::Strategy& strategy, const FrameworkKnobs& knobs);
+
+// What lagom-config.json says about the framework (its "framework" object): name, version, the knobs in the
+// framework's units and its own form (the three above, the one of `profile`).
+nlohmann::json framework_json(const FrameworkProfile& profile, const model::WorkloadSpec& workload,
+                              const model::Strategy& strategy, const FrameworkKnobs& knobs);
+
+}  // namespace lagom::search

@@ -1,0 +1,249 @@
+// Framework profiles (search/framework.h): the tables, the checks, the knob spaces they give explore and
+// tune, and the framework's own forms of the chosen knobs.
+#include <algorithm>
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "model/presets.h"
+#include "search/explore.h"
+#include "search/framework.h"
+#include "search/space.h"
+#include "tests/search/fixture.h"
+
+using namespace lagom;
+using search::Framework;
+using search::framework_profile;
+
+namespace {
+
+const model::OverlapMethod k_none{model::OverlapMethodKind::none, 1};
+const model::OverlapMethod k_te{model::OverlapMethodKind::te, 1};
+
+std::vector<model::Strategy> candidates(Framework framework, const std::string& model_name, int gpus,
+                                        long global_batch) {
+  const model::WorkloadSpec w = model::workload_preset(model_name).value();
+  model::ClusterSpec cluster = model::cluster_preset("dgx-h100").value();
+  cluster.nodes = (gpus + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
+  search::ExploreOptions options;
+  options.base.gpus = gpus;
+  options.base.global_batch = global_batch;
+  options.framework = framework;
+  return search::explore_candidates(w, cluster, options);
+}
+
+}  // namespace
+
+TEST_CASE("framework names parse and print one way; an unknown name is refused with the list", "[search]") {
+  for (const auto f : {Framework::any, Framework::megatron_lm, Framework::torch_fsdp, Framework::deepspeed}) {
+    CHECK(search::parse_framework(search::to_string(f)) == f);
+  }
+  CHECK(!search::parse_framework("megatron"));
+  const auto bad = search::parse_framework_flag("fsdp");
+  REQUIRE(!bad.ok());
+  CHECK(bad.error().message == "framework: 'fsdp' is not megatron-lm, torch-fsdp, deepspeed or any");
+}
+
+TEST_CASE("the any profile is Lagom's own grid, so --framework any changes nothing", "[search]") {
+  const auto& any = framework_profile(Framework::any);
+  CHECK(any.tp_overlaps == search::grid_tp_overlaps());
+  CHECK(any.bucket_grid ==
+        std::vector<double>(search::k_grid_bucket_mb.begin(), search::k_grid_bucket_mb.end()));
+  CHECK(any.prefetch_grid ==
+        std::vector<int>(search::k_grid_prefetch.begin(), search::k_grid_prefetch.end()));
+  CHECK(any.zero_stages == std::vector<int>{0, 1, 2, 3});
+  CHECK(any.priorities.size() == 2);
+  model::Strategy s;
+  s.zero = 2;
+  s.tp_overlap = {model::OverlapMethodKind::flash, 1};
+  CHECK(search::check_strategy(any, s).ok());
+}
+
+TEST_CASE("Megatron-LM has no ZeRO stage 2, and says what it has instead", "[search]") {
+  model::Strategy s;
+  s.zero = 2;
+  const auto status = search::check_strategy(framework_profile(Framework::megatron_lm), s);
+  REQUIRE(!status.ok());
+  CHECK(status.error().message ==
+        "--framework megatron-lm: zero 2 is not available (Megatron-LM runs ZeRO 1 as "
+        "--use-distributed-optimizer and ZeRO 3 as --use-megatron-fsdp, no stage 2)");
+  s.zero = 1;
+  CHECK(search::check_strategy(framework_profile(Framework::megatron_lm), s).ok());
+  s.zero = 3;
+  CHECK(search::check_strategy(framework_profile(Framework::megatron_lm), s).ok());
+}
+
+TEST_CASE("a framework refuses the methods it does not run", "[search]") {
+  model::Strategy s;
+  s.tp = 8, s.sp = true;
+  s.tp_overlap = {model::OverlapMethodKind::flash, 1};
+  const auto flash = search::check_strategy(framework_profile(Framework::megatron_lm), s);
+  REQUIRE(!flash.ok());
+  CHECK(flash.error().message ==
+        "--framework megatron-lm: tp-overlap flash is not available (megatron-lm runs none, te)");
+  s.tp_overlap = k_te;
+  s.sp = false;
+  CHECK(!search::check_strategy(framework_profile(Framework::megatron_lm), s).ok());  // te needs sp
+  s.sp = true;
+  CHECK(search::check_strategy(framework_profile(Framework::megatron_lm), s).ok());
+  CHECK(!search::check_strategy(framework_profile(Framework::torch_fsdp), s).ok());  // no TP overlap
+  s.tp_overlap = k_none;
+  CHECK(!search::check_strategy(framework_profile(Framework::deepspeed), s).ok());  // no SP
+  model::Strategy pipe;
+  pipe.pp = 2, pipe.zero = 2;
+  const auto ds = search::check_strategy(framework_profile(Framework::deepspeed), pipe);
+  REQUIRE(!ds.ok());
+  CHECK(ds.error().message ==
+        "--framework deepspeed: zero 2 with pp > 1 is not available (deepspeed runs zero 1 at most with a "
+        "pipeline)");
+  model::Strategy ring;
+  ring.cp = 2, ring.cp_comm = model::CpCommType::p2p;
+  CHECK(search::check_strategy(framework_profile(Framework::megatron_lm), ring).ok());
+  CHECK(!search::check_strategy(framework_profile(Framework::deepspeed), ring).ok());  // Ulysses only
+  CHECK(!search::check_priority(framework_profile(Framework::megatron_lm),
+                                simulator::IssuePriority::critical_first)
+             .ok());
+  CHECK(search::check_priority(framework_profile(Framework::any), simulator::IssuePriority::critical_first)
+            .ok());
+}
+
+TEST_CASE("bucket sizes convert to the framework's units: parameters, MiB, elements", "[search]") {
+  model::Strategy bf16;  // bf16 gradients: 2 bytes each
+  const auto& megatron = framework_profile(Framework::megatron_lm);
+  CHECK(search::bucket_mb_of(megatron, 4e7, bf16) == Approx(80.0));
+  CHECK(search::bucket_in_unit(megatron, 80.0, bf16) == 4e7);
+  model::Strategy fp32 = bf16;
+  fp32.grad_reduce_dtype = model::Precision::fp32;
+  CHECK(search::bucket_mb_of(megatron, 4e7, fp32) == Approx(160.0));
+  const auto& torch = framework_profile(Framework::torch_fsdp);
+  CHECK(search::bucket_mb_of(torch, 25, bf16) == Approx(26.2144));  // 25 · 2^20 bytes
+  CHECK(search::bucket_in_unit(torch, 26.2144, bf16) == Approx(25.0));
+  CHECK(search::bucket_mb_of(framework_profile(Framework::deepspeed), 5e8, bf16) == Approx(1000.0));
+  // Megatron's default grows with dp·cp past 40 (training.py: max(4e7, 1e6 · dp·cp)).
+  model::Strategy wide = bf16;
+  wide.dp = 64, wide.cp = 1;
+  CHECK(search::default_bucket_mb(megatron, wide) == Approx(128.0));
+  wide.dp = 8;
+  CHECK(search::default_bucket_mb(megatron, wide) == Approx(80.0));
+  CHECK(search::default_bucket_mb(framework_profile(Framework::any), wide) == wide.bucket_mb);
+}
+
+TEST_CASE("explore under megatron-lm offers only what Megatron-LM runs, and all of it", "[search]") {
+  // Every candidate against Megatron-Core's table as written here (not through check_strategy).
+  const std::vector<model::Strategy> list = candidates(Framework::megatron_lm, "llama3-8b", 16, 64);
+  REQUIRE(!list.empty());
+  std::set<std::string> overlaps, cp_comms;
+  std::set<int> zeros;
+  for (const auto& s : list) {
+    CHECK((s.tp_overlap == k_none || s.tp_overlap == k_te));
+    if (s.tp_overlap == k_te) CHECK(s.sp);
+    CHECK(s.zero != 2);
+    if (s.cp > 1) CHECK(s.cp_comm != model::CpCommType::a2a_p2p);
+    // Megatron's default bucket, in MB of bf16 gradients.
+    CHECK(s.bucket_mb == Approx(std::max(4e7, 1e6 * s.dp * s.cp) * 2 / 1e6));
+    overlaps.insert(model::to_string(s.tp_overlap));
+    if (s.cp > 1) cp_comms.insert(std::string(model::to_string(s.cp_comm)));
+    zeros.insert(s.zero);
+  }
+  CHECK(overlaps == std::set<std::string>{"none", "te"});
+  CHECK(cp_comms == std::set<std::string>{"a2a", "allgather", "p2p"});
+  CHECK(zeros == std::set<int>{0, 1, 3});
+}
+
+TEST_CASE("explore under deepspeed has no SP, no interleaving, no ZeRO-2/3 with a pipeline", "[search]") {
+  const std::vector<model::Strategy> list = candidates(Framework::deepspeed, "llama3-8b", 16, 64);
+  REQUIRE(!list.empty());
+  for (const auto& s : list) {
+    CHECK(!s.sp);
+    CHECK(s.vpp == 1);
+    CHECK(s.tp_overlap == k_none);
+    CHECK(s.recompute != model::Recompute::selective);
+    if (s.pp > 1) CHECK(s.zero <= 1);
+    if (s.tp > 1) CHECK(s.zero <= 2);
+    if (s.cp > 1) CHECK(s.cp_comm == model::CpCommType::a2a);
+  }
+}
+
+TEST_CASE("explore under any enumerates exactly what it did before profiles", "[search]") {
+  // The same list as Lagom's own space: TP overlap slice/flash present, ZeRO 2 present, one CP method.
+  const std::vector<model::Strategy> list = candidates(Framework::any, "llama3-8b", 16, 64);
+  bool flash = false, zero2 = false;
+  for (const auto& s : list) {
+    flash = flash || s.tp_overlap.kind == model::OverlapMethodKind::flash;
+    zero2 = zero2 || s.zero == 2;
+    if (s.cp > 1) CHECK(s.cp_comm == model::CpCommType::a2a);  // the base strategy's
+    CHECK(s.bucket_mb == 25);
+  }
+  CHECK(flash);
+  CHECK(zero2);
+}
+
+TEST_CASE("tune's structural decisions under megatron-lm: te or none, buckets in parameters, no priority",
+          "[search]") {
+  test::TuneFixture f("llama3-70b", "dgx-h100", 64, [](model::Strategy& s, model::WorkloadSpec&) {
+    s.tp = 8, s.pp = 2, s.dp = 4, s.sp = true, s.zero = 1, s.global_batch = 512;
+  });
+  f.problem.space.framework = Framework::megatron_lm;
+  const auto decisions = search::structural_decisions(f.problem.space);
+  std::vector<std::string> names;
+  for (const auto& d : decisions) names.push_back(d.name);
+  CHECK(names == std::vector<std::string>{"tp-overlap", "bucket-mb"});
+  std::vector<std::string> labels;
+  for (const auto& o : decisions.at(0).options) labels.push_back(o.label);
+  CHECK(labels == std::vector<std::string>{"none", "te"});
+  CHECK(decisions.at(1).options.at(2).label == "4e+07 parameters (80 MB)");
+  f.problem.space.framework = Framework::any;
+  names.clear();
+  for (const auto& d : search::structural_decisions(f.problem.space)) names.push_back(d.name);
+  CHECK(names == std::vector<std::string>{"tp-overlap", "bucket-mb", "issue-priority"});
+}
+
+TEST_CASE("megatron.args holds the layout and a flag for every framework knob", "[search]") {
+  model::Strategy s;
+  s.gpus = 64, s.tp = 8, s.pp = 2, s.dp = 4, s.sp = true, s.zero = 1, s.global_batch = 512, s.vpp = 2;
+  s.recompute = model::Recompute::full;
+  const search::FrameworkKnobs knobs{k_te, 50, 1, simulator::IssuePriority::as_scheduled};
+  const std::vector<std::string> args = search::megatron_args(s, knobs);
+  const std::vector<std::string> expected{"--tensor-model-parallel-size 8",
+                                          "--pipeline-model-parallel-size 2",
+                                          "--num-virtual-stages-per-pipeline-rank 2",
+                                          "--sequence-parallel",
+                                          "--micro-batch-size 1",
+                                          "--global-batch-size 512",
+                                          "--bf16",
+                                          "--grad-reduce-in-bf16",
+                                          "--recompute-granularity full",
+                                          "--recompute-method uniform",
+                                          "--recompute-num-layers 1",
+                                          "--use-distributed-optimizer",
+                                          "--overlap-grad-reduce",
+                                          "--no-overlap-p2p-communication",
+                                          "--tp-comm-overlap",
+                                          "--ddp-bucket-size 25000000"};
+  CHECK(args == expected);
+}
+
+TEST_CASE("torch and DeepSpeed settings say the wrapper, the bucket and the prefetch in their units",
+          "[search]") {
+  model::Strategy s;
+  s.gpus = 16, s.dp = 16, s.zero = 0, s.global_batch = 64, s.micro_batch = 2;
+  const search::FrameworkKnobs knobs{k_none, 50, 2, simulator::IssuePriority::as_scheduled};
+  const auto ddp = search::torch_settings(s, knobs);
+  CHECK(ddp.at("wrapper") == "ddp");
+  CHECK(ddp.at("ddp").at("bucket_cap_mb").get<double>() == Approx(50e6 / (1 << 20)));
+  s.zero = 3;
+  const auto fsdp = search::torch_settings(s, knobs);
+  CHECK(fsdp.at("wrapper") == "fully_shard");
+  CHECK(fsdp.at("fully_shard").at("reshard_after_forward") == true);
+  CHECK(fsdp.at("ddp").empty());  // ZeRO-3 has no gradient buckets
+  CHECK(fsdp.at("prefetch_layers") == 2);
+  const model::WorkloadSpec w = model::workload_preset("llama3-8b").value();
+  const auto ds = search::deepspeed_config(w, s, knobs);
+  CHECK(ds.at("zero_optimization").at("stage") == 3);
+  CHECK(ds.at("train_batch_size") == 64);
+  CHECK(ds.at("train_micro_batch_size_per_gpu") == 2);
+  // Two layers of llama3-8b (hidden 4096, 8 KV heads of 128, FFN 14336 SwiGLU): 2 · 218,120,192 (attention
+  // 41,943,040, norms 16,384, FFN 176,160,768).
+  CHECK(ds.at("zero_optimization").at("stage3_prefetch_bucket_size").get<double>() ==
+        Approx(2 * 218120192.0));
+}
