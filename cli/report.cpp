@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -240,14 +241,24 @@ Result<json> simulate_section(const json& doc, const std::string& source, const 
     return make_error(ErrorCode::invalid_input, source + ": field stage_breakdown_s: no stage");
   }
   const double total = memory["total"].get<double>();
+  // What fits_in_memory was judged against: the usable memory less the reserve (documents from before
+  // the reserve have no budget; then the GPU's capacity is all there is to show).
+  std::optional<double> budget;
+  if (const auto it = doc.find("memory_budget_gib"); it != doc.end() && it->is_number()) {
+    budget = it->get<double>();
+    if (!std::isfinite(*budget) || *budget <= 0)
+      return make_error(ErrorCode::invalid_input,
+                        source + ": field memory_budget_gib: expected a positive finite number");
+  }
+  std::string memory_text = fmt::format("{:.1f} GiB", total);
+  if (budget)
+    memory_text = fmt::format("{:.1f} of {:.1f} GiB budget", total, *budget);
+  else if (options.gpu_memory_gib)
+    memory_text = fmt::format("{:.1f} of {:.0f} GiB", total, *options.gpu_memory_gib);
   json stats = json::array(
       {stat("iteration", seconds_text(iteration)), stat("tokens/s", fmt::format("{:.0f}", tokens)),
        stat("model TFLOP/s per GPU", fmt::format("{:.1f}", tflops)),
-       stat("MFU", fmt::format("{:.1f}%", 100 * mfu)),
-       stat("memory per GPU",
-            options.gpu_memory_gib ? fmt::format("{:.1f} of {:.0f} GiB", total, *options.gpu_memory_gib)
-                                   : fmt::format("{:.1f} GiB", total),
-            fits ? "" : "bad"),
+       stat("MFU", fmt::format("{:.1f}%", 100 * mfu)), stat("memory per GPU", memory_text, fits ? "" : "bad"),
        stat("fits in memory", fits ? "yes" : "no", fits ? "good" : "bad")});
   return json{{"kind", "simulate"},
               {"heading", fmt::format("Simulation: {} on {:.0f} GPUs of {}", model, gpus, cluster)},
@@ -257,6 +268,7 @@ Result<json> simulate_section(const json& doc, const std::string& source, const 
               {"breakdown_s", std::move(breakdown)},
               {"memory_gib", std::move(memory)},
               {"capacity_gib", options.gpu_memory_gib ? json(*options.gpu_memory_gib) : json(nullptr)},
+              {"budget_gib", budget ? json(*budget) : json(nullptr)},
               {"gpu", gpu},
               {"fits_in_memory", fits},
               {"op_classes", std::move(ops)}};

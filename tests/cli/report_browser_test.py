@@ -72,8 +72,9 @@ def make_documents(lagom, kind, work, data):
         must([lagom, "simulate", "--json", *args], path)
         doc = json.load(open(path))
         stages = len(doc["stage_breakdown_s"])
-        # timeline: one series per phase; breakdown: one; memory: four parts and the A100's capacity
-        charts.update({"simulate-timeline": 4, "simulate-breakdown": 1, "simulate-memory": 5})
+        # timeline: one series per phase; breakdown: one; memory: four parts, the budget and the A100's
+        # capacity
+        charts.update({"simulate-timeline": 4, "simulate-breakdown": 1, "simulate-memory": 6})
         tables["simulate-op-classes"] = len(doc["op_classes"])
         docs.append(path)
         assert stages == 8, f"gpt3-175b golden has pp 8, got {stages} stages"

@@ -250,10 +250,29 @@ TEST_CASE("a simulate section holds one timeline row per pipeline stage and the 
   REQUIRE(s["stages"].size() == 2);
   CHECK(s["stages"][1]["pipeline_bubble"] == 0.125);
   CHECK(s["capacity_gib"] == 80.0);
+  CHECK(s["budget_gib"] == nullptr);  // a document from before the reserve
   // 100 calls × 5 µs = 0.5 ms before 2 × 10 µs = 0.02 ms
   REQUIRE(s["op_classes"].size() == 2);
   CHECK(s["op_classes"][0]["name"] == "tp.allreduce.64");
   CHECK(s["op_classes"][0]["total_ms"].get<double>() == Approx(0.5));
+}
+
+TEST_CASE("a simulate section shows memory against the budget fits_in_memory was judged on", "[cli][report]") {
+  lagom::cli::report::SectionOptions options;
+  options.gpu_memory_gib = 80;
+  json doc = simulate_doc();
+  doc["memory_budget_gib"] = 73.77;
+  const json s = *build_section(doc, Kind::simulate, "sim.json", options);
+  CHECK(s["budget_gib"] == 73.77);
+  CHECK(s["capacity_gib"] == 80.0);
+  bool shown = false;
+  for (const auto& stat : s["stats"]) {
+    if (stat["label"] == "memory per GPU") shown = stat["value"].get<std::string>().ends_with("of 73.8 GiB budget");
+  }
+  CHECK(shown);
+  doc["memory_budget_gib"] = -1.0;
+  CHECK(build_section(doc, Kind::simulate, "sim.json", options).error().message ==
+        "sim.json: field memory_budget_gib: expected a positive finite number");
 }
 
 TEST_CASE("explore's Pareto front keeps the strategies no other beats on both time and memory",
