@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sys/stat.h>
 #include <tuple>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include "cli/output.h"
 #include "model/collective_factors.h"
@@ -105,7 +105,8 @@ Result<RecordsFollower::Batch> RecordsFollower::poll() {
     }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
-      return make_error(ErrorCode::io, fmt::format("{}: cannot be read ({})", state.name, std::strerror(errno)));
+      return make_error(ErrorCode::io,
+                        fmt::format("{}: cannot be read ({})", state.name, std::strerror(errno)));
     }
     in.seekg(static_cast<std::streamoff>(state.offset));
     std::string text(static_cast<std::size_t>(std::min(size - state.offset, k_max_read_bytes)), '\0');
@@ -237,40 +238,43 @@ void Adapter::push(std::size_t index, const records::Record& record, std::vector
                                   {"records_seen", m_seen}};
   if (!w.reported) {
     w.reported = true;
-    events.push_back({"window", c.name,
-                      fmt::format("first full window: median {:.1f} µs against {:.1f} µs predicted ({:+.1f}%): {}",
-                                  measured, c.predicted_time_us, delta_pct,
-                                  beyond ? "beyond the tolerance" : "within the tolerance"),
-                      numbers});
+    events.push_back(
+        {"window", c.name,
+         fmt::format("first full window: median {:.1f} µs against {:.1f} µs predicted ({:+.1f}%): {}",
+                     measured, c.predicted_time_us, delta_pct,
+                     beyond ? "beyond the tolerance" : "within the tolerance"),
+         numbers});
   }
   if (beyond && !w.drifting) {
     w.drifting = true;
     w.since_drift = 0;
     w.drift_start = m_seen;
-    events.push_back({"drifting", c.name,
-                      fmt::format("median {:.1f} µs is {:+.1f}% off the {:.1f} µs predicted (tolerance {}%); a "
-                                  "re-tune follows if it stays off for {} more records",
-                                  measured, delta_pct, c.predicted_time_us, m_options.tolerance_pct,
-                                  m_options.window),
-                      numbers});
+    events.push_back(
+        {"drifting", c.name,
+         fmt::format("median {:.1f} µs is {:+.1f}% off the {:.1f} µs predicted (tolerance {}%); a "
+                     "re-tune follows if it stays off for {} more records",
+                     measured, delta_pct, c.predicted_time_us, m_options.tolerance_pct, m_options.window),
+         numbers});
     return;
   }
   if (!beyond && w.drifting) {
     w.drifting = false;
-    events.push_back({"recovered", c.name,
-                      fmt::format("median {:.1f} µs is back within {}% of {:.1f} µs before the drift persisted: "
-                                  "nothing changes",
-                                  measured, m_options.tolerance_pct, c.predicted_time_us),
-                      numbers});
+    events.push_back(
+        {"recovered", c.name,
+         fmt::format("median {:.1f} µs is back within {}% of {:.1f} µs before the drift persisted: "
+                     "nothing changes",
+                     measured, m_options.tolerance_pct, c.predicted_time_us),
+         numbers});
     return;
   }
   if (!w.drifting) return;
   if (++w.since_drift == m_options.window) {
-    events.push_back({"drift", c.name,
-                      fmt::format("median {:.1f} µs has stayed {:+.1f}% off the {:.1f} µs predicted for a whole "
-                                  "window of {} records: re-fit and re-tune",
-                                  measured, delta_pct, c.predicted_time_us, m_options.window),
-                      numbers});
+    events.push_back(
+        {"drift", c.name,
+         fmt::format("median {:.1f} µs has stayed {:+.1f}% off the {:.1f} µs predicted for a whole "
+                     "window of {} records: re-fit and re-tune",
+                     measured, delta_pct, c.predicted_time_us, m_options.window),
+         numbers});
   }
   if (w.since_drift >= m_options.window) adapt(events);
 }
@@ -329,8 +333,8 @@ void Adapter::adapt(std::vector<Event>& events) {
   const std::vector<db::CommSample> samples = profiler::comm_samples_from_records(sample);
   const profiler::FitOutcome outcome = profiler::fit_run(samples, {}, {});
   model::Calibration fitted = profiler::to_calibration(outcome.fits, 0, "");
-  const auto& old_fits = m_inputs.calibration ? m_inputs.calibration->collectives
-                                              : std::vector<model::CollectiveFit>{};
+  const auto& old_fits =
+      m_inputs.calibration ? m_inputs.calibration->collectives : std::vector<model::CollectiveFit>{};
   // A series the job ran at one size only (an op class has one size, and NCCL's records split series by
   // algorithm, protocol and channels) cannot separate latency from bandwidth, and a line through two or
   // three noisy medians can miss one of them by more than the drift it is meant to correct (a negative
@@ -338,9 +342,11 @@ void Adapter::adapt(std::vector<Event>& events) {
   // share of the time: the latency stays the previous fit's (0 without one: the whole time counts as
   // bandwidth), and the bus bandwidth is the median over its sizes of the one that meets each measured
   // median. A line is kept when it meets every size within half the tolerance.
-  std::map<std::tuple<std::string, std::string, std::string, int, int, int>, std::vector<const db::CommSample*>>
+  std::map<std::tuple<std::string, std::string, std::string, int, int, int>,
+           std::vector<const db::CommSample*>>
       by_series;
-  for (const auto& s : samples) by_series[{s.collective, s.algo, s.proto, s.channels, s.ranks, s.nodes}].push_back(&s);
+  for (const auto& s : samples)
+    by_series[{s.collective, s.algo, s.proto, s.channels, s.ranks, s.nodes}].push_back(&s);
   std::set<std::string> bandwidth_only;  // fit_series_name of the series re-fitted that way
   for (const auto& [key, members] : by_series) {
     const db::CommSample& s = *members.front();
@@ -393,8 +399,9 @@ void Adapter::adapt(std::vector<Event>& events) {
   for (const auto& fit : fitted.collectives) {
     const auto old = std::find_if(old_fits.begin(), old_fits.end(),
                                   [&](const model::CollectiveFit& f) { return same_fit_series(f, fit); });
-    nlohmann::json data = {{"collective", fit.collective}, {"algo", fit.algo},     {"proto", fit.proto},
-                           {"ranks", fit.ranks},           {"nodes", fit.nodes},   {"channels", fit.channels},
+    nlohmann::json data = {{"collective", fit.collective}, {"algo", fit.algo},
+                           {"proto", fit.proto},           {"ranks", fit.ranks},
+                           {"nodes", fit.nodes},           {"channels", fit.channels},
                            {"latency_us", fit.latency_us}, {"bus_bw_GBps", fit.bus_bw_GBps},
                            {"rel_error", fit.rel_error}};
     std::string was = "no fit before: the model's own price";
@@ -403,32 +410,34 @@ void Adapter::adapt(std::vector<Event>& events) {
       data["previous_bus_bw_GBps"] = old->bus_bw_GBps;
       was = fmt::format("was {:.1f} µs + {:.4g} GB/s", old->latency_us, old->bus_bw_GBps);
     }
-    std::string range = fit.min_bytes == fit.max_bytes ? fmt::format("at {} bytes", fit.min_bytes)
-                                                       : fmt::format("from {} to {} bytes", fit.min_bytes, fit.max_bytes);
+    std::string range = fit.min_bytes == fit.max_bytes
+                            ? fmt::format("at {} bytes", fit.min_bytes)
+                            : fmt::format("from {} to {} bytes", fit.min_bytes, fit.max_bytes);
     if (bandwidth_only.count(fit_series_name(fit)) != 0) {
-      range += ", bandwidth only (one size, or a line that missed a size by more than half the tolerance): "
-               "latency kept";
+      range +=
+          ", bandwidth only (one size, or a line that missed a size by more than half the tolerance): "
+          "latency kept";
       data["bandwidth_only"] = true;
     }
-    events.push_back({"refit", "",
-                      fmt::format("{}: {:.1f} µs + {:.4g} GB/s bus bandwidth {} ({}; median error {:.1f}%)",
-                                  fit_series_name(fit), fit.latency_us, fit.bus_bw_GBps, range, was,
-                                  100 * fit.rel_error),
-                      data});
+    events.push_back(
+        {"refit", "",
+         fmt::format("{}: {:.1f} µs + {:.4g} GB/s bus bandwidth {} ({}; median error {:.1f}%)",
+                     fit_series_name(fit), fit.latency_us, fit.bus_bw_GBps, range, was, 100 * fit.rel_error),
+         data});
   }
   if (fitted.collectives.empty()) {
-    events.push_back({"failed", "",
-                      "no collective series could be re-fitted from the windows: the files stay as they are; the "
-                      "windows start again",
-                      nlohmann::json::object()});
+    events.push_back(
+        {"failed", "",
+         "no collective series could be re-fitted from the windows: the files stay as they are; the "
+         "windows start again",
+         nlohmann::json::object()});
     reset_series();
     return;
   }
 
   const std::vector<OpClassPrediction> before = m_classes;
   if (auto status = retune(m_inputs, fitted.collectives, m_dir); !status.ok()) {
-    events.push_back({"failed", "",
-                      "re-tune failed, the files stay as they are: " + status.error().message,
+    events.push_back({"failed", "", "re-tune failed, the files stay as they are: " + status.error().message,
                       nlohmann::json::object()});
     reset_series();
     return;
@@ -459,16 +468,18 @@ void Adapter::adapt(std::vector<Event>& events) {
       measured_text = fmt::format(", window median {:.1f} µs", measured[i]);
     }
     events.push_back({"rule", now.name,
-                      fmt::format("{} {} → {}; predicted {:.1f} → {:.1f} µs{}", rule_changed ? "rule" : "rule kept",
-                                  rule_name(*old), rule_name(now), old->predicted_time_us, now.predicted_time_us,
-                                  measured_text),
+                      fmt::format("{} {} → {}; predicted {:.1f} → {:.1f} µs{}",
+                                  rule_changed ? "rule" : "rule kept", rule_name(*old), rule_name(now),
+                                  old->predicted_time_us, now.predicted_time_us, measured_text),
                       data});
   }
-  events.push_back({"replaced", "",
-                    fmt::format("wrote {} (nccl_tuner.conf, lagom.env, lagom-config.json) with {} re-fitted "
-                                "series; re-tune {}",
-                                m_dir, fitted.collectives.size(), m_retunes),
-                    {{"refits", fitted.collectives.size()}, {"retunes", m_retunes}, {"records_seen", m_seen}}});
+  events.push_back(
+      {"replaced",
+       "",
+       fmt::format("wrote {} (nccl_tuner.conf, lagom.env, lagom-config.json) with {} re-fitted "
+                   "series; re-tune {}",
+                   m_dir, fitted.collectives.size(), m_retunes),
+       {{"refits", fitted.collectives.size()}, {"retunes", m_retunes}, {"records_seen", m_seen}}});
 }
 
 }  // namespace lagom::cli

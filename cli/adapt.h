@@ -53,9 +53,9 @@ class RecordsFollower {
  private:
   struct FileState {
     std::string name;
-    std::uint64_t offset = 0;     // bytes consumed: up to the end of the last complete line
-    std::uint64_t line = 0;       // complete lines consumed
-    bool partial = false;         // bytes after `offset` without a newline yet
+    std::uint64_t offset = 0;  // bytes consumed: up to the end of the last complete line
+    std::uint64_t line = 0;    // complete lines consumed
+    bool partial = false;      // bytes after `offset` without a newline yet
   };
   std::string m_dir;
   std::map<std::pair<std::uint64_t, std::uint64_t>, FileState> m_files;  // (device, inode) → state
@@ -77,8 +77,8 @@ inline constexpr std::size_t k_max_window = 100000;
 // rules did not), "failed" (the re-tune failed: the old files stay), "stop" (the loop ended on a signal).
 struct Event {
   std::string kind;
-  std::string op_class;  // "" when the event concerns no one op class
-  std::string message;   // the decision and why, in words
+  std::string op_class;                            // "" when the event concerns no one op class
+  std::string message;                             // the decision and why, in words
   nlohmann::json data = nlohmann::json::object();  // the numbers behind it
 };
 

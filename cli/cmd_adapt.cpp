@@ -89,20 +89,22 @@ void run_adapt(const AdaptFlags& flags, const Context& context) {
   if (fs::is_regular_file(config_dir, ec)) config_dir = fs::path(config_dir).parent_path().string();
   if (config_dir.empty()) config_dir = ".";
   if (!fs::is_directory(config_dir, ec)) {
-    fail(ErrorCode::invalid_input, fmt::format("adapt: --config {}: no such folder (the --out of lagom tune)",
-                                               flags.config));
+    fail(ErrorCode::invalid_input,
+         fmt::format("adapt: --config {}: no such folder (the --out of lagom tune)", flags.config));
   }
   Adapter adapter = unwrap(Adapter::open(config_dir, options));
   RecordsFollower follower(flags.watch);
 
   std::vector<Event> events;
-  events.push_back({"start", "",
-                    fmt::format("{} op classes of {}/lagom-config.json; window {} records, tolerance {}%{}",
-                                adapter.classes().size(), config_dir, options.window, options.tolerance_pct,
-                                flags.once ? ", one pass" : fmt::format(", polling every {} ms", interval_ms)),
-                    {{"op_classes", adapter.classes().size()},
-                     {"window", options.window},
-                     {"tolerance_pct", options.tolerance_pct}}});
+  events.push_back(
+      {"start",
+       "",
+       fmt::format("{} op classes of {}/lagom-config.json; window {} records, tolerance {}%{}",
+                   adapter.classes().size(), config_dir, options.window, options.tolerance_pct,
+                   flags.once ? ", one pass" : fmt::format(", polling every {} ms", interval_ms)),
+       {{"op_classes", adapter.classes().size()},
+        {"window", options.window},
+        {"tolerance_pct", options.tolerance_pct}}});
   const bool json_lines = context.json && !flags.once;
   auto pass = [&] {
     auto batch = follower.poll();
@@ -114,9 +116,9 @@ void run_adapt(const AdaptFlags& flags, const Context& context) {
   if (flags.once) {
     pass();
     if (follower.partial_lines() > 0) {
-      context.progress().warn(fmt::format(
-          "adapt: {} file(s) end in a line without its newline (still being written): left out",
-          follower.partial_lines()));
+      context.progress().warn(
+          fmt::format("adapt: {} file(s) end in a line without its newline (still being written): left out",
+                      follower.partial_lines()));
     }
     if (context.json) {
       nlohmann::json list = nlohmann::json::array();
@@ -139,7 +141,8 @@ void run_adapt(const AdaptFlags& flags, const Context& context) {
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
-  struct sigaction old_int {}, old_term {};
+  struct sigaction old_int {
+  }, old_term{};
   sigaction(SIGINT, &action, &old_int);
   sigaction(SIGTERM, &action, &old_term);
   // Handlers restored however the loop ends (an error throws).
@@ -159,9 +162,12 @@ void run_adapt(const AdaptFlags& flags, const Context& context) {
       std::this_thread::sleep_for(std::chrono::milliseconds(std::min(k_sleep_slice_ms, interval_ms - slept)));
     }
   }
-  const std::string summary = fmt::format("stopped by a signal after {} records ({} matched no op class), {} re-tune(s)",
-                                          adapter.records_seen(), adapter.unmatched(), adapter.retunes());
-  print_events({{"stop", "", summary,
+  const std::string summary =
+      fmt::format("stopped by a signal after {} records ({} matched no op class), {} re-tune(s)",
+                  adapter.records_seen(), adapter.unmatched(), adapter.retunes());
+  print_events({{"stop",
+                 "",
+                 summary,
                  {{"records", adapter.records_seen()},
                   {"unmatched", adapter.unmatched()},
                   {"retunes", adapter.retunes()}}}},
@@ -175,8 +181,10 @@ void add_adapt_command(CLI::App& app, Context& context) {
       "adapt", "Follow a job's production records and re-tune its config when the collectives drift");
   add_common_flags(*command, context);
   auto flags = std::make_shared<AdaptFlags>();
-  command->add_option("--watch", flags->watch, "Folder of production records (LAGOM_PROFILE_DIR)")->required();
-  command->add_option("--config", flags->config, "The folder lagom tune --out wrote (or its lagom-config.json)")
+  command->add_option("--watch", flags->watch, "Folder of production records (LAGOM_PROFILE_DIR)")
+      ->required();
+  command
+      ->add_option("--config", flags->config, "The folder lagom tune --out wrote (or its lagom-config.json)")
       ->required();
   command->add_option("--tolerance", flags->tolerance, "Drift beyond this percentage of the prediction [10]");
   command->add_option("--window", flags->window, "Records per op class in the moving window [16]");

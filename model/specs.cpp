@@ -11,8 +11,8 @@
 
 #include "model/hf_config.h"
 #include "model/json_reader.h"
-#include "model/strategy_json.h"
 #include "model/pipeline_split.h"
+#include "model/strategy_json.h"
 
 namespace lagom::model {
 

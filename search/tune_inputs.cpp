@@ -138,8 +138,9 @@ Result<model::Calibration> parse_calibration(const nlohmann::json& document, con
   return c;
 }
 
-nlohmann::json tune_inputs_json(const Problem& problem, const TuneResult& result, const std::string& model_name,
-                                const std::string& cluster_name, const std::string& plugin_path) {
+nlohmann::json tune_inputs_json(const Problem& problem, const TuneResult& result,
+                                const std::string& model_name, const std::string& cluster_name,
+                                const std::string& plugin_path) {
   const SpaceContext& space = problem.space;
   const auto& calibration = space.model != nullptr ? space.model->calibration() : std::nullopt;
   return {{"version", k_tune_inputs_version},
@@ -173,8 +174,8 @@ Result<TuneInputs> parse_tune_inputs(const nlohmann::json& config, const std::st
   if (!doc.is_object()) return f.error("", "must be an object");
   LAGOM_TRY(const int version, f.get<int>("version"));
   if (version != k_tune_inputs_version) {
-    return f.error("version", fmt::format("{} is not {} (written by another lagom)", version,
-                                          k_tune_inputs_version));
+    return f.error("version",
+                   fmt::format("{} is not {} (written by another lagom)", version, k_tune_inputs_version));
   }
   TuneInputs in;
   LAGOM_TRY(in.model_name, f.get<std::string>("model_name"));
@@ -187,7 +188,8 @@ Result<TuneInputs> parse_tune_inputs(const nlohmann::json& config, const std::st
   LAGOM_TRY(in.strategy, model::parse_strategy(strategy, origin + ": tune.strategy"));
   LAGOM_TRY(const std::string search, f.get<std::string>("search"));
   const auto kind = parse_search(search);
-  if (!kind) return f.error("search", fmt::format("'{}' is not lagom, autoccl, exhaustive or default", search));
+  if (!kind)
+    return f.error("search", fmt::format("'{}' is not lagom, autoccl, exhaustive or default", search));
   in.search = *kind;
   LAGOM_TRY(const std::string runtime, f.get<std::string>("runtime"));
   const auto parsed_runtime = model::parse_runtime(runtime);

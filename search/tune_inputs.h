@@ -1,8 +1,9 @@
-// The inputs of one `lagom tune`, recorded in its lagom-config.json ("tune", docs/shim.md#the-tune-inputs)
-// so that `lagom adapt` can re-tune with the same model, cluster, strategy, search and knobs searched,
-// with only the collective fits changed. Everything the search reads is recorded as data (the resolved
-// workload and cluster specs, the calibration), so the re-tune needs neither the original files nor the
-// profile database. The searches are deterministic (no random seed): the same inputs give the same files.
+// The inputs of one `lagom tune`, recorded in its lagom-config.json ("tune",
+// docs/shim.md#the-tune-inputs-tune) so that `lagom adapt` can re-tune with the same model, cluster,
+// strategy, search and knobs searched, with only the collective fits changed. Everything the search reads is
+// recorded as data (the resolved workload and cluster specs, the calibration), so the re-tune needs neither
+// the original files nor the profile database. The searches are deterministic (no random seed): the same
+// inputs give the same files.
 #pragma once
 
 #include <optional>
@@ -36,8 +37,9 @@ struct TuneInputs {
 };
 
 // The "tune" object of `problem` (its cost model's calibration included) and the context's names.
-nlohmann::json tune_inputs_json(const Problem& problem, const TuneResult& result, const std::string& model_name,
-                                const std::string& cluster_name, const std::string& plugin_path);
+nlohmann::json tune_inputs_json(const Problem& problem, const TuneResult& result,
+                                const std::string& model_name, const std::string& cluster_name,
+                                const std::string& plugin_path);
 // Reads the "tune" object of a lagom-config.json; invalid_input naming `origin` and the field (a config
 // written before the object existed says so).
 Result<TuneInputs> parse_tune_inputs(const nlohmann::json& config, const std::string& origin);

@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sys/stat.h>
 #include <thread>
 
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 
 #include "cli/adapt.h"
 #include "model/presets.h"
@@ -90,7 +90,7 @@ TEST_CASE("the follower reads new files, appended lines, and a last line only on
   CHECK(follower.poll().value().records.empty());  // nothing new: nothing read twice
 }
 
-TEST_CASE("a file rotated by the writer is neither lost nor read twice; a truncated one is read again",
+TEST_CASE("a file rotated by the writer is neither lost nor read twice, a truncated one is read again",
           "[cli][adapt]") {
   const std::string dir = temp_dir("rotate");
   cli::RecordsFollower follower(dir);
@@ -136,8 +136,8 @@ struct Tuned {
   std::unique_ptr<simulator::Scenario> scenario;
 };
 
-Tuned tune_into(const std::string& dir, const std::string& model, const std::string& cluster, int gpus, int tp,
-                std::optional<model::Calibration> calibration = std::nullopt) {
+Tuned tune_into(const std::string& dir, const std::string& model, const std::string& cluster, int gpus,
+                int tp, std::optional<model::Calibration> calibration = std::nullopt) {
   Tuned t;
   t.dir = dir;
   auto workload = model::workload_preset(model).value();
@@ -202,7 +202,8 @@ TEST_CASE("the config records the tune's inputs, and re-tuning them with no new 
   model::Calibration calibration;
   calibration.run_id = 3;
   calibration.host = "node-1";
-  calibration.collectives.push_back({"allreduce", "ring", "simple", 4, 2, 0, 30.0, 40.0, 0.02, 1 << 20, 1 << 28});
+  calibration.collectives.push_back(
+      {"allreduce", "ring", "simple", 4, 2, 0, 30.0, 40.0, 0.02, 1 << 20, 1 << 28});
   calibration.memory_bw_GBps = 2000;
   const std::string dir = temp_dir("inputs");
   const Tuned t = tune_into(dir, "gpt2", "dgx-h100", 16, 4, calibration);
@@ -237,10 +238,11 @@ namespace {
 
 // Records of op class `c` as the profiler plugin writes them: its rule's algorithm, protocol and channels,
 // record bytes from the class's nccl-tests size (one rank's share for allgather and reducescatter).
-records::Record class_record(const cli::OpClassPrediction& c, std::uint64_t nccl_tests_bytes, double duration_us,
-                             std::uint64_t seq) {
+records::Record class_record(const cli::OpClassPrediction& c, std::uint64_t nccl_tests_bytes,
+                             double duration_us, std::uint64_t seq) {
   const bool share = c.collective == "allgather" || c.collective == "reducescatter";
-  return make_record(c.collective, share ? nccl_tests_bytes / static_cast<std::uint64_t>(c.ranks) : nccl_tests_bytes,
+  return make_record(c.collective,
+                     share ? nccl_tests_bytes / static_cast<std::uint64_t>(c.ranks) : nccl_tests_bytes,
                      c.ranks, c.nodes, duration_us, seq, c.algo, c.proto, c.channels);
 }
 
@@ -273,7 +275,7 @@ std::vector<std::string> kinds(const std::vector<cli::Event>& events) {
 
 }  // namespace
 
-TEST_CASE("synthetic drift: steady records change nothing; a network op class 3x slower moves its rule",
+TEST_CASE("synthetic drift: steady records change nothing, a network op class 3x slower moves its rule",
           "[cli][adapt]") {
   const std::string dir = temp_dir("drift");
   tune_into(dir, "gpt2", "dgx-h100", 16, 4);
@@ -295,7 +297,8 @@ TEST_CASE("synthetic drift: steady records change nothing; a network op class 3x
   for (int round = 0; round < 3 * static_cast<int>(options.window); ++round) {
     std::vector<records::Record> batch;
     for (const auto& c : classes) {
-      batch.push_back(class_record(c, static_cast<std::uint64_t>(c.bytes), c.predicted_time_us * jitter(seq), seq));
+      batch.push_back(
+          class_record(c, static_cast<std::uint64_t>(c.bytes), c.predicted_time_us * jitter(seq), seq));
       ++seq;
     }
     adapter.feed(batch, events);
@@ -318,7 +321,8 @@ TEST_CASE("synthetic drift: steady records change nothing; a network op class 3x
     std::vector<records::Record> batch;
     for (const std::size_t i : network) {
       const auto& c = classes[i];
-      for (const std::uint64_t bytes : {static_cast<std::uint64_t>(c.bytes), static_cast<std::uint64_t>(c.bytes) * 3 / 4}) {
+      for (const std::uint64_t bytes :
+           {static_cast<std::uint64_t>(c.bytes), static_cast<std::uint64_t>(c.bytes) * 3 / 4}) {
         const double scale = static_cast<double>(bytes) / static_cast<double>(c.bytes);
         const double slowed = latency_us + 3 * (c.predicted_time_us - latency_us) * scale;
         batch.push_back(class_record(c, bytes, slowed * jitter(seq), seq));
@@ -341,7 +345,8 @@ TEST_CASE("synthetic drift: steady records change nothing; a network op class 3x
   const auto& now = adapter.classes();
   bool moved = false;
   for (const std::size_t i : network) {
-    const auto match = std::find_if(now.begin(), now.end(), [&](const auto& n) { return n.name == classes[i].name; });
+    const auto match =
+        std::find_if(now.begin(), now.end(), [&](const auto& n) { return n.name == classes[i].name; });
     REQUIRE(match != now.end());
     if (match->algo != classes[i].algo || match->proto != classes[i].proto) moved = true;
   }
@@ -350,4 +355,43 @@ TEST_CASE("synthetic drift: steady records change nothing; a network op class 3x
   const auto inputs = search::parse_tune_inputs(config_of(dir), "c").value();
   REQUIRE(inputs.calibration.has_value());
   CHECK_FALSE(inputs.calibration->collectives.empty());
+}
+
+TEST_CASE("a drift seen at one size re-fits its series' bandwidth, and the new prediction meets the records",
+          "[cli][adapt]") {
+  const std::string dir = temp_dir("one-size");
+  tune_into(dir, "gpt2", "dgx-h100", 16, 4);
+  cli::AdaptOptions options;
+  options.window = 8;
+  auto adapter = cli::Adapter::open(dir, options).value();
+  const auto classes = adapter.classes();
+  const auto largest = std::max_element(classes.begin(), classes.end(), [](const auto& a, const auto& b) {
+    return a.nodes < b.nodes || (a.nodes == b.nodes && a.bytes < b.bytes);
+  });
+  REQUIRE(largest->nodes > 1);
+  std::vector<cli::Event> events;
+  // Fed one by one until the first re-tune: the job runs the new rule after it, which these records
+  // (the old rule's) would no longer describe.
+  for (std::uint64_t k = 0; k < 4 * options.window && adapter.retunes() == 0; ++k) {
+    adapter.feed({class_record(*largest, static_cast<std::uint64_t>(largest->bytes),
+                               3 * largest->predicted_time_us * jitter(k), k)},
+                 events);
+  }
+  std::string log;
+  for (const auto& e : events) log += e.kind + " " + e.op_class + ": " + e.message + "\n";
+  INFO(log);
+  REQUIRE(adapter.retunes() == 1);
+  const auto refit =
+      std::find_if(events.begin(), events.end(), [](const auto& e) { return e.kind == "refit"; });
+  REQUIRE(refit != events.end());
+  CHECK(refit->data.value("bandwidth_only", false));
+  const auto rule = std::find_if(events.begin(), events.end(), [&](const auto& e) {
+    return e.kind == "rule" && e.op_class == largest->name;
+  });
+  REQUIRE(rule != events.end());
+  // Where the rule stayed, the re-fitted series prices the class at what the records measured.
+  if (rule->data["rule"] == rule->data["previous_rule"]) {
+    CHECK(rule->data["predicted_us"].get<double>() ==
+          Approx(rule->data["measured_us"].get<double>()).epsilon(0.02));
+  }
 }

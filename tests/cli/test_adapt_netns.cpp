@@ -16,16 +16,17 @@
 #include <map>
 #include <mutex>
 #include <spawn.h>
-#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sys/wait.h>
 
 #include "model/collectives.h"
 #include "model/nccl_topology.h"
+#include "records/record.h"
 #include "shim/nccl_tuner_abi.h"
 #include "support/run.h"
 
@@ -176,7 +177,7 @@ std::tuple<int, int, int> config_rule(const nlohmann::json& op) {
 }  // namespace
 
 TEST_CASE(
-    "adapt on a netns cluster: no drift while the link is steady; at a third of its rate the network op "
+    "adapt on a netns cluster: no drift while the link is steady, at a third of its rate the network op "
     "classes drift, are re-fitted and re-tuned, the config is replaced and the loaded tuner plugin "
     "applies it",
     "[cli][adapt][netns]") {
@@ -213,10 +214,31 @@ TEST_CASE(
   "intra": {"kind": "pcie", "bw_GBps": 20.0, "efficiency": 0.8, "latency_us": 5.0},
   "nic": {"count": 1, "gbit": 0.2, "kind": "tcp", "latency_us": 50.0, "efficiency": 1.0, "collnet": false}
 })json");
-  const std::vector<std::string> tune_args = {
-      "tune",         "--layers", "2",    "--hidden",       "256", "--heads",        "4",   "--vocab",
-      "4096",         "--seq",    "128",  "--cluster",      dir + "/cluster.json", "--gpus", "2",
-      "--micro-batch", "1",        "--global-batch", "2",  "--bucket-mb", "2", "--out", out, "--json", "--quiet"};
+  const std::vector<std::string> tune_args = {"tune",
+                                              "--layers",
+                                              "2",
+                                              "--hidden",
+                                              "256",
+                                              "--heads",
+                                              "4",
+                                              "--vocab",
+                                              "4096",
+                                              "--seq",
+                                              "128",
+                                              "--cluster",
+                                              dir + "/cluster.json",
+                                              "--gpus",
+                                              "2",
+                                              "--micro-batch",
+                                              "1",
+                                              "--global-batch",
+                                              "2",
+                                              "--bucket-mb",
+                                              "2",
+                                              "--out",
+                                              out,
+                                              "--json",
+                                              "--quiet"};
   // The op classes' sizes do not depend on the fits (the bucket is pinned): a first tune names them, the
   // profile measures exactly those sizes on the link, and the tune with its fits is the job's config.
   auto first = run_lagom(tune_args);
@@ -235,10 +257,15 @@ TEST_CASE(
   // is not lost to rounding above --max-bytes).
   const double ratio = static_cast<double>(sizes.back()) / static_cast<double>(sizes.front());
   const std::string step = fmt::format("{:.9f}", ratio * (1 - 1e-9));
-  const std::vector<std::string> profile = {k_lagom,       "profile",   "--backend", "mpi",      "--suite",
-                                            "comm",        "--quick",   "--quiet",   "--collectives", "allreduce", "--min-bytes",
-                                            std::to_string(sizes.front()), "--max-bytes", std::to_string(sizes.back()),
-                                            "--step-factor", step, "--records", records};
+  const std::vector<std::string> profile = {k_lagom,         "profile",
+                                            "--backend",     "mpi",
+                                            "--suite",       "comm",
+                                            "--quick",       "--quiet",
+                                            "--collectives", "allreduce",
+                                            "--min-bytes",   std::to_string(sizes.front()),
+                                            "--max-bytes",   std::to_string(sizes.back()),
+                                            "--step-factor", step,
+                                            "--records",     records};
   auto on_cluster = [&](std::vector<std::string> args) {
     std::vector<std::string> full = {"bash", k_script, "run", "--prefix", prefix, "--"};
     full.insert(full.end(), args.begin(), args.end());
@@ -263,7 +290,8 @@ TEST_CASE(
   setenv("LAGOM_TUNER_CONFIG", (out + "/nccl_tuner.conf").c_str(), 1);
   setenv("LAGOM_TUNER_RELOAD_MS", "50", 1);
   unsetenv("NCCL_TUNER_CONFIG_FILE");
-  void* handle = dlopen((std::string(LAGOM_LIB_DIR) + "/libnccl-tuner-lagom.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle =
+      dlopen((std::string(LAGOM_LIB_DIR) + "/libnccl-tuner-lagom.so").c_str(), RTLD_NOW | RTLD_LOCAL);
   REQUIRE(handle != nullptr);
   const auto* plugin = static_cast<const lagom_nccl_tuner_v5_t*>(dlsym(handle, "ncclTunerPlugin_v5"));
   REQUIRE(plugin != nullptr);
@@ -283,14 +311,16 @@ TEST_CASE(
   Background job({"bash", "-c", loop}, dir + "/job.out", dir + "/job.err");
   REQUIRE(job.started());
   const std::string events_path = dir + "/adapt.jsonl";
-  Background adapt({k_lagom, "adapt", "--watch", records, "--config", out, "--window", "12", "--tolerance", "40",
-                    "--interval-ms", "200", "--json"},
+  Background adapt({k_lagom, "adapt", "--watch", records, "--config", out, "--window", "12", "--tolerance",
+                    "40", "--interval-ms", "200", "--json"},
                    events_path, dir + "/adapt.err");
   REQUIRE(adapt.started());
   // Steady: until adapt has judged a full window of every network class, and as many records again.
   const std::string conf_before = read_file(out + "/nccl_tuner.conf");
   const std::string config_before = read_file(out + "/lagom-config.json");
-  auto record_lines = [&] { return std::stol(run("bash", {"-c", "cat " + records + "/*.jsonl | wc -l"}).out); };
+  auto record_lines = [&] {
+    return std::stol(run("bash", {"-c", "cat " + records + "/*.jsonl | wc -l"}).out);
+  };
   auto windows_judged = [&] {
     const auto events = events_in(events_path);
     return static_cast<std::size_t>(
@@ -303,7 +333,9 @@ TEST_CASE(
     const auto events = events_in(events_path);
     INFO(read_file(events_path) << read_file(dir + "/adapt.err"));
     CHECK(has_event(events, "window"));
-    CHECK_FALSE(has_event(events, "drifting"));
+    // A median may stray beyond the tolerance for a moment on a loaded machine ("drifting", then
+    // "recovered"); a drift that persists, and so any change of the files, would be wrong.
+    CHECK_FALSE(has_event(events, "drift"));
     CHECK_FALSE(has_event(events, "replaced"));
     CHECK(read_file(out + "/nccl_tuner.conf") == conf_before);
     CHECK(read_file(out + "/lagom-config.json") == config_before);
@@ -358,4 +390,87 @@ TEST_CASE(
   CHECK(has_event(events_in(events_path), "stop"));
   // The job ends after its current round (the stop file); the namespaces go down after it.
   if (!job.wait_exit(30)) job.stop();
+}
+
+TEST_CASE(
+    "adapt's bad inputs are errors that name them, exit 2, and --once over steady records writes nothing",
+    "[cli][adapt]") {
+  const std::string dir = temp_dir("adapt-cli");
+  const std::string out = dir + "/out", records = dir + "/records";
+  REQUIRE(run("mkdir", {"-p", records}).exit_code == 0);
+  const auto tuned = run_lagom({"tune", "--model", "gpt2", "--cluster", "dgx-h100", "--gpus", "16", "--tp",
+                                "4", "--global-batch", "64", "--micro-batch", "1", "--out", out, "--quiet"});
+  REQUIRE(tuned.exit_code == 0);
+  auto adapt = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"adapt", "--watch", records, "--config", out, "--once"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_lagom(args);
+  };
+  const auto missing = run_lagom({"adapt", "--watch", dir + "/nope", "--config", out, "--once"});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err == "lagom: error: adapt: --watch " + dir + "/nope: no such folder\n");
+  const auto window = adapt({"--window", "2"});
+  CHECK(window.exit_code == 2);
+  CHECK(window.err == "lagom: error: --window: 2 is not within 4..100000\n");
+  const auto tolerance = adapt({"--tolerance", "ten"});
+  CHECK(tolerance.exit_code == 2);
+  CHECK(tolerance.err.find("lagom: error: adapt: --tolerance ten: ") == 0);
+  const auto interval = run_lagom({"adapt", "--watch", records, "--config", out, "--interval-ms", "1"});
+  CHECK(interval.exit_code == 2);
+  CHECK(interval.err == "lagom: error: --interval-ms: 1 is not within 10..600000\n");
+  // A config without the tune inputs (an older lagom tune).
+  const std::string old = dir + "/old";
+  REQUIRE(run("cp", {"-r", out, old}).exit_code == 0);
+  auto config = nlohmann::json::parse(read_file(old + "/lagom-config.json"));
+  config.erase("tune");
+  write_file(old + "/lagom-config.json", config.dump());
+  const auto no_inputs = run_lagom({"adapt", "--watch", records, "--config", old, "--once"});
+  CHECK(no_inputs.exit_code == 2);
+  CHECK(no_inputs.err.find("no \"tune\" object") != std::string::npos);
+  // A line that is not a record.
+  write_file(records + "/x.jsonl", "{\"version\": 2}\n");
+  const auto bad = adapt({});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("lagom: error: adapt: " + records + "/x.jsonl:1: ") == 0);
+  // Steady records at the predicted times: nothing is written.
+  const auto doc = nlohmann::json::parse(read_file(out + "/lagom-config.json"));
+  std::string lines;
+  std::uint64_t seq = 0;
+  for (const auto& op : doc["ops"]) {
+    for (int k = 0; k < 20; ++k, ++seq) {
+      const auto bytes = op["bytes"].get<std::uint64_t>();
+      const bool share = op["collective"] == "allgather" || op["collective"] == "reducescatter";
+      const std::uint64_t record_bytes = share ? bytes / op["ranks"].get<std::uint64_t>() : bytes;
+      lagom::records::Record r;
+      r.source.set("nccl");
+      r.host.set("n1");
+      r.pid = 1;
+      r.comm_hash = 0xab;
+      r.n_ranks = op["ranks"].get<int>();
+      r.n_nodes = op["nodes"].get<int>();
+      r.collective.set(op["collective"].get<std::string>());
+      r.count = record_bytes / 2;
+      r.dtype.set("bfloat16");
+      r.bytes = record_bytes;
+      r.algorithm.set(op["algo"].get<std::string>());
+      r.protocol.set(op["proto"].get<std::string>());
+      r.channels = op["channels"].get<int>();
+      r.seq = seq;
+      r.clock.set("gpu");
+      r.start_ns = static_cast<std::int64_t>(seq) * 1'000'000;
+      r.end_ns = r.start_ns + static_cast<std::int64_t>(op["predicted_time_us"].get<double>() * 1e3);
+      char line[lagom::records::k_max_line_bytes];
+      lines.append(line, lagom::records::format_record(r, line, sizeof line));
+    }
+  }
+  write_file(records + "/x.jsonl", lines);
+  const std::string before = read_file(out + "/nccl_tuner.conf") + read_file(out + "/lagom-config.json");
+  const auto steady = adapt({"--json"});
+  INFO(steady.err);
+  REQUIRE(steady.exit_code == 0);
+  const auto report = nlohmann::json::parse(steady.out);
+  CHECK(report["retunes"] == 0);
+  CHECK(report["records"] == seq);
+  CHECK(report["unmatched"] == 0);
+  CHECK(read_file(out + "/nccl_tuner.conf") + read_file(out + "/lagom-config.json") == before);
 }
