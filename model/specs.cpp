@@ -12,6 +12,7 @@
 #include "model/hf_config.h"
 #include "model/json_reader.h"
 #include "model/pipeline_split.h"
+#include "model/strategy_json.h"
 
 namespace lagom::model {
 
@@ -667,6 +668,73 @@ nlohmann::json to_json(const Strategy& s) {
           {"fp8_wgrad", s.fp8_wgrad},
           {"fp8_attention", s.fp8_attention},
           {"dropout", s.dropout}};
+}
+
+Result<Strategy> parse_strategy(const nlohmann::json& document, const std::string& origin) {
+  LAGOM_TRY_STATUS(require_object(document, origin));
+  Reader r(document, origin, "");
+  Strategy s;
+  auto int_field = [&](const char* field, int& out, long minimum) -> Status {
+    LAGOM_TRY(const long v, r.integer(field, static_cast<long>(out), minimum));
+    out = static_cast<int>(v);
+    return {};
+  };
+  // "on"/"off", as to_json writes the switches that the command line spells so.
+  auto switch_field = [&](const char* field, bool& out) -> Status {
+    LAGOM_TRY(const std::string v, r.string(field, std::string(out ? "on" : "off")));
+    if (v != "on" && v != "off") return r.error(field, fmt::format("'{}' is not on or off", v));
+    out = v == "on";
+    return {};
+  };
+  LAGOM_TRY_STATUS(int_field("gpus", s.gpus, 1));
+  LAGOM_TRY_STATUS(int_field("tp", s.tp, 1));
+  LAGOM_TRY_STATUS(int_field("pp", s.pp, 1));
+  LAGOM_TRY_STATUS(int_field("dp", s.dp, 0));
+  LAGOM_TRY_STATUS(int_field("cp", s.cp, 1));
+  LAGOM_TRY_STATUS(int_field("ep", s.ep, 1));
+  LAGOM_TRY(s.sp, r.boolean("sp", s.sp));
+  LAGOM_TRY_STATUS(int_field("vpp", s.vpp, 1));
+  LAGOM_TRY_STATUS(int_field("zero", s.zero, 0));
+  LAGOM_TRY(s.micro_batch, r.integer("micro_batch", s.micro_batch, 1, std::numeric_limits<long>::max()));
+  LAGOM_TRY(s.global_batch, r.integer("global_batch", s.global_batch, 0, std::numeric_limits<long>::max()));
+  LAGOM_TRY(s.recompute, r.choice<Recompute>("recompute", s.recompute, k_recompute));
+  LAGOM_TRY(s.schedule, r.choice<Schedule>("schedule", s.schedule, k_schedules));
+  LAGOM_TRY(const std::string tp_overlap, r.string("tp_overlap", std::string("none")));
+  auto method = parse_overlap_method(tp_overlap);
+  if (!method.ok()) return r.error("tp_overlap", method.error().message);
+  s.tp_overlap = *method;
+  LAGOM_TRY_STATUS(switch_field("dp_overlap", s.dp_overlap));
+  LAGOM_TRY(s.bucket_mb, r.number("bucket_mb", s.bucket_mb));
+  LAGOM_TRY(s.precision, r.choice<Precision>("precision", s.precision, k_precisions));
+  LAGOM_TRY(s.attention, r.choice<Attention>("attention", s.attention, k_attention));
+  LAGOM_TRY(s.cp_comm, r.choice<CpCommType>("cp_comm_type", s.cp_comm, k_cp_comm));
+  LAGOM_TRY(s.moe_dispatcher, r.choice<MoeDispatcher>("moe_dispatcher", s.moe_dispatcher, k_dispatchers));
+  LAGOM_TRY(s.moe_capacity_factor, r.number("moe_capacity_factor", s.moe_capacity_factor, true));
+  LAGOM_TRY(s.moe_pad_to_capacity, r.boolean("moe_pad_to_capacity", s.moe_pad_to_capacity));
+  LAGOM_TRY(s.moe_grouped_gemm, r.boolean("moe_grouped_gemm", s.moe_grouped_gemm));
+  LAGOM_TRY_STATUS(int_field("expert_tp", s.expert_tp, 0));
+  LAGOM_TRY_STATUS(int_field("first_stage_layers", s.first_stage_layers, 0));
+  LAGOM_TRY_STATUS(int_field("last_stage_layers", s.last_stage_layers, 0));
+  LAGOM_TRY(s.embedding_in_split, r.boolean("embedding_in_pipeline_split", s.embedding_in_split));
+  LAGOM_TRY(s.loss_in_split, r.boolean("loss_in_pipeline_split", s.loss_in_split));
+  LAGOM_TRY_STATUS(switch_field("p2p_overlap", s.p2p_overlap));
+  LAGOM_TRY_STATUS(switch_field("param_gather_overlap", s.param_gather_overlap));
+  LAGOM_TRY_STATUS(switch_field("param_gather_with_optimizer", s.param_gather_with_optimizer));
+  // to_json writes the resolved gradient dtype; read back it is the explicit one, with the same effect.
+  if (r.has("grad_reduce_dtype")) {
+    LAGOM_TRY(const Precision dtype, r.choice<Precision>("grad_reduce_dtype", std::nullopt, k_precisions));
+    s.grad_reduce_dtype = dtype;
+  } else {
+    r.mark("grad_reduce_dtype");
+  }
+  LAGOM_TRY(s.bucket_per_chunk, r.boolean("bucket_mb_per_chunk", s.bucket_per_chunk));
+  LAGOM_TRY_STATUS(int_field("vocab_divisible_by", s.vocab_divisible_by, 0));
+  LAGOM_TRY(s.fp8_params, r.boolean("fp8_params", s.fp8_params));
+  LAGOM_TRY(s.fp8_wgrad, r.boolean("fp8_wgrad", s.fp8_wgrad));
+  LAGOM_TRY(s.fp8_attention, r.boolean("fp8_attention", s.fp8_attention));
+  LAGOM_TRY(s.dropout, r.number("dropout", s.dropout, true, 1.0));
+  LAGOM_TRY_STATUS(r.no_unknown_fields());
+  return s;
 }
 
 }  // namespace lagom::model

@@ -134,6 +134,8 @@ Status run_mpi_comm(Group& group, int nodes, const Sweep& sweep, const std::stri
   timing.max_iters = sweep.max_iters;
   timing.target_us = sweep.target_us;
   std::optional<RecordFileWriter> records;
+  constexpr std::int64_t k_records_flush_ns = 200'000'000;  // the plugin's LAGOM_PROFILE_FLUSH_MS default
+  std::int64_t last_flush_ns = 0;
   records::Record record;
   Status record_status;
   if (!records_dir.empty()) {
@@ -161,6 +163,14 @@ Status run_mpi_comm(Group& group, int nodes, const Sweep& sweep, const std::stri
         record.start_ns = start_ns;
         record.end_ns = end_ns;
         if (record_status.ok()) record_status = records->append(record);
+        // Flushed as the sweep goes (at most every k_records_flush_ns, as the profiler plugin's writer
+        // does), so that a reader following the file (`lagom adapt`) sees the calls within that time. The
+        // write lands between two timed calls and adds its microseconds to the next call's time: under
+        // 0.01% of a 200 ms period.
+        if (record_status.ok() && end_ns - last_flush_ns >= k_records_flush_ns) {
+          record_status = records->flush();
+          last_flush_ns = end_ns;
+        }
         ++record.seq;
       };
     }

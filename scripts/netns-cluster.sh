@@ -17,6 +17,9 @@
 #                                                mpirun with K ranks (default 1) in each namespace of the
 #                                                cluster P, TCP only, over the cluster's subnet; the exit
 #                                                status is mpirun's
+#   netns-cluster.sh shape [--prefix P] --rate R changes every node's egress rate of a running cluster
+#                                                (tc qdisc change: connections stay up, as on a link that
+#                                                degrades under a running job)
 #   netns-cluster.sh down [--prefix P]           removes everything `up` made (idempotent)
 #   netns-cluster.sh status [--prefix P]         prints the nodes, addresses and qdiscs
 # Environment passed to ranks: whatever mpirun forwards; add `-x VAR` through LAGOM_NETNS_MPIRUN_ARGS.
@@ -127,6 +130,20 @@ run() {
     --mca oob_tcp_if_include "$bridge" ${LAGOM_NETNS_MPIRUN_ARGS:-} "${app[@]}"
 }
 
+shape() {
+  [ -f "$(state_file)" ] || die "no cluster '$prefix' (run: $0 up --prefix $prefix)"
+  local wanted=$rate
+  # shellcheck disable=SC1090
+  . "$(state_file)"
+  [ "$rate" != none ] || die "shape: the cluster was made unshaped (--rate none)"
+  [ "$wanted" != none ] || die "shape: give a rate (tc syntax: 333mbit)"
+  for i in $(seq 1 "$nodes"); do
+    ip netns exec "${prefix}${i}" tc qdisc change dev "${prefix}n${i}" root tbf rate "$wanted" burst 256kb latency 50ms
+  done
+  sed -i "s/^rate=.*/rate=$wanted/" "$(state_file)"
+  echo "netns-cluster: $nodes nodes ${prefix}1..${prefix}${nodes}: egress now $wanted" >&2
+}
+
 status() {
   [ -f "$(state_file)" ] || { echo "netns-cluster: no cluster '$prefix'"; return 0; }
   cat "$(state_file)"
@@ -139,7 +156,7 @@ status() {
 }
 
 command=${1:-}
-[ -n "$command" ] || die "usage: $0 check|up|run|down|status [options] (see the header)"
+[ -n "$command" ] || die "usage: $0 check|up|run|shape|down|status [options] (see the header)"
 shift
 parse_common "$@"
 case "$command" in
@@ -147,6 +164,7 @@ case "$command" in
   up) up ;;
   down) down ;;
   run) run ;;
+  shape) shape ;;
   status) status ;;
-  *) die "unknown command '$command' (check, up, run, down, status)" ;;
+  *) die "unknown command '$command' (check, up, run, shape, down, status)" ;;
 esac

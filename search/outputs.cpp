@@ -11,6 +11,7 @@
 
 #include "core/files.h"
 #include "model/nccl_topology.h"
+#include "search/tune_inputs.h"
 #include "simulator/comm_config.h"
 
 namespace lagom::search {
@@ -259,7 +260,8 @@ nlohmann::json config_json(const Problem& problem, const TuneResult& result, con
           {"communicators", std::move(communicators)},
           {"overlap", simulator::overlap_json(result.assignment)},
           {"process", std::move(process)},
-          {"notes", result.notes}};
+          {"notes", result.notes},
+          {"tune", tune_inputs_json(problem, result, context.model, context.cluster, context.plugin_path)}};
 }
 
 Status write_outputs(const Problem& problem, const TuneResult& result, const OutputContext& context) {

@@ -1,0 +1,197 @@
+// `lagom adapt --watch DIR --config OUT`: the runtime half of `lagom tune` (cli/adapt.h, docs/adapt.md).
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cli/adapt.h"
+#include "cli/app.h"
+#include "cli/output.h"
+
+namespace lagom::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct AdaptFlags {
+  std::string watch;
+  std::string config;
+  std::string tolerance = "10";
+  std::size_t window = 16;
+  long interval_ms = 1000;
+  bool once = false;
+  bool explain = false;
+};
+
+// The poll interval's bounds: often enough to react within a window of a fast job, rarely enough that an
+// idle watcher costs nothing.
+constexpr long k_min_interval_ms = 10;
+constexpr long k_max_interval_ms = 600000;
+// The loop sleeps in slices of at most this, so a signal ends it within that time.
+constexpr long k_sleep_slice_ms = 50;
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_stop_signal(int /*signal*/) {
+  g_stop.store(true);
+}
+
+double parse_tolerance(const std::string& text) {
+  std::string t = text;
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  std::size_t used = 0;
+  double value = -1;
+  try {
+    value = std::stod(t, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (t.empty() || used != t.size() || !(value > 0) || value > 1000) {
+    fail(ErrorCode::invalid_input,
+         "adapt: --tolerance " + text + ": one percentage above 0, at most 1000 (e.g. 10 or 10%)");
+  }
+  return value;
+}
+
+nlohmann::json event_json(const Event& e) {
+  return {{"event", e.kind}, {"op_class", e.op_class}, {"message", e.message}, {"data", e.data}};
+}
+
+// Without --explain only the decisions that change something, or explain why nothing could, are printed.
+bool shown(const Event& e, bool explain) {
+  return explain || e.kind == "drift" || e.kind == "rule" || e.kind == "replaced" || e.kind == "failed" ||
+         e.kind == "skip";
+}
+
+void print_events(const std::vector<Event>& events, bool json, bool explain) {
+  for (const auto& e : events) {
+    if (json) {
+      fmt::print("{}\n", event_json(e).dump());
+    } else if (shown(e, explain)) {
+      fmt::print("adapt: {}{}: {}\n", e.kind, e.op_class.empty() ? "" : " " + e.op_class, e.message);
+    }
+  }
+  std::fflush(stdout);
+}
+
+void run_adapt(const AdaptFlags& flags, const Context& context) {
+  AdaptOptions options;
+  options.tolerance_pct = parse_tolerance(flags.tolerance);
+  options.window = bounded("--window", flags.window, k_min_window, k_max_window);
+  const long interval_ms = bounded("--interval-ms", flags.interval_ms, k_min_interval_ms, k_max_interval_ms);
+  // --config names the folder `lagom tune --out` wrote, or its lagom-config.json.
+  std::error_code ec;
+  std::string config_dir = flags.config;
+  if (fs::is_regular_file(config_dir, ec)) config_dir = fs::path(config_dir).parent_path().string();
+  if (config_dir.empty()) config_dir = ".";
+  if (!fs::is_directory(config_dir, ec)) {
+    fail(ErrorCode::invalid_input,
+         fmt::format("adapt: --config {}: no such folder (the --out of lagom tune)", flags.config));
+  }
+  Adapter adapter = unwrap(Adapter::open(config_dir, options));
+  RecordsFollower follower(flags.watch);
+
+  std::vector<Event> events;
+  events.push_back(
+      {"start",
+       "",
+       fmt::format("{} op classes of {}/lagom-config.json; window {} records, tolerance {}%{}",
+                   adapter.classes().size(), config_dir, options.window, options.tolerance_pct,
+                   flags.once ? ", one pass" : fmt::format(", polling every {} ms", interval_ms)),
+       {{"op_classes", adapter.classes().size()},
+        {"window", options.window},
+        {"tolerance_pct", options.tolerance_pct}}});
+  const bool json_lines = context.json && !flags.once;
+  auto pass = [&] {
+    auto batch = follower.poll();
+    if (!batch.ok()) throw CommandFailed{batch.error().with_context("adapt")};
+    for (const auto& warning : batch->warnings) context.progress().warn("adapt: " + warning);
+    adapter.feed(batch->records, events);
+  };
+
+  if (flags.once) {
+    pass();
+    if (follower.partial_lines() > 0) {
+      context.progress().warn(
+          fmt::format("adapt: {} file(s) end in a line without its newline (still being written): left out",
+                      follower.partial_lines()));
+    }
+    if (context.json) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& e : events) list.push_back(event_json(e));
+      print_json({{"kind", "adapt"},
+                  {"config", config_dir},
+                  {"records", adapter.records_seen()},
+                  {"unmatched", adapter.unmatched()},
+                  {"retunes", adapter.retunes()},
+                  {"events", std::move(list)}});
+    } else {
+      print_events(events, false, flags.explain);
+      fmt::print("# adapt: {} records, {} matched no op class, {} re-tune(s)\n", adapter.records_seen(),
+                 adapter.unmatched(), adapter.retunes());
+    }
+    return;
+  }
+
+  g_stop.store(false);
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  struct sigaction old_int {
+  }, old_term{};
+  sigaction(SIGINT, &action, &old_int);
+  sigaction(SIGTERM, &action, &old_term);
+  // Handlers restored however the loop ends (an error throws).
+  struct Restore {
+    struct sigaction a, b;
+    ~Restore() {
+      sigaction(SIGINT, &a, nullptr);
+      sigaction(SIGTERM, &b, nullptr);
+    }
+  } restore{old_int, old_term};
+
+  while (!g_stop.load()) {
+    pass();
+    print_events(events, json_lines, flags.explain);
+    events.clear();
+    for (long slept = 0; slept < interval_ms && !g_stop.load(); slept += k_sleep_slice_ms) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(k_sleep_slice_ms, interval_ms - slept)));
+    }
+  }
+  const std::string summary =
+      fmt::format("stopped by a signal after {} records ({} matched no op class), {} re-tune(s)",
+                  adapter.records_seen(), adapter.unmatched(), adapter.retunes());
+  print_events({{"stop",
+                 "",
+                 summary,
+                 {{"records", adapter.records_seen()},
+                  {"unmatched", adapter.unmatched()},
+                  {"retunes", adapter.retunes()}}}},
+               json_lines, true);
+}
+
+}  // namespace
+
+void add_adapt_command(CLI::App& app, Context& context) {
+  auto* command = app.add_subcommand(
+      "adapt", "Follow a job's production records and re-tune its config when the collectives drift");
+  add_common_flags(*command, context);
+  auto flags = std::make_shared<AdaptFlags>();
+  command->add_option("--watch", flags->watch, "Folder of production records (LAGOM_PROFILE_DIR)")
+      ->required();
+  command
+      ->add_option("--config", flags->config, "The folder lagom tune --out wrote (or its lagom-config.json)")
+      ->required();
+  command->add_option("--tolerance", flags->tolerance, "Drift beyond this percentage of the prediction [10]");
+  command->add_option("--window", flags->window, "Records per op class in the moving window [16]");
+  command->add_option("--interval-ms", flags->interval_ms, "Milliseconds between polls of the folder [1000]");
+  command->add_flag("--once", flags->once, "One pass over the records there, then exit (CI, cron)");
+  command->add_flag("--explain", flags->explain, "Print every decision with its reason");
+  command->callback([flags, &context] { run_adapt(*flags, context); });
+}
+
+}  // namespace lagom::cli

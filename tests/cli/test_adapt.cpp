@@ -1,0 +1,397 @@
+// `lagom adapt`'s library part (cli/adapt.h): following a records folder as a job writes it, the tune
+// inputs a config records, and the decision loop on synthetic drift. The configs come from a real tune
+// (in-process, search::write_outputs), so the op classes, bins and rules are those `lagom tune` writes.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include <catch2/catch.hpp>
+#include <sys/stat.h>
+
+#include "cli/adapt.h"
+#include "model/presets.h"
+#include "model/strategy_json.h"
+#include "profiler/production.h"
+#include "search/outputs.h"
+#include "search/tune_inputs.h"
+#include "simulator/scenario.h"
+#include "support/run.h"
+
+using namespace lagom;
+using lagom::test::read_file;
+using lagom::test::temp_dir;
+using lagom::test::write_file;
+
+namespace {
+
+records::Record make_record(const std::string& collective, std::uint64_t bytes, int ranks, int nodes,
+                            double duration_us, std::uint64_t seq, const std::string& algo = "ring",
+                            const std::string& proto = "simple", int channels = 0) {
+  records::Record r;
+  r.source.set("nccl");
+  r.host.set("node-1");
+  r.pid = 7;
+  r.comm_hash = 0xabc;
+  r.n_ranks = ranks;
+  r.n_nodes = nodes;
+  r.collective.set(collective);
+  r.dtype.set("bfloat16");
+  r.count = bytes / 2;
+  r.bytes = bytes;
+  r.algorithm.set(algo);
+  r.protocol.set(proto);
+  r.channels = channels;
+  r.seq = seq;
+  r.clock.set("gpu");
+  r.start_ns = static_cast<std::int64_t>(seq) * 100'000'000;
+  r.end_ns = r.start_ns + static_cast<std::int64_t>(duration_us * 1e3);
+  return r;
+}
+
+std::string line_of(const records::Record& r) {
+  char buffer[records::k_max_line_bytes];
+  return std::string(buffer, records::format_record(r, buffer, sizeof buffer));
+}
+
+void append(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::app | std::ios::binary);
+  out << text;
+}
+
+std::vector<std::uint64_t> seqs(const std::vector<records::Record>& records) {
+  std::vector<std::uint64_t> out;
+  for (const auto& r : records) out.push_back(r.seq);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the follower reads new files, appended lines, and a last line only once it is complete",
+          "[cli][adapt]") {
+  const std::string dir = temp_dir("follow");
+  cli::RecordsFollower follower(dir);
+  CHECK(follower.poll().value().records.empty());
+  const std::string a = dir + "/node-1-7.jsonl";
+  append(a, line_of(make_record("allreduce", 1 << 20, 2, 1, 10, 1)));
+  const std::string second = line_of(make_record("allreduce", 1 << 20, 2, 1, 10, 2));
+  append(a, second.substr(0, 40));  // the writer is in the middle of a line
+  auto batch = follower.poll().value();
+  CHECK(seqs(batch.records) == std::vector<std::uint64_t>{1});
+  CHECK(follower.partial_lines() == 1);
+  append(a, second.substr(40));
+  append(dir + "/node-2-9.jsonl", line_of(make_record("allreduce", 1 << 20, 2, 1, 10, 3)));
+  append(dir + "/ignored.txt", "not records\n");
+  batch = follower.poll().value();
+  CHECK(seqs(batch.records) == std::vector<std::uint64_t>{2, 3});
+  CHECK(follower.partial_lines() == 0);
+  CHECK(follower.poll().value().records.empty());  // nothing new: nothing read twice
+}
+
+TEST_CASE("a file rotated by the writer is neither lost nor read twice, a truncated one is read again",
+          "[cli][adapt]") {
+  const std::string dir = temp_dir("rotate");
+  cli::RecordsFollower follower(dir);
+  const std::string live = dir + "/node-1-7.jsonl";
+  append(live, line_of(make_record("allreduce", 1 << 20, 2, 1, 10, 1)));
+  CHECK(seqs(follower.poll().value().records) == std::vector<std::uint64_t>{1});
+  // Appended, then renamed before the next poll, then a new live file: the rotation of docs/records.md.
+  append(live, line_of(make_record("allreduce", 1 << 20, 2, 1, 10, 2)));
+  REQUIRE(std::rename(live.c_str(), (dir + "/node-1-7.1.jsonl").c_str()) == 0);
+  append(live, line_of(make_record("allreduce", 1 << 20, 2, 1, 10, 3)));
+  CHECK(seqs(follower.poll().value().records) == std::vector<std::uint64_t>{2, 3});
+  CHECK(follower.poll().value().records.empty());
+  // Truncated in place, then written again: read from its start, with a warning.
+  write_file(live, "");
+  const auto truncated = follower.poll().value();
+  CHECK(truncated.records.empty());
+  REQUIRE(truncated.warnings.size() == 1);
+  CHECK(truncated.warnings[0].find("truncated") != std::string::npos);
+  append(live, line_of(make_record("allreduce", 1 << 20, 2, 1, 10, 4)));
+  CHECK(seqs(follower.poll().value().records) == std::vector<std::uint64_t>{4});
+}
+
+TEST_CASE("the follower names the file and line of a line that is not a record, and a missing folder",
+          "[cli][adapt]") {
+  const std::string dir = temp_dir("bad-line");
+  write_file(dir + "/x.jsonl", line_of(make_record("allreduce", 1 << 20, 2, 1, 10, 1)) + "{\"version\":1}\n");
+  cli::RecordsFollower follower(dir);
+  const auto batch = follower.poll();
+  REQUIRE_FALSE(batch.ok());
+  CHECK(batch.error().code == ErrorCode::invalid_input);
+  CHECK(batch.error().message.find(dir + "/x.jsonl:2: ") == 0);
+  cli::RecordsFollower missing(dir + "/nope");
+  const auto none = missing.poll();
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.error().code == ErrorCode::not_found);
+}
+
+namespace {
+
+// A tune written as `lagom tune --out` writes it, on a cluster with NCCL knobs.
+struct Tuned {
+  std::string dir;
+  std::unique_ptr<simulator::Scenario> scenario;
+};
+
+Tuned tune_into(const std::string& dir, const std::string& model, const std::string& cluster, int gpus,
+                int tp, std::optional<model::Calibration> calibration = std::nullopt) {
+  Tuned t;
+  t.dir = dir;
+  auto workload = model::workload_preset(model).value();
+  auto spec = model::cluster_preset(cluster).value();
+  spec.nodes = (gpus + spec.gpus_per_node - 1) / spec.gpus_per_node;
+  model::Strategy strategy;
+  strategy.gpus = gpus;
+  strategy.tp = tp;
+  strategy.micro_batch = 1;
+  strategy.global_batch = 64;
+  t.scenario = simulator::Scenario::make(workload, spec, strategy, std::move(calibration)).value();
+  search::Problem problem;
+  problem.workload = &t.scenario->workload;
+  problem.cluster = &t.scenario->cluster;
+  problem.costs = t.scenario->costs.get();
+  problem.space.model = t.scenario->model.get();
+  problem.space.strategy = t.scenario->strategy;
+  const auto result = search::run_search(search::SearchKind::lagom, problem).value();
+  search::OutputContext out;
+  out.model = workload.name;
+  out.cluster = spec.name;
+  out.strategy = model::to_json(t.scenario->strategy);
+  out.plugin_path = "lagom";
+  out.out_dir = dir;
+  REQUIRE(search::write_outputs(problem, result, out).ok());
+  return t;
+}
+
+nlohmann::json config_of(const std::string& dir) {
+  return nlohmann::json::parse(read_file(dir + "/lagom-config.json"));
+}
+
+}  // namespace
+
+TEST_CASE("a strategy reads back from its JSON unchanged", "[cli][adapt]") {
+  model::Strategy s;
+  s.gpus = 64;
+  s.tp = 4;
+  s.pp = 2;
+  s.sp = true;
+  s.vpp = 2;
+  s.zero = 1;
+  s.schedule = model::Schedule::interleaved;
+  s.tp_overlap = model::parse_overlap_method("slice:4").value();
+  s.bucket_mb = 40;
+  s.grad_reduce_dtype = model::Precision::fp32;
+  s.fp8_wgrad = false;
+  s.dropout = 0.1;
+  const auto back = model::parse_strategy(model::to_json(s), "s");
+  REQUIRE(back.ok());
+  CHECK(model::to_json(*back) == model::to_json(s));
+  auto bad = model::to_json(s);
+  bad["tp_overlap"] = "sideways";
+  CHECK(model::parse_strategy(bad, "s").error().message.find("s: tp_overlap: ") == 0);
+  bad = model::to_json(s);
+  bad["tpp"] = 2;
+  CHECK(model::parse_strategy(bad, "s").error().message == "s: tpp: unknown field");
+}
+
+TEST_CASE("the config records the tune's inputs, and re-tuning them with no new fit writes the same rules",
+          "[cli][adapt]") {
+  model::Calibration calibration;
+  calibration.run_id = 3;
+  calibration.host = "node-1";
+  calibration.collectives.push_back(
+      {"allreduce", "ring", "simple", 4, 2, 0, 30.0, 40.0, 0.02, 1 << 20, 1 << 28});
+  calibration.memory_bw_GBps = 2000;
+  const std::string dir = temp_dir("inputs");
+  const Tuned t = tune_into(dir, "gpt2", "dgx-h100", 16, 4, calibration);
+  const auto config = config_of(dir);
+  const auto inputs = search::parse_tune_inputs(config, "c");
+  REQUIRE(inputs.ok());
+  CHECK(model::to_json(inputs->workload) == model::to_json(t.scenario->workload));
+  CHECK(model::to_json(inputs->cluster) == model::to_json(t.scenario->cluster));
+  CHECK(model::to_json(inputs->strategy) == model::to_json(t.scenario->strategy));
+  REQUIRE(inputs->calibration.has_value());
+  CHECK(search::calibration_json(*inputs->calibration) == search::calibration_json(calibration));
+  CHECK(inputs->search == search::SearchKind::lagom);
+
+  const std::string conf = read_file(dir + "/nccl_tuner.conf");
+  const std::string again = temp_dir("inputs-again");
+  REQUIRE(cli::retune(*inputs, {}, again).ok());
+  CHECK(read_file(again + "/nccl_tuner.conf") == conf);
+  auto a = config_of(again), b = config;
+  a.erase("search_time_s");
+  b.erase("search_time_s");
+  CHECK(a == b);
+
+  auto old = config;
+  old.erase("tune");
+  CHECK(search::parse_tune_inputs(old, "c").error().message.find("c: no \"tune\" object") == 0);
+  auto wrong = config;
+  wrong["tune"]["pins"].erase("bucket_mb");
+  CHECK(search::parse_tune_inputs(wrong, "c").error().message == "c: tune.pins.bucket_mb: required");
+}
+
+namespace {
+
+// Records of op class `c` as the profiler plugin writes them: its rule's algorithm, protocol and channels,
+// record bytes from the class's nccl-tests size (one rank's share for allgather and reducescatter).
+records::Record class_record(const cli::OpClassPrediction& c, std::uint64_t nccl_tests_bytes,
+                             double duration_us, std::uint64_t seq) {
+  const bool share = c.collective == "allgather" || c.collective == "reducescatter";
+  return make_record(c.collective,
+                     share ? nccl_tests_bytes / static_cast<std::uint64_t>(c.ranks) : nccl_tests_bytes,
+                     c.ranks, c.nodes, duration_us, seq, c.algo, c.proto, c.channels);
+}
+
+// ±3% around 1, deterministic: the spread of a steady job's collectives.
+double jitter(std::uint64_t k) {
+  return 1.0 + 0.03 * (static_cast<double>((k * 7919) % 13) / 6.0 - 1.0);
+}
+
+struct FileStamp {
+  std::string text;
+  std::int64_t mtime_ns = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+std::map<std::string, FileStamp> stamps(const std::string& dir) {
+  std::map<std::string, FileStamp> out;
+  for (const char* name : {"nccl_tuner.conf", "lagom.env", "lagom-config.json"}) {
+    struct stat st {};
+    REQUIRE(::stat((dir + "/" + name).c_str(), &st) == 0);
+    out[name] = {read_file(dir + "/" + name),
+                 static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+  }
+  return out;
+}
+
+std::vector<std::string> kinds(const std::vector<cli::Event>& events) {
+  std::vector<std::string> out;
+  for (const auto& e : events) out.push_back(e.kind);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("synthetic drift: steady records change nothing, a network op class 3x slower moves its rule",
+          "[cli][adapt]") {
+  const std::string dir = temp_dir("drift");
+  tune_into(dir, "gpt2", "dgx-h100", 16, 4);
+  const auto before = stamps(dir);
+  cli::AdaptOptions options;
+  options.window = 8;
+  options.tolerance_pct = 10;
+  auto adapter = cli::Adapter::open(dir, options).value();
+  const auto classes = adapter.classes();
+  // The network op classes: the communicators that span both nodes.
+  std::vector<std::size_t> network;
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    if (classes[i].nodes > 1) network.push_back(i);
+  }
+  REQUIRE_FALSE(network.empty());
+
+  std::uint64_t seq = 0;
+  std::vector<cli::Event> events;
+  for (int round = 0; round < 3 * static_cast<int>(options.window); ++round) {
+    std::vector<records::Record> batch;
+    for (const auto& c : classes) {
+      batch.push_back(
+          class_record(c, static_cast<std::uint64_t>(c.bytes), c.predicted_time_us * jitter(seq), seq));
+      ++seq;
+    }
+    adapter.feed(batch, events);
+  }
+  for (const auto& e : events) {
+    INFO(e.kind << " " << e.op_class << ": " << e.message);
+    CHECK(e.kind == "window");
+    CHECK(e.message.find("within the tolerance") != std::string::npos);
+  }
+  CHECK(events.size() == classes.size());
+  CHECK(adapter.retunes() == 0);
+  CHECK(stamps(dir) == before);  // byte-identical, not even rewritten
+
+  // The link under the network classes now delivers a third of its rate: the bandwidth part of each
+  // call takes 3x as long. The job's calls come in two sizes per class (a full gradient bucket and the
+  // last, smaller one), so each series can be fitted (latency and bandwidth).
+  const double latency_us = 20;
+  events.clear();
+  for (int round = 0; round < 3 * static_cast<int>(options.window) && adapter.retunes() == 0; ++round) {
+    std::vector<records::Record> batch;
+    for (const std::size_t i : network) {
+      const auto& c = classes[i];
+      for (const std::uint64_t bytes :
+           {static_cast<std::uint64_t>(c.bytes), static_cast<std::uint64_t>(c.bytes) * 3 / 4}) {
+        const double scale = static_cast<double>(bytes) / static_cast<double>(c.bytes);
+        const double slowed = latency_us + 3 * (c.predicted_time_us - latency_us) * scale;
+        batch.push_back(class_record(c, bytes, slowed * jitter(seq), seq));
+        ++seq;
+      }
+    }
+    adapter.feed(batch, events);
+  }
+  std::string log;
+  for (const auto& e : events) log += e.kind + " " + e.op_class + ": " + e.message + "\n";
+  INFO(log);
+  REQUIRE(adapter.retunes() == 1);
+  const auto k = kinds(events);
+  CHECK(std::count(k.begin(), k.end(), "drift") >= 1);
+  CHECK(std::count(k.begin(), k.end(), "refit") >= 1);
+  CHECK(k.back() == "replaced");
+  const auto after = stamps(dir);
+  CHECK(after.at("nccl_tuner.conf").text != before.at("nccl_tuner.conf").text);
+  // The rules themselves moved: some network class runs another algorithm or protocol now.
+  const auto& now = adapter.classes();
+  bool moved = false;
+  for (const std::size_t i : network) {
+    const auto match =
+        std::find_if(now.begin(), now.end(), [&](const auto& n) { return n.name == classes[i].name; });
+    REQUIRE(match != now.end());
+    if (match->algo != classes[i].algo || match->proto != classes[i].proto) moved = true;
+  }
+  CHECK(moved);
+  // The new config carries the re-fitted series, so the next re-tune starts from it.
+  const auto inputs = search::parse_tune_inputs(config_of(dir), "c").value();
+  REQUIRE(inputs.calibration.has_value());
+  CHECK_FALSE(inputs.calibration->collectives.empty());
+}
+
+TEST_CASE("a drift seen at one size re-fits its series' bandwidth, and the new prediction meets the records",
+          "[cli][adapt]") {
+  const std::string dir = temp_dir("one-size");
+  tune_into(dir, "gpt2", "dgx-h100", 16, 4);
+  cli::AdaptOptions options;
+  options.window = 8;
+  auto adapter = cli::Adapter::open(dir, options).value();
+  const auto classes = adapter.classes();
+  const auto largest = std::max_element(classes.begin(), classes.end(), [](const auto& a, const auto& b) {
+    return a.nodes < b.nodes || (a.nodes == b.nodes && a.bytes < b.bytes);
+  });
+  REQUIRE(largest->nodes > 1);
+  std::vector<cli::Event> events;
+  // Fed one by one until the first re-tune: the job runs the new rule after it, which these records
+  // (the old rule's) would no longer describe.
+  for (std::uint64_t k = 0; k < 4 * options.window && adapter.retunes() == 0; ++k) {
+    adapter.feed({class_record(*largest, static_cast<std::uint64_t>(largest->bytes),
+                               3 * largest->predicted_time_us * jitter(k), k)},
+                 events);
+  }
+  std::string log;
+  for (const auto& e : events) log += e.kind + " " + e.op_class + ": " + e.message + "\n";
+  INFO(log);
+  REQUIRE(adapter.retunes() == 1);
+  const auto refit =
+      std::find_if(events.begin(), events.end(), [](const auto& e) { return e.kind == "refit"; });
+  REQUIRE(refit != events.end());
+  CHECK(refit->data.value("bandwidth_only", false));
+  const auto rule = std::find_if(events.begin(), events.end(), [&](const auto& e) {
+    return e.kind == "rule" && e.op_class == largest->name;
+  });
+  REQUIRE(rule != events.end());
+  // Where the rule stayed, the re-fitted series prices the class at what the records measured.
+  if (rule->data["rule"] == rule->data["previous_rule"]) {
+    CHECK(rule->data["predicted_us"].get<double>() ==
+          Approx(rule->data["measured_us"].get<double>()).epsilon(0.02));
+  }
+}
