@@ -177,6 +177,7 @@ Status retune(const search::TuneInputs& inputs, const std::vector<model::Collect
   problem.space.pins = inputs.pins;
   problem.space.priority = inputs.priority;
   problem.space.search_nccl_knobs = inputs.search_nccl_knobs;
+  problem.space.framework = inputs.framework;
   LAGOM_TRY(const search::TuneResult result, search::run_search(inputs.search, problem));
   search::OutputContext out;
   out.model = inputs.model_name;

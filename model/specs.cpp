@@ -729,6 +729,8 @@ Result<Strategy> parse_strategy(const nlohmann::json& document, const std::strin
   }
   LAGOM_TRY(s.bucket_per_chunk, r.boolean("bucket_mb_per_chunk", s.bucket_per_chunk));
   LAGOM_TRY_STATUS(int_field("vocab_divisible_by", s.vocab_divisible_by, 0));
+  LAGOM_TRY_STATUS(int_field("defer_embedding_wgrad", s.defer_embedding_wgrad, 0));
+  LAGOM_TRY_STATUS(switch_field("cross_entropy_fusion", s.cross_entropy_fusion));
   LAGOM_TRY(s.fp8_params, r.boolean("fp8_params", s.fp8_params));
   LAGOM_TRY(s.fp8_wgrad, r.boolean("fp8_wgrad", s.fp8_wgrad));
   LAGOM_TRY(s.fp8_attention, r.boolean("fp8_attention", s.fp8_attention));

@@ -158,6 +158,7 @@ nlohmann::json tune_inputs_json(const Problem& problem, const TuneResult& result
             {"issue_priority", space.pins.priority}}},
           {"issue_priority", std::string(simulator::to_string(space.priority))},
           {"search_nccl_knobs", space.search_nccl_knobs},
+          {"framework", std::string(to_string(space.framework))},
           {"calibration", calibration ? calibration_json(*calibration) : nlohmann::json(nullptr)},
           {"plugin_path", plugin_path}};
 }
@@ -208,6 +209,13 @@ Result<TuneInputs> parse_tune_inputs(const nlohmann::json& config, const std::st
   }
   in.priority = *parsed_priority;
   LAGOM_TRY(in.search_nccl_knobs, f.get<bool>("search_nccl_knobs"));
+  LAGOM_TRY(const std::string framework, f.get<std::string>("framework"));
+  const auto parsed_framework = parse_framework(framework);
+  if (!parsed_framework) {
+    return f.error("framework",
+                   fmt::format("'{}' is not any, megatron-lm, torch-fsdp or deepspeed", framework));
+  }
+  in.framework = *parsed_framework;
   if (doc.contains("calibration") && !doc["calibration"].is_null()) {
     LAGOM_TRY(in.calibration, parse_calibration(doc["calibration"], origin));
   }

@@ -32,6 +32,7 @@ struct TuneInputs {
   Pins pins;
   simulator::IssuePriority priority = simulator::IssuePriority::as_scheduled;
   bool search_nccl_knobs = true;
+  Framework framework = Framework::any;           // --framework: the knob space the re-tune keeps to
   std::optional<model::Calibration> calibration;  // the fits the cost model was built with
   std::string plugin_path;                        // NCCL_TUNER_PLUGIN of lagom.env
 };
