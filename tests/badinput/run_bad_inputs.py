@@ -215,6 +215,9 @@ for argv, expect in [
     (["tune", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8", "--tp", "8", "--global-batch", "8",
       "--quiet", "--out", "m.json"], ["m.json"]),
     (["model", "missing.json"], ["missing.json"]),
+    (SIM + ["--model", "llama3-8b", "--db", "missing.db"], ["--db missing.db: no such file"]),
+    (["cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster", "dgx-a100", "--db",
+      "m.json"], ["--db m.json: not a Lagom database"]),
     (["db", "--db", "none.db", "export", "1", "--format", "csv", "--json"], ["--json", "--format csv"]),
     (["db", "--db", "none.db", "export", "1", "--format", "nccl-tests", "--json"], ["--json", "--format nccl-tests"]),
     (["nosuchcommand"], ["nosuchcommand"]),
@@ -355,6 +358,11 @@ def run_case(case):
         for part in expect:
             if part not in err:
                 problems.append(f"the error does not name {part!r}")
+        for line in err.splitlines():
+            if line.startswith("lagom: error: "):
+                parts = line[len("lagom: error: "):].split(": ")
+                if any(a == b for a, b in zip(parts, parts[1:])):
+                    problems.append("the error repeats a context ('X: X: ...')")
         for f, digest in before.items():
             path = os.path.join(tmp, f)
             if not os.path.exists(path) or hashlib.sha256(open(path, "rb").read()).hexdigest() != digest:
