@@ -159,8 +159,7 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
       progress.step(static_cast<long>(progress_done), detail());
     }
   };
-  progress.begin(fmt::format("explore: memory and lower bound of {} candidates", candidates.size()),
-                 static_cast<long>(candidates.size()));
+  progress.begin("explore: memory and lower bound per candidate", static_cast<long>(candidates.size()));
   parallel(candidates.size(), [&](std::size_t i) {
     const model::Strategy& s = candidates[i];
     const double total_gib = units::bytes_to_gib(cost_model.memory_per_gpu(workload, s).total_bytes());
@@ -190,11 +189,8 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
   std::atomic<std::size_t> simulated{0};
   std::optional<Error> failure;
   progress_done = 0;
-  progress.begin(
-      fmt::format("explore: {} candidates that fit, best bound first (simulated, or pruned by their "
-                  "bound)",
-                  order.size()),
-      static_cast<long>(order.size()));
+  progress.begin("explore: candidates that fit, best bound first, each simulated or pruned by its bound",
+                 static_cast<long>(order.size()));
   auto examine = [&](std::size_t k) {
     const std::size_t i = order[k];
     const double limit_us = kth_us.load();
