@@ -52,7 +52,7 @@ env = dict(os.environ, TMPDIR=scratch,
            ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1",
            UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
 print(f"# {seeds} seeds; {' '.join(command)}", flush=True)
-rc = subprocess.run(command, env=env).returncode
+rc = subprocess.run(command, env=env, stdin=subprocess.DEVNULL).returncode
 if rc != 0:
     found = sorted(os.listdir(args.artifacts))
     print(f"run_fuzz.py: {os.path.basename(args.target)} failed (exit {rc}); inputs in {args.artifacts}: {found}")
