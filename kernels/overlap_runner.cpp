@@ -167,7 +167,7 @@ Result<BenchResult> bench_rank(const model::OverlapPlan& plan, RankGroup& group,
   auto agree = [&](const Status& local) -> Status {
     const double any_failed = group.max_over_ranks(local.ok() ? 0.0 : 1.0);
     if (!local.ok()) return local;
-    if (any_failed > 0) return make_error(ErrorCode::failure, "another rank failed");
+    if (any_failed > 0) return make_error(ErrorCode::failure, k_another_rank_failed);
     return {};
   };
 
