@@ -215,6 +215,10 @@ for argv, expect in [
     (["tune", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8", "--tp", "8", "--global-batch", "8",
       "--quiet", "--out", "m.json"], ["m.json"]),
     (["model", "missing.json"], ["missing.json"]),
+    # A number no double holds is refused by the JSON reader (found by tests/fuzz: it was an internal error).
+    (["model", "big.json"], ["big.json", "number overflow"]),
+    (SIM + ["--model", "big.json"], ["big.json", "number overflow"]),
+    (["check", "--predicted", "big.json", "--db", "none.db", "--run", "1"], ["big.json", "number overflow"]),
     (SIM + ["--model", "llama3-8b", "--db", "missing.db"], ["--db missing.db: no such file"]),
     (["cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster", "dgx-a100", "--db",
       "m.json"], ["--db m.json: not a Lagom database"]),
@@ -222,7 +226,8 @@ for argv, expect in [
     (["db", "--db", "none.db", "export", "1", "--format", "nccl-tests", "--json"], ["--json", "--format nccl-tests"]),
     (["nosuchcommand"], ["nosuchcommand"]),
 ]:
-    add("cli-" + "-".join(a.strip("-") for a in argv[:1] + argv[-2:]), argv, {"m.json": dump(WORKLOAD)}, expect)
+    add("cli-" + "-".join(a.strip("-") for a in argv[:1] + argv[-2:]), argv,
+        {"m.json": dump(WORKLOAD), "big.json": b'{"layers": 1e400, "ops": [{"bytes": 1e400}]}'}, expect)
 
 
 # nccl_tuner.conf for the tuner plugin (shim/tuner_rules.h): the plugin warns once, naming the file and line,
