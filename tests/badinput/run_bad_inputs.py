@@ -178,6 +178,10 @@ add("db-is-a-text-file", ["db", "--db", "x.db", "list"], {"x.db": b"not a databa
 for label, data in [("empty", b""), ("binary", bytes(range(256)) * 4), ("header-only", b"model,cluster\n"),
                     ("garbage", b"a,b,c\n1,2,3\n")]:
     add(f"runs-csv-{label}", ["validate", "runs.csv"], {"runs.csv": data}, ["runs.csv"])
+# A value the flag's bound refuses names the file, line and column (found by tests/fuzz: it named the flag only).
+add("runs-csv-micro-batch-0", ["validate", "runs.csv"],
+    {"runs.csv": b"model,cluster,gpus,global-batch,micro-batch,measured_iteration_s\n"
+                 b"llama3-8b,dgx-a100,8,8,0,1.0\n"}, ["runs.csv:2: column 'micro-batch'", "--micro-batch"])
 
 # Command-line flags.
 for flag in ["--gpus", "--tp", "--pp", "--dp", "--cp", "--ep", "--vpp", "--zero", "--global-batch",
