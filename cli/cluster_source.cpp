@@ -72,9 +72,9 @@ Result<ClusterSource> resolve_cluster_source(const std::string& cluster, const s
   ClusterSource source;
   LAGOM_TRY(source.cluster, named_cluster(cluster));
   if (!db_path.empty()) {
-    auto calibration = profiler::load_calibration(db_path, run);
-    if (!calibration.ok()) return calibration.error().with_context(fmt::format("--db {}", db_path));
-    source.calibration = *calibration;
+    // Its errors already name the database ("--db PATH: no such file", "run 7: no such run in PATH"): a
+    // "--db PATH" context on top would say it twice.
+    LAGOM_TRY(source.calibration, profiler::load_calibration(db_path, run));
   }
   if (gpus >= 1 && source.cluster.gpus_per_node >= 1) {
     const int needed = static_cast<int>((static_cast<long>(gpus) + source.cluster.gpus_per_node - 1) /

@@ -87,7 +87,9 @@ Result<nlohmann::json> read_json_file(const std::string& path) {
   text << in.rdbuf();
   try {
     return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, and out_of_range for a number no double holds (1e400: "number overflow"): both are the
+    // file's fault, not an internal error.
     return make_error(ErrorCode::invalid_input, fmt::format("{}: not valid JSON ({})", path, e.what()));
   }
 }

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/app.h"
 #include "cli/output.h"
 #include "cli/scenario.h"
 #include "simulator/comm_config.h"
@@ -101,6 +102,10 @@ Status parse_row(const RunsTable& table, const RunsTable::Row& row, RowFlags& fl
       return make_error(ErrorCode::invalid_input, where() + ": no simulate flag is called --" + name);
     } catch (const CLI::ParseError& e) {
       return make_error(ErrorCode::invalid_input, where() + ": " + e.what());
+    } catch (const CommandFailed& failed) {
+      // A value the flag's own bound refuses (add_strategy_flags throws it, as on the command line): named
+      // with the file, line and column like every other cell error (found by tests/fuzz).
+      return failed.error.with_context(where());
     }
     app.clear();
   }

@@ -12,6 +12,18 @@ if(LAGOM_SANITIZE)
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
   target_link_options(lagom_warnings INTERFACE -fsanitize=address,undefined)
 endif()
+if(LAGOM_FUZZ)
+  # libFuzzer (clang's -fsanitize=fuzzer; Debian's libclang-rt-<version>-dev ships its runtime) steers by
+  # the coverage of the library code too, so every Lagom target is instrumented; the fuzz targets alone link
+  # the fuzzer's main (tests/fuzz/CMakeLists.txt). Without the sanitizers a memory error would go unseen.
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "LAGOM_FUZZ=ON needs clang (CXX=clang++), not ${CMAKE_CXX_COMPILER_ID}")
+  endif()
+  if(NOT LAGOM_SANITIZE)
+    message(FATAL_ERROR "LAGOM_FUZZ=ON needs LAGOM_SANITIZE=ON (a fuzz run checks memory and undefined behaviour)")
+  endif()
+  target_compile_options(lagom_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link>)
+endif()
 
 # The module arrows: cmake/arrows.txt, one line `<module>: <modules it may depend on>` per module, the one
 # place they are declared. CMake links by them; tests/repo/check_includes.py checks every #include

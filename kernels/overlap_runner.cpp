@@ -6,7 +6,9 @@
 #include <mutex>
 #include <new>
 #include <optional>
+#include <system_error>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -56,56 +58,95 @@ Result<RankRunTimes> run_rank_plan(const model::RankPlan& plan, const model::Ove
   Status comm_status;
   RankRunTimes times;
   const bool overlapped = mode == RunMode::overlapped;
+  const bool run_compute = mode != RunMode::comm_only;
+  const bool run_comm_queue = mode != RunMode::compute_only && !plan.comm.empty();
   const Clock::time_point start = Clock::now();
 
+  // One op of each queue; the caller holds no lock. A comm op's transport error fails the run.
+  std::vector<Message> sends, recvs;
+  auto comm_op = [&](const model::PlanCommOp& op) {
+    sends.clear();
+    recvs.clear();
+    for (const auto& t : op.sends) sends.push_back({t.peer, whole.piece_tag(t.piece), data.send_bytes(t)});
+    for (const auto& t : op.recvs) recvs.push_back({t.peer, whole.piece_tag(t.piece), data.recv_bytes(t)});
+    Status status = transport.exchange(sends, recvs);
+    std::lock_guard lock(sync.mutex);
+    if (!status.ok()) {
+      comm_status = status;
+      sync.failed = true;
+    } else {
+      ++sync.comm_done;
+    }
+    sync.changed.notify_all();
+  };
+  auto compute_op = [&](const model::PlanComputeOp& op) {
+    const Clock::time_point t0 = Clock::now();
+    data.compute(op);
+    const double took = us_between(t0, Clock::now());
+    (op.kind == model::ComputeKind::gemm ? times.gemm_us : times.reduce_us) += took;
+    std::lock_guard lock(sync.mutex);
+    ++sync.compute_done;
+    sync.changed.notify_all();
+  };
+
   auto run_comm = [&] {
-    std::vector<Message> sends, recvs;
-    for (std::size_t j = 0; j < plan.comm.size(); ++j) {
-      const model::PlanCommOp& op = plan.comm[j];
+    for (const model::PlanCommOp& op : plan.comm) {
       if (overlapped) {
         std::unique_lock lock(sync.mutex);
         sync.changed.wait(lock, [&] { return sync.failed || sync.compute_done > op.wait_compute; });
         if (sync.failed) return;
       }
-      sends.clear();
-      recvs.clear();
-      for (const auto& t : op.sends) sends.push_back({t.peer, whole.piece_tag(t.piece), data.send_bytes(t)});
-      for (const auto& t : op.recvs) recvs.push_back({t.peer, whole.piece_tag(t.piece), data.recv_bytes(t)});
-      Status status = transport.exchange(sends, recvs);
-      std::lock_guard lock(sync.mutex);
-      if (!status.ok()) {
-        comm_status = status;
-        sync.failed = true;
-        sync.changed.notify_all();
-        return;
-      }
-      ++sync.comm_done;
-      sync.changed.notify_all();
+      comm_op(op);
+      if (sync.failed) return;
     }
   };
 
+  // The comm queue runs on its own thread. A thread the system refuses (a login node's process or memory
+  // limit) must neither escape as an exception nor leave the peers waiting for this rank's messages: the
+  // rank then runs both queues on this thread, in an order their waits allow (the plan's waits form a DAG
+  // over the two queues, so the next op of one of them is always ready), and returns the error afterwards,
+  // so that every rank fails together (bench_rank's agreement) with a message instead of a hang.
   std::optional<std::thread> comm_thread;
-  if (mode != RunMode::compute_only && !plan.comm.empty()) comm_thread.emplace(run_comm);
+  Status thread_status;
+  if (run_comm_queue) {
+    try {
+      comm_thread.emplace(run_comm);
+    } catch (const std::system_error& e) {
+      thread_status = make_error(ErrorCode::unavailable,
+                                 fmt::format("cannot start the communication thread of a rank ({}); use "
+                                             "fewer --ranks",
+                                             e.what()));
+    }
+  }
 
-  if (mode != RunMode::comm_only) {
+  if (run_comm_queue && !comm_thread) {
+    std::size_t next_compute = run_compute ? 0 : plan.compute.size(), next_comm = 0;
+    while (!sync.failed && (next_compute < plan.compute.size() || next_comm < plan.comm.size())) {
+      if (next_comm < plan.comm.size() &&
+          (!overlapped || sync.compute_done > plan.comm[next_comm].wait_compute)) {
+        comm_op(plan.comm[next_comm++]);
+      } else if (next_compute < plan.compute.size() &&
+                 (!overlapped || plan.compute[next_compute].wait_comm < 0 ||
+                  sync.comm_done > plan.compute[next_compute].wait_comm)) {
+        compute_op(plan.compute[next_compute++]);
+      } else {
+        return make_error(ErrorCode::failure, "the overlap plan's waits form a cycle");
+      }
+    }
+  } else if (run_compute) {
     for (const model::PlanComputeOp& op : plan.compute) {
       if (overlapped && op.wait_comm >= 0) {
         std::unique_lock lock(sync.mutex);
         sync.changed.wait(lock, [&] { return sync.failed || sync.comm_done > op.wait_comm; });
         if (sync.failed) break;
       }
-      const Clock::time_point t0 = Clock::now();
-      data.compute(op);
-      const double took = us_between(t0, Clock::now());
-      (op.kind == model::ComputeKind::gemm ? times.gemm_us : times.reduce_us) += took;
-      std::lock_guard lock(sync.mutex);
-      ++sync.compute_done;
-      sync.changed.notify_all();
+      compute_op(op);
     }
   }
   if (comm_thread) comm_thread->join();
   times.total_us = us_between(start, Clock::now());
   if (!comm_status.ok()) return comm_status.error();
+  if (!thread_status.ok()) return thread_status.error();
   return times;
 }
 
@@ -126,7 +167,7 @@ Result<BenchResult> bench_rank(const model::OverlapPlan& plan, RankGroup& group,
   auto agree = [&](const Status& local) -> Status {
     const double any_failed = group.max_over_ranks(local.ok() ? 0.0 : 1.0);
     if (!local.ok()) return local;
-    if (any_failed > 0) return make_error(ErrorCode::failure, "another rank failed");
+    if (any_failed > 0) return make_error(ErrorCode::failure, k_another_rank_failed);
     return {};
   };
 

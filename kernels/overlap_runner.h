@@ -60,6 +60,9 @@ struct RankRunTimes {
   double reduce_us = 0;  // sum of reduction op durations
 };
 
+// The error a rank returns when another rank failed (bench_rank's agreement); that rank's own error says why.
+inline constexpr const char* k_another_rank_failed = "another rank failed";
+
 // Runs rank `data`'s plan once. Returns the first transport error.
 Result<RankRunTimes> run_rank_plan(const model::RankPlan& plan, const model::OverlapPlan& whole,
                                    RankData& data, Transport& transport, RunMode mode);

@@ -135,9 +135,14 @@ Result<BenchResult> run_threads(const model::OverlapPlan& plan, const BenchOptio
   gate.notify_all();
   for (std::thread& t : threads) t.join();
   if (!refused.empty()) return make_error(ErrorCode::unavailable, refused);
+  // The reason, not the agreement: the rank that failed says why, the others only that another one did.
+  const Error* agreed = nullptr;
   for (auto& result : results) {
-    if (!result->ok()) return result->error();
+    if (result->ok()) continue;
+    if (result->error().message != k_another_rank_failed) return result->error();
+    agreed = &result->error();
   }
+  if (agreed != nullptr) return *agreed;
   return std::move(*results.front());
 }
 

@@ -47,13 +47,14 @@ std::vector<OverlapEntry> kernel_overlap_entries(bool quick) {
       OverlapCase c{kernel_name + "/" + method_text, collective, 0, "fp32", shape, reps};
       entries.push_back(
           {c,
-           [kernel, method_name = std::string(method_text)](
+           // An init-capture, not [kernel]: clang before 16 cannot capture a structured binding.
+           [overlap_kernel = kernel, method_name = std::string(method_text)](
                Group& group, const OverlapCase& oc) -> Result<db::OverlapSample> {
              if (group.comm() == MPI_COMM_NULL)
                return make_error(ErrorCode::invalid_input, "the interference suite needs MPI ranks");
              LAGOM_TRY(const model::OverlapMethod method, model::parse_overlap_method(method_name));
-             const model::OverlapRequest request{kernel,     method, group.size(), oc.shape.m, oc.shape.n,
-                                                 oc.shape.k, 4};
+             const model::OverlapRequest request{overlap_kernel, method, group.size(), oc.shape.m, oc.shape.n,
+                                                 oc.shape.k,     4};
              LAGOM_TRY(const model::OverlapPlan plan, model::make_overlap_plan(request));
              kernels::BenchOptions options;
              options.reps = oc.reps;
@@ -68,8 +69,8 @@ std::vector<OverlapEntry> kernel_overlap_entries(bool quick) {
              sample.name = oc.name;
              sample.collective = oc.collective;
              // nccl-tests bytes of the whole collective: the m×k input (ag) or m×n output (rs) in fp32.
-             sample.bytes = (kernel == model::OverlapKernel::ag_gemm ? oc.shape.m * oc.shape.k
-                                                                     : oc.shape.m * oc.shape.n) *
+             sample.bytes = (overlap_kernel == model::OverlapKernel::ag_gemm ? oc.shape.m * oc.shape.k
+                                                                             : oc.shape.m * oc.shape.n) *
                             4;
              sample.precision = oc.precision;
              sample.m = oc.shape.m;

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run): installs dependencies, builds with warnings as errors, runs the
 # whole suite through ctest, then builds the unit tests again with AddressSanitizer + UndefinedBehavior
-# Sanitizer and runs them. It configures build/ itself (scripts/configure.sh) whatever configured it
+# Sanitizer and runs them, then builds the fuzz targets (clang, libFuzzer) and runs each for a bounded time
+# (scripts/fuzz.sh). It configures build/ itself (scripts/configure.sh) whatever configured it
 # before (scripts/demo.sh shares that configuration), and fails when ctest finds no test to run.
 # Environment: LAGOM_ENABLE_CUDA=ON|OFF (default: CMake's detection; .ci/run requires ON), JOBS (default:
-# all cores), LAGOM_SKIP_ASAN=1 to skip the sanitizer pass (local iteration only).
+# all cores), LAGOM_SKIP_ASAN=1 / LAGOM_SKIP_FUZZ=1 to skip the sanitizer / fuzz pass (local iteration
+# only), LAGOM_FUZZ_SECONDS (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,4 +25,8 @@ if [ "${LAGOM_SKIP_ASAN:-0}" != "1" ]; then
   cmake --build build-asan -j "$jobs" --target lagom_unit_tests
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      ctest --output-on-failure --no-tests=error -j "$jobs" -L unit)
+fi
+
+if [ "${LAGOM_SKIP_FUZZ:-0}" != "1" ]; then
+  JOBS="$jobs" bash scripts/fuzz.sh build-fuzz
 fi

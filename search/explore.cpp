@@ -167,15 +167,29 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
   constexpr double k_inf = std::numeric_limits<double>::infinity();
   const auto prices = std::make_shared<const SharedPrices>(cost_model);
   std::vector<double> bound(candidates.size(), k_inf);
-  progress.begin("explore: bounds", static_cast<long>(candidates.size()));
+  // Progress counts what each phase is made of: phase 1 every candidate (its memory and bound), phase 2 every
+  // candidate that fits, simulated or pruned, with how many were simulated so far (the work a user waits
+  // for). Steps come from the workers, so they are serialized, and drawn about a hundred times per phase.
+  std::mutex progress_mutex;
+  std::size_t progress_done = 0;
+  auto advance = [&](std::size_t total, auto&& detail) {
+    std::lock_guard lock(progress_mutex);
+    ++progress_done;
+    if (progress_done == total || progress_done % std::max<std::size_t>(1, total / 100) == 0) {
+      progress.step(static_cast<long>(progress_done), detail());
+    }
+  };
+  progress.begin("explore: memory and lower bound per candidate", static_cast<long>(candidates.size()));
   parallel(candidates.size(), [&](std::size_t i) {
     const model::Strategy& s = candidates[i];
     const double total_gib = units::bytes_to_gib(cost_model.memory_per_gpu(workload, s).total_bytes());
-    if (!(total_gib <= cluster.gpu.memory_budget_gib())) return;
-    const ModelCosts costs(cost_model, workload, s, prices);
-    // A strategy the simulator refuses gets bound 0: phase 2 reaches it and reports simulate()'s error.
-    const Result<double> lower_us = iteration_lower_bound_us(workload, cluster, s, costs);
-    bound[i] = lower_us.ok() ? *lower_us : 0.0;
+    if (total_gib <= cluster.gpu.memory_budget_gib()) {
+      const ModelCosts costs(cost_model, workload, s, prices);
+      // A strategy the simulator refuses gets bound 0: phase 2 reaches it and reports simulate()'s error.
+      const Result<double> lower_us = iteration_lower_bound_us(workload, cluster, s, costs);
+      bound[i] = lower_us.ok() ? *lower_us : 0.0;
+    }
+    advance(candidates.size(), [] { return std::string(); });
   });
   progress.end();
   std::vector<std::size_t> order;
@@ -194,8 +208,10 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
   std::atomic<double> kth_us{k_inf};
   std::atomic<std::size_t> simulated{0};
   std::optional<Error> failure;
-  progress.begin("explore: simulate", static_cast<long>(order.size()));
-  parallel(order.size(), [&](std::size_t k) {
+  progress_done = 0;
+  progress.begin("explore: candidates that fit, best bound first, each simulated or pruned by its bound",
+                 static_cast<long>(order.size()));
+  auto examine = [&](std::size_t k) {
     const std::size_t i = order[k];
     const double limit_us = kth_us.load();
     if (bound[i] > limit_us) return;
@@ -219,7 +235,10 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
       results[i] = std::move(r);
     }
     if (best.size() == static_cast<std::size_t>(options.top)) kth_us = best.back().first * 1e6;
-    progress.step(static_cast<long>(k), "");
+  };
+  parallel(order.size(), [&](std::size_t k) {
+    examine(k);
+    advance(order.size(), [&] { return fmt::format("{} simulated", simulated.load()); });
   });
   progress.end();
   if (failure) return *failure;

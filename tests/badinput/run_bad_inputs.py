@@ -3,7 +3,10 @@
 
 For every case: no crash (a signal), no hang (a timeout), no input modified (hash before and after), no
 output file left behind, exit 2 and a `lagom: error:` line that names what was wrong (a file, a field or a
-flag). Usage: run_bad_inputs.py LAGOM_BINARY TEST_DATA_DIR
+flag). Malformed nccl_tuner.conf files go to the NCCL tuner plugin instead, driven through its ABI as
+tests/shim does (dlopen, init, getCollInfo, finalize, here from a child Python through ctypes): no crash, one
+warning naming the file and line, NCCL's cost table and channel count untouched.
+Usage: run_bad_inputs.py LAGOM_BINARY TEST_DATA_DIR [TUNER_PLUGIN_SO]
 """
 import concurrent.futures
 import hashlib
@@ -14,6 +17,7 @@ import sys
 import tempfile
 
 LAGOM, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+TUNER = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None
 TIMEOUT_S = 20
 
 NCCL_LOG = """# nThread 1 nGpus 1 minBytes 1024 maxBytes 4096 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
@@ -174,6 +178,10 @@ add("db-is-a-text-file", ["db", "--db", "x.db", "list"], {"x.db": b"not a databa
 for label, data in [("empty", b""), ("binary", bytes(range(256)) * 4), ("header-only", b"model,cluster\n"),
                     ("garbage", b"a,b,c\n1,2,3\n")]:
     add(f"runs-csv-{label}", ["validate", "runs.csv"], {"runs.csv": data}, ["runs.csv"])
+# A value the flag's bound refuses names the file, line and column (found by tests/fuzz: it named the flag only).
+add("runs-csv-micro-batch-0", ["validate", "runs.csv"],
+    {"runs.csv": b"model,cluster,gpus,global-batch,micro-batch,measured_iteration_s\n"
+                 b"llama3-8b,dgx-a100,8,8,0,1.0\n"}, ["runs.csv:2: column 'micro-batch'", "--micro-batch"])
 
 # Command-line flags.
 for flag in ["--gpus", "--tp", "--pp", "--dp", "--cp", "--ep", "--vpp", "--zero", "--global-batch",
@@ -211,9 +219,129 @@ for argv, expect in [
     (["tune", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8", "--tp", "8", "--global-batch", "8",
       "--quiet", "--out", "m.json"], ["m.json"]),
     (["model", "missing.json"], ["missing.json"]),
+    # A number no double holds is refused by the JSON reader (found by tests/fuzz: it was an internal error).
+    (["model", "big.json"], ["big.json", "number overflow"]),
+    (SIM + ["--model", "big.json"], ["big.json", "number overflow"]),
+    (["check", "--predicted", "big.json", "--db", "none.db", "--run", "1"], ["big.json", "number overflow"]),
+    (SIM + ["--model", "llama3-8b", "--db", "missing.db"], ["--db missing.db: no such file"]),
+    (["cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster", "dgx-a100", "--db",
+      "m.json"], ["--db m.json: not a Lagom database"]),
+    (["db", "--db", "none.db", "export", "1", "--format", "csv", "--json"], ["--json", "--format csv"]),
+    (["db", "--db", "none.db", "export", "1", "--format", "nccl-tests", "--json"], ["--json", "--format nccl-tests"]),
     (["nosuchcommand"], ["nosuchcommand"]),
 ]:
-    add("cli-" + "-".join(a.strip("-") for a in argv[:1] + argv[-2:]), argv, {"m.json": dump(WORKLOAD)}, expect)
+    add("cli-" + "-".join(a.strip("-") for a in argv[:1] + argv[-2:]), argv,
+        {"m.json": dump(WORKLOAD), "big.json": b'{"layers": 1e400, "ops": [{"bytes": 1e400}]}'}, expect)
+
+
+# nccl_tuner.conf for the tuner plugin (shim/tuner_rules.h): the plugin warns once, naming the file and line,
+# and NCCL keeps its own choices; it never crashes. (name, file bytes, [substrings the warning must contain])
+tuner_cases = []
+TUNER_GOOD = b"allreduce,0,65535,tree,ll,4,2,16,-1,-1\n"
+TUNER_HEADER = b"# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n"
+for label, line, expect in [
+    ("unknown-collective", b"allgatherv,0,-1,ring,simple,4,-1,-1,-1,-1", ["unknown collective"]),
+    ("unknown-algorithm", b"allreduce,0,-1,star,simple,4,-1,-1,-1,-1", ["unknown algorithm"]),
+    ("unknown-protocol", b"allreduce,0,-1,ring,ll64,4,-1,-1,-1,-1", ["unknown protocol"]),
+    ("half-named-pair", b"allreduce,0,-1,ring,-1,4,-1,-1,-1,-1", ["both"]),
+    ("channels-65", b"allreduce,0,-1,ring,simple,65,-1,-1,-1,-1", ["channels"]),
+    ("channels-0", b"allreduce,0,-1,ring,simple,0,-1,-1,-1,-1", ["channels"]),
+    ("channels-huge", b"allreduce,0,-1,ring,simple,99999999999999999999,-1,-1,-1,-1", ["channels"]),
+    ("channels-float", b"allreduce,0,-1,ring,simple,4.5,-1,-1,-1,-1", ["channels"]),
+    ("regbuff-2", b"allreduce,0,-1,ring,simple,4,-1,-1,-1,2", ["regBuff"]),
+    ("min-bytes-negative", b"allreduce,-2,-1,ring,simple,4,-1,-1,-1,-1", ["min_bytes"]),
+    ("min-bytes-2^64", b"allreduce,18446744073709551616,-1,ring,simple,4,-1,-1,-1,-1", ["min_bytes"]),
+    ("min-above-max", b"allreduce,100,10,ring,simple,4,-1,-1,-1,-1", ["min_bytes"]),
+    ("size-suffix", b"allreduce,1K,-1,ring,simple,4,-1,-1,-1,-1", ["min_bytes"]),
+    ("max-bytes-hex", b"allreduce,0,0x10,ring,simple,4,-1,-1,-1,-1", ["max_bytes"]),
+    ("nnodes-0", b"allreduce,0,-1,ring,simple,4,0,-1,-1,-1", ["nNodes"]),
+    ("nranks-2^31", b"allreduce,0,-1,ring,simple,4,-1,2147483648,-1,-1", ["nRanks"]),
+    ("numpipeops-text", b"allreduce,0,-1,ring,simple,4,-1,-1,many,-1", ["numPipeOps"]),
+    ("seven-fields", b"allreduce,0,-1,ring,simple,4,-1", ["got 7"]),
+    ("eleven-fields", b"allreduce,0,-1,ring,simple,4,-1,-1,-1,-1,7", ["got 11"]),
+    ("spaces-not-commas", b"allreduce 0 -1 ring simple", ["got 1"]),
+    ("empty-fields", b",,,,,,,,,", ["collective"]),
+    ("nul-byte", b"allreduce,0,-1,ring,simple,4\x00,-1,-1,-1,-1", ["channels"]),
+    ("binary", bytes(range(1, 256)), []),
+    ("unicode-collective", "allréduce,0,-1,ring,simple,4,-1,-1,-1,-1".encode(), ["collective"]),
+    ("long-line", b"allreduce," + b"9" * 100000 + b",-1,ring,simple,4,-1,-1,-1,-1", ["min_bytes"]),
+]:
+    # The bad line after a good one: the whole file is refused (the warning names line 3).
+    tuner_cases.append((f"tuner-conf-{label}", TUNER_HEADER + TUNER_GOOD + line + b"\n", [":3:"] + expect))
+tuner_cases.append(("tuner-conf-truncated-mid-line", TUNER_HEADER + TUNER_GOOD + b"allreduce,0,65", [":3:"]))
+tuner_cases.append(("tuner-conf-directory", None, ["nccl_tuner.conf"]))
+tuner_cases.append(("tuner-conf-over-16MiB", TUNER_HEADER + b"#" * (17 << 20) + b"\n", ["nccl_tuner.conf"]))
+
+# The child: loads the plugin, runs one communicator (16 ranks on 2 nodes) with a null logger and NCCL_DEBUG
+# unset, so the plugin's warning goes to stderr; exit 3 when NCCL's cost table or channel count changed.
+TUNER_DRIVER = r"""
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+class V5(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("init", ctypes.c_void_p), ("getCollInfo", ctypes.c_void_p),
+                ("finalize", ctypes.c_void_p)]
+plugin = V5.in_dll(lib, "ncclTunerPlugin_v5")
+init = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint64, ctypes.c_size_t,
+                        ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(plugin.init)
+get = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.c_int,
+                       ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                       ctypes.POINTER(ctypes.c_int))(plugin.getCollInfo)
+fini = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)(plugin.finalize)
+nvl = (ctypes.c_int * 3)(1, 8, 8)
+constants = (ctypes.c_double * 4096)()  # larger than ncclTunerConstants_v5_t
+ctx = ctypes.c_void_p()
+assert init(ctypes.byref(ctx), 0xabcdef, 16, 2, None, nvl, constants) == 0
+for coll in range(5):
+    for size in (0, 1024, 65535, 1 << 30):
+        table = (ctypes.c_float * 21)(*[100.0 + i for i in range(21)])
+        channels = ctypes.c_int(0)
+        assert get(ctx, coll, size, 1, table, 7, 3, 0, ctypes.byref(channels)) == 0
+        if list(table) != [100.0 + i for i in range(21)] or channels.value != 0:
+            sys.exit(3)
+assert fini(ctx) == 0
+"""
+
+
+def run_tuner_case(case):
+    name, data, expect = case
+    with tempfile.TemporaryDirectory(prefix="lagom-bad-tuner-") as tmp:
+        path = os.path.join(tmp, "nccl_tuner.conf")
+        if data is None:
+            os.mkdir(path)
+        else:
+            with open(path, "wb") as f:
+                f.write(data)
+        env = {k: v for k, v in os.environ.items() if k not in ("NCCL_DEBUG", "NCCL_TUNER_CONFIG_FILE")}
+        env["LAGOM_TUNER_CONFIG"] = path
+        try:
+            proc = subprocess.run([sys.executable, "-c", TUNER_DRIVER, TUNER], capture_output=True,
+                                  timeout=TIMEOUT_S, env=env, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return f"{name}: hung (over {TIMEOUT_S} s)"
+        problems = []
+        if proc.returncode < 0:
+            problems.append(f"killed by signal {-proc.returncode}")
+        elif proc.returncode == 3:
+            problems.append("NCCL's cost table or channel count was changed")
+        elif proc.returncode != 0:
+            problems.append(f"exit {proc.returncode}")
+        err = proc.stderr.decode(errors="replace")
+        warnings = [l for l in err.splitlines() if l.startswith("lagom: warning: tuner:")]
+        if len(warnings) != 1:
+            problems.append(f"{len(warnings)} tuner warnings, expected 1")
+        elif path not in warnings[0] or "NCCL keeps its own" not in warnings[0]:
+            problems.append("the warning does not name the file and say NCCL keeps its own choices")
+        for part in expect:
+            if not warnings or part not in warnings[0]:
+                problems.append(f"the warning does not name {part!r}")
+        if data is not None and hashlib.sha256(open(path, "rb").read()).hexdigest() != hashlib.sha256(data).hexdigest():
+            problems.append("input modified")
+        left = sorted(set(os.listdir(tmp)) - {"nccl_tuner.conf"})
+        if left:
+            problems.append(f"left files behind: {left}")
+        if problems:
+            return f"{name}: {'; '.join(problems)}\n  stderr: {err.strip()[:300]}"
+    return None
 
 
 def run_case(case):
@@ -239,6 +367,11 @@ def run_case(case):
         for part in expect:
             if part not in err:
                 problems.append(f"the error does not name {part!r}")
+        for line in err.splitlines():
+            if line.startswith("lagom: error: "):
+                parts = line[len("lagom: error: "):].split(": ")
+                if any(a == b for a, b in zip(parts, parts[1:])):
+                    problems.append("the error repeats a context ('X: X: ...')")
         for f, digest in before.items():
             path = os.path.join(tmp, f)
             if not os.path.exists(path) or hashlib.sha256(open(path, "rb").read()).hexdigest() != digest:
@@ -254,9 +387,12 @@ def run_case(case):
 def main():
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         failures = [r for r in pool.map(run_case, cases) if r]
+        if TUNER:
+            failures += [r for r in pool.map(run_tuner_case, tuner_cases) if r]
     for failure in failures:
         print(failure)
-    print(f"{len(cases)} bad inputs, {len(failures)} handled wrongly")
+    total = len(cases) + (len(tuner_cases) if TUNER else 0)
+    print(f"{total} bad inputs ({len(tuner_cases) if TUNER else 0} tuner configs), {len(failures)} handled wrongly")
     return 1 if failures or len(cases) < 250 else 0
 
 

@@ -257,7 +257,8 @@ TEST_CASE("a simulate section holds one timeline row per pipeline stage and the 
   CHECK(s["op_classes"][0]["total_ms"].get<double>() == Approx(0.5));
 }
 
-TEST_CASE("a simulate section shows memory against the budget fits_in_memory was judged on", "[cli][report]") {
+TEST_CASE("a simulate section shows memory against the budget fits_in_memory was judged on",
+          "[cli][report]") {
   lagom::cli::report::SectionOptions options;
   options.gpu_memory_gib = 80;
   json doc = simulate_doc();
@@ -267,7 +268,8 @@ TEST_CASE("a simulate section shows memory against the budget fits_in_memory was
   CHECK(s["capacity_gib"] == 80.0);
   bool shown = false;
   for (const auto& stat : s["stats"]) {
-    if (stat["label"] == "memory per GPU") shown = stat["value"].get<std::string>().ends_with("of 73.8 GiB budget");
+    if (stat["label"] == "memory per GPU")
+      shown = stat["value"].get<std::string>().ends_with("of 73.8 GiB budget");
   }
   CHECK(shown);
   doc["memory_budget_gib"] = -1.0;

@@ -1,4 +1,6 @@
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -109,4 +111,43 @@ TEST_CASE("bench-overlap under mpirun refuses a --ranks that differs from the pr
   CHECK(
       r.err.find("lagom: error: bench-overlap: --ranks 3 differs from the 2 MPI processes (leave --ranks out "
                  "under mpirun)\n") != std::string::npos);
+}
+
+// A login node's memory limit refuses threads (each a stack mapping), their malloc arenas and buffers
+// somewhere; wherever that is (a rank's thread, a rank's communication thread, the buffers), bench-overlap
+// says why with an error, never a signal, std::terminate or "another rank failed" alone. The sweep starts
+// at the smallest address-space limit under which lagom starts at all (the dynamic loader's own failure is
+// not lagom's to report) and rises geometrically to 16 GiB, past the point where the whole run fits.
+TEST_CASE(
+    "bench-overlap under any address-space limit ends with a result or an error naming why, never a crash",
+    "[kernels]") {
+  const std::string lagom = std::string(LAGOM_BIN_DIR) + "/lagom";
+  auto limited = [&](long mib, const std::vector<std::string>& args) {
+    std::vector<std::string> argv{"--as=" + std::to_string(mib << 20), lagom};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run("/usr/bin/prlimit", argv);
+  };
+  long low = 4, high = 4096;  // MiB: lagom cannot start under `low`, starts under `high`
+  REQUIRE(limited(high, {"--version"}).exit_code == 0);
+  while (high - low > 2) {
+    const long mid = (low + high) / 2;
+    (limited(mid, {"--version"}).exit_code == 0 ? high : low) = mid;
+  }
+  int ran = 0, refused = 0;
+  for (long mib = high; mib <= 16384; mib = mib * 6 / 5 + 1) {
+    const auto r =
+        limited(mib, {"bench-overlap", "--kernel", "ag-gemm", "--method", "flash", "--m", "64", "--n", "64",
+                      "--k", "64", "--ranks", "16", "--reps", "1", "--executor", "threads", "--quiet"});
+    INFO("limit " << mib << " MiB: exit " << r.exit_code << ": " << r.err);
+    CHECK(r.exit_code < 128);  // 128 + N: killed by signal N (SIGABRT from std::terminate)
+    if (r.exit_code == 0) {
+      ++ran;
+    } else {
+      CHECK(r.err.find("lagom: error: ") != std::string::npos);
+      CHECK(r.err.find("another rank failed") == std::string::npos);
+      ++refused;
+    }
+  }
+  CHECK(refused > 0);  // the sweep reached limits that refuse the run
+  CHECK(ran > 0);      // and limits under which it runs
 }

@@ -514,3 +514,30 @@ TEST_CASE("an invalid collective configuration is refused with the reason", "[mo
           .error()
           .message == "threads: 100 is not a multiple of 32 within 64..640");
 }
+
+// The largest communicator the commands accept (cli/app.h k_max_gpus = 2^20 ranks; `cost --ranks` above it
+// is refused at the flag). The unit pass runs this under UBSan, which aborts on any signed overflow in the
+// rank arithmetic (found before at --ranks 10^9 in cost_collectives.cpp).
+TEST_CASE("collectives over the largest accepted rank count are priced finite, without integer overflow",
+          "[model]") {
+  constexpr int k_largest_ranks = 1 << 20;
+  const Collective collectives[] = {Collective::allreduce, Collective::allgather, Collective::reducescatter,
+                                    Collective::alltoall,  Collective::broadcast, Collective::reduce,
+                                    Collective::sendrecv};
+  for (const std::string name : {"dgx-a100", "dgx-h100"}) {
+    const CostModel model = model_of(name);
+    for (const int ranks : {2, 8, 1000, k_largest_ranks}) {
+      const CommGroup group = model.contiguous_group(ranks);
+      for (const Collective collective : collectives) {
+        for (const double bytes : {0.0, 1024.0, 1e9, 1e15}) {
+          INFO(name << " ranks " << ranks << " collective " << static_cast<int>(collective) << " bytes "
+                    << bytes);
+          const CollConfig config = model.nccl_default(collective, bytes, group);
+          const CollectiveCost cost = model.collective_cost(collective, bytes, group, config);
+          CHECK(std::isfinite(cost.time_us));
+          CHECK(cost.time_us >= 0);
+        }
+      }
+    }
+  }
+}

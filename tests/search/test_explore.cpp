@@ -1,7 +1,9 @@
 // explore's pruning against exhaustive simulation, on spaces small enough to simulate every candidate.
 #include <algorithm>
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -162,4 +164,46 @@ TEST_CASE("a tied embedding split over pipeline stages sums its gradient between
   CHECK(emb_classes("gpt2", 1, 0).empty());
   CHECK(emb_classes("llama2-7b", 2, 0).empty());
   CHECK(emb_classes("gpt2", 2, 3).empty());
+}
+
+namespace {
+
+// What explore reports through the progress seam.
+class RecordingProgress final : public Progress {
+ public:
+  struct Phase {
+    std::string name;
+    long total = 0;
+    std::vector<std::pair<long, std::string>> steps;
+  };
+  std::vector<Phase> phases;
+  void begin(const std::string& phase, long total) override { phases.push_back({phase, total, {}}); }
+  void step(long done, const std::string& detail) override { phases.back().steps.emplace_back(done, detail); }
+  void end() override {}
+  void warn(const std::string&) override {}
+};
+
+}  // namespace
+
+TEST_CASE(
+    "explore's progress counts every candidate of each phase up to its total, and how many were simulated",
+    "[simulator]") {
+  const Space space = spaces().front();
+  const model::CostModel cost_model(space.cluster);
+  RecordingProgress progress;
+  const auto explored = search::explore(space.workload, space.cluster, cost_model, space.options, progress);
+  REQUIRE(explored.ok());
+  REQUIRE(progress.phases.size() == 2);
+  const auto& bounds = progress.phases[0];
+  const auto& simulate = progress.phases[1];
+  CHECK(bounds.total == static_cast<long>(explored->evaluated));
+  CHECK(simulate.total == static_cast<long>(explored->evaluated - explored->out_of_memory));
+  for (const auto* phase : {&bounds, &simulate}) {
+    INFO(phase->name);
+    REQUIRE(!phase->steps.empty());
+    CHECK(phase->steps.back().first == phase->total);  // the last step is the denominator, not an index
+    for (std::size_t k = 1; k < phase->steps.size(); ++k)
+      CHECK(phase->steps[k].first > phase->steps[k - 1].first);
+  }
+  CHECK(simulate.steps.back().second == std::to_string(explored->simulated) + " simulated");
 }
