@@ -3,6 +3,7 @@
 #include "records/record.h"
 
 #include <cinttypes>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 
@@ -31,10 +32,13 @@ class LineBuffer {
  public:
   LineBuffer(char* out, std::size_t capacity) : m_out(out), m_capacity(capacity) {}
 
-  template <typename... Args>
-  void printf(const char* format, Args... args) {
+  // printf-checked by the compiler (gcc and clang check the format against the arguments).
+  __attribute__((format(printf, 2, 3))) void printf(const char* format, ...) {
     if (!m_ok) return;
-    const int n = std::snprintf(m_out + m_size, m_capacity - m_size, format, args...);
+    std::va_list args;
+    va_start(args, format);
+    const int n = std::vsnprintf(m_out + m_size, m_capacity - m_size, format, args);
+    va_end(args);
     if (n < 0 || static_cast<std::size_t>(n) >= m_capacity - m_size) {
       m_ok = false;
       return;

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # fuzz.sh [BUILD_DIR]: builds the fuzz targets of tests/fuzz (libFuzzer: clang, AddressSanitizer +
 # UndefinedBehaviorSanitizer, CUDA off) in BUILD_DIR (default build-fuzz/) and runs each for a bounded time
-# through ctest (label `fuzz`). scripts/test.sh runs it after the sanitizer pass; alone it is the way to fuzz
-# locally (README "Fuzzing"). Warnings are not errors here: the gcc builds hold that line, and clang warns
-# differently (e.g. -Wformat-security on the record writer's printf wrapper).
+# through ctest (label `fuzz`). scripts/test.sh runs the same targets in its sanitizer build
+# (build-sanitize/, with the unit tests); alone this is the way to fuzz locally (README "Fuzzing").
+# Warnings are not errors here: the gcc builds hold that line, and clang warns differently.
 # Environment: LAGOM_FUZZ_SECONDS per target (default 12; the whole run takes about ten targets × that /
 # JOBS), JOBS (default: all cores).
 set -euo pipefail
