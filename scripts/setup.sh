@@ -9,6 +9,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   python3 python3-pytest python3-torch
   iproute2
+  valgrind  # the profiler plugin's harness under memcheck (tests/shim)
   clang libclang-rt-14-dev  # the fuzz targets (scripts/fuzz.sh): clang 14 and its libFuzzer runtime
   libjs-chart.js chromium  # lagom report inlines Chart.js; its tests open the pages in headless Chromium
 )
