@@ -3,14 +3,16 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <new>
 #include <optional>
-#include <system_error>
-#include <thread>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "kernels/native_thread.h"
 
 namespace lagom::kernels {
 
@@ -106,20 +108,18 @@ Result<RankRunTimes> run_rank_plan(const model::RankPlan& plan, const model::Ove
   // rank then runs both queues on this thread, in an order their waits allow (the plan's waits form a DAG
   // over the two queues, so the next op of one of them is always ready), and returns the error afterwards,
   // so that every rank fails together (bench_rank's agreement) with a message instead of a hang.
-  std::optional<std::thread> comm_thread;
+  // The refusal's message is made before the thread is asked for: once the system refuses it, there may
+  // be no memory left to write one.
+  NativeThread comm_thread;
+  std::function<void()> comm_body = run_comm;
+  std::string refusal =
+      "cannot start the communication thread of a rank (the system refused a thread: a "
+      "process or memory limit); use fewer --ranks";
   Status thread_status;
-  if (run_comm_queue) {
-    try {
-      comm_thread.emplace(run_comm);
-    } catch (const std::system_error& e) {
-      thread_status = make_error(ErrorCode::unavailable,
-                                 fmt::format("cannot start the communication thread of a rank ({}); use "
-                                             "fewer --ranks",
-                                             e.what()));
-    }
-  }
+  if (run_comm_queue && comm_thread.start(&comm_body) != 0)
+    thread_status = make_error(ErrorCode::unavailable, std::move(refusal));
 
-  if (run_comm_queue && !comm_thread) {
+  if (run_comm_queue && !comm_thread.started()) {
     std::size_t next_compute = run_compute ? 0 : plan.compute.size(), next_comm = 0;
     while (!sync.failed && (next_compute < plan.compute.size() || next_comm < plan.comm.size())) {
       if (next_comm < plan.comm.size() &&
@@ -143,7 +143,7 @@ Result<RankRunTimes> run_rank_plan(const model::RankPlan& plan, const model::Ove
       compute_op(op);
     }
   }
-  if (comm_thread) comm_thread->join();
+  comm_thread.join();
   times.total_us = us_between(start, Clock::now());
   if (!comm_status.ok()) return comm_status.error();
   if (!thread_status.ok()) return thread_status.error();
