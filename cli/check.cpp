@@ -224,15 +224,13 @@ double Tolerance::for_field(const std::string& field) const {
 
 Result<Tolerance> parse_tolerance(const std::string& text) {
   Tolerance tolerance;
-  auto parse_pct = [&](std::string value) -> Result<double> {
-    if (!value.empty() && value.back() == '%') value.pop_back();
-    char* end = nullptr;
-    const double pct = std::strtod(value.c_str(), &end);
-    if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(pct) || pct < 0) {
+  auto parse_pct = [&](const std::string& value) -> Result<double> {
+    const std::optional<double> pct = units::parse_percentage(value);
+    if (!pct || *pct < 0) {
       return make_error(ErrorCode::invalid_input,
                         fmt::format("--tolerance: '{}': expected a non-negative percentage", text));
     }
-    return pct;
+    return *pct;
   };
   std::size_t start = 0;
   while (start <= text.size()) {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/output.h"
+#include "core/units.h"
 #include "db/database.h"
 #include "profiler/production.h"
 
@@ -184,20 +185,12 @@ std::vector<OpClassCheck> check_op_classes(const std::vector<OpClassPrediction>&
 namespace {
 
 double parse_percent(const std::string& text) {
-  std::string t = text;
-  if (!t.empty() && t.back() == '%') t.pop_back();
-  std::size_t used = 0;
-  double value = -1;
-  try {
-    value = std::stod(t, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (t.empty() || used != t.size() || !(value >= 0) || value > 1000) {
+  const std::optional<double> value = units::parse_percentage(text);
+  if (!value || *value < 0 || *value > 1000) {
     fail(ErrorCode::invalid_input,
          "check: --tolerance " + text + ": with --predicted, one percentage from 0 to 1000 (e.g. 10 or 10%)");
   }
-  return value;
+  return *value;
 }
 
 std::string rule_text(const OpClassPrediction& p) {

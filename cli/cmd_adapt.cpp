@@ -11,6 +11,7 @@
 #include "cli/adapt.h"
 #include "cli/app.h"
 #include "cli/output.h"
+#include "core/units.h"
 
 namespace lagom::cli {
 
@@ -41,20 +42,12 @@ extern "C" void on_stop_signal(int /*signal*/) {
 }
 
 double parse_tolerance(const std::string& text) {
-  std::string t = text;
-  if (!t.empty() && t.back() == '%') t.pop_back();
-  std::size_t used = 0;
-  double value = -1;
-  try {
-    value = std::stod(t, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (t.empty() || used != t.size() || !(value > 0) || value > 1000) {
+  const std::optional<double> value = units::parse_percentage(text);
+  if (!value || !(*value > 0) || *value > 1000) {
     fail(ErrorCode::invalid_input,
          "adapt: --tolerance " + text + ": one percentage above 0, at most 1000 (e.g. 10 or 10%)");
   }
-  return value;
+  return *value;
 }
 
 nlohmann::json event_json(const Event& e) {

@@ -230,6 +230,10 @@ Result<json> simulate_section(const json& doc, const std::string& source, const 
   const double mfu = f.number(doc, "", "mfu");
   const double tflops = f.number(doc, "", "model_tflops_per_gpu");
   const bool fits = f.boolean(doc, "", "fits_in_memory");
+  // What fits_in_memory was judged against: the usable memory less the reserve (documents from before
+  // the reserve have no budget; then the GPU's capacity is all there is to show).
+  std::optional<double> budget;
+  if (doc.contains("memory_budget_gib")) budget = f.number(doc, "", "memory_budget_gib");
   const std::string model = f.text(doc, "", "model");
   const std::string cluster = cluster_text(f, doc);
   const json& strategy = f.object(doc, "", "strategy");
@@ -241,14 +245,9 @@ Result<json> simulate_section(const json& doc, const std::string& source, const 
     return make_error(ErrorCode::invalid_input, source + ": field stage_breakdown_s: no stage");
   }
   const double total = memory["total"].get<double>();
-  // What fits_in_memory was judged against: the usable memory less the reserve (documents from before
-  // the reserve have no budget; then the GPU's capacity is all there is to show).
-  std::optional<double> budget;
-  if (const auto it = doc.find("memory_budget_gib"); it != doc.end() && it->is_number()) {
-    budget = it->get<double>();
-    if (!std::isfinite(*budget) || *budget <= 0)
-      return make_error(ErrorCode::invalid_input,
-                        source + ": field memory_budget_gib: expected a positive finite number");
+  if (budget && *budget <= 0) {
+    return make_error(ErrorCode::invalid_input,
+                      source + ": field memory_budget_gib: expected a positive finite number");
   }
   std::string memory_text = fmt::format("{:.1f} GiB", total);
   if (budget)

@@ -1,11 +1,24 @@
 #include "core/units.h"
 
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <string>
 
 #include <fmt/format.h>
 
 namespace lagom::units {
+
+std::optional<double> parse_percentage(std::string_view text) {
+  if (!text.empty() && text.back() == '%') text.remove_suffix(1);
+  if (text.empty()) return std::nullopt;
+  const std::string digits(text);
+  char* end = nullptr;
+  const double pct = std::strtod(digits.c_str(), &end);
+  if (end != digits.c_str() + digits.size() || !std::isfinite(pct)) return std::nullopt;
+  return pct;
+}
 
 Result<std::int64_t> parse_size(std::string_view text) {
   const std::string original(text);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -32,6 +33,10 @@ constexpr double bytes_to_gib(double bytes) {
 // optional trailing 'B' or 'iB'), e.g. "64M", "1G", "4096". Negative, empty, fractional or overflowing
 // input is an invalid_input error.
 Result<std::int64_t> parse_size(std::string_view text);
+
+// Parses one percentage, "10" or "10%": a finite number, nothing else in the text; nullopt otherwise. The
+// callers bound it (check: >= 0; check --predicted: 0..1000; adapt: above 0 up to 1000).
+std::optional<double> parse_percentage(std::string_view text);
 
 // Renders bytes compactly with a power-of-1024 suffix: 1048576 -> "1M", 1536 -> "1.5K".
 std::string format_size(std::int64_t bytes);

@@ -1,5 +1,9 @@
 #include "search/tune_inputs.h"
 
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "model/strategy_json.h"
@@ -20,10 +24,21 @@ class Fields {
   template <typename T>
   Result<T> get(const std::string& field) const {
     if (!m_object.is_object() || !m_object.contains(field)) return error(field, "required");
-    try {
-      return m_object.at(field).get<T>();
-    } catch (const nlohmann::json::exception& e) {
-      return error(field, e.what());
+    const nlohmann::json& v = m_object.at(field);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      // nlohmann's get<int> truncates an integer its type cannot hold ("ranks": 4294967304 reads as 8)
+      // and a fraction: an integer field takes a whole number within its type's range, or is an error.
+      if (!v.is_number_integer()) return error(field, "must be an integer");
+      const bool fits = v.is_number_unsigned() ? std::in_range<T>(v.get<std::uint64_t>())
+                                               : std::in_range<T>(v.get<std::int64_t>());
+      if (!fits) return error(field, fmt::format("{} is out of range", v.dump()));
+      return static_cast<T>(v.is_number_unsigned() ? v.get<std::uint64_t>() : v.get<std::int64_t>());
+    } else {
+      try {
+        return v.get<T>();
+      } catch (const nlohmann::json::exception& e) {
+        return error(field, e.what());
+      }
     }
   }
   Result<std::optional<double>> optional(const std::string& field) const {

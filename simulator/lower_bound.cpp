@@ -118,14 +118,15 @@ LowerBound lower_bound(const model::WorkloadSpec& workload, const model::Strateg
     const double step_us = w.optimizer_first_us > 0
                                ? std::max(w.optimizer_us, w.optimizer_first_us + w.parameter_gathers_us)
                                : w.optimizer_us + w.parameter_gathers_us;
-    const double end_us = w.last_gradients_us + (w.embedding_follows_passes ? w.embedding_us : 0.0) + step_us;
-    if (stage.stage == 0) stage0_end_us = end_us;
+    // The gradient tasks issued after the stage's last compute task, then the embedding's all-reduce.
+    const double gradients_us = w.last_gradients_us + (w.embedding_follows_passes ? w.embedding_us : 0.0);
+    if (stage.stage == 0) stage0_end_us = gradients_us + step_us;
     // With deferred wgrads the last backward ends before them: its gradient tasks (dp-overlap) and its
     // send start there, the optimizer waits for both the drain and the gradients.
     const double last_backward_end_us = last_pass_end_us - w.deferred_us;
     const double gradients_from_us =
         stage.sync == GradientSync::after_backward ? last_pass_end_us : last_backward_end_us;
-    best = std::max(best, std::max(gradients_from_us + end_us - step_us, last_pass_end_us) + step_us);
+    best = std::max(best, std::max(gradients_from_us + gradients_us, last_pass_end_us) + step_us);
     // The last backward's gradient still crosses the stages before this one, then stage 0 finishes.
     if (stage.stage > 0) best = std::max(best, last_backward_end_us + tail_us + stage0_end_us);
     // The communication streams alone: gradients then the embedding's all-reduce and the optimizer;

@@ -232,6 +232,15 @@ TEST_CASE("the config records the tune's inputs, and re-tuning them with no new 
   auto wrong = config;
   wrong["tune"]["pins"].erase("bucket_mb");
   CHECK(search::parse_tune_inputs(wrong, "c").error().message == "c: tune.pins.bucket_mb: required");
+  // An integer the field's type cannot hold, or a fraction, is an error, not a truncated value.
+  auto huge = config;
+  huge["tune"]["calibration"]["collectives"][0]["ranks"] = 4294967300ULL;
+  CHECK(search::parse_tune_inputs(huge, "c").error().message ==
+        "c: tune.calibration.collectives[0].ranks: 4294967300 is out of range");
+  auto fraction = config;
+  fraction["tune"]["calibration"]["collectives"][0]["nodes"] = 1.5;
+  CHECK(search::parse_tune_inputs(fraction, "c").error().message ==
+        "c: tune.calibration.collectives[0].nodes: must be an integer");
 }
 
 namespace {

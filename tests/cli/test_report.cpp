@@ -275,6 +275,9 @@ TEST_CASE("a simulate section shows memory against the budget fits_in_memory was
   doc["memory_budget_gib"] = -1.0;
   CHECK(build_section(doc, Kind::simulate, "sim.json", options).error().message ==
         "sim.json: field memory_budget_gib: expected a positive finite number");
+  doc["memory_budget_gib"] = "74";  // present but not a number: an error, not a missing budget
+  CHECK(build_section(doc, Kind::simulate, "sim.json", options).error().message ==
+        "sim.json: field memory_budget_gib: expected a finite number, got a string");
 }
 
 TEST_CASE("explore's Pareto front keeps the strategies no other beats on both time and memory",
