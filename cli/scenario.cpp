@@ -116,6 +116,9 @@ void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
                    "The output layer and loss count as one layer in the pipeline split");
   text_flag("--cross-entropy-fusion", flags.cross_entropy_fusion,
             "on|off: the vocabulary-parallel loss in Megatron's fused kernels [off]");
+  text_flag(
+      "--tp-overlap-fp8-rs", flags.tp_overlap_fp8_rs,
+      "on|off: with --tp-overlap te and FP8, the pipelined reduce-scatters move FP8 (TE fp8_buf) [off]");
   text_flag("--p2p-overlap", flags.p2p_overlap,
             "on|off: interleaved schedule's sends/receives overlapped with compute [off]");
   text_flag("--param-gather-overlap", flags.param_gather_overlap,
@@ -325,6 +328,7 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
   s.loss_in_split = f.loss_in_split;
   LAGOM_TRY(s.p2p_overlap, on_off("p2p-overlap", f.p2p_overlap, false));
   LAGOM_TRY(s.cross_entropy_fusion, on_off("cross-entropy-fusion", f.cross_entropy_fusion, false));
+  LAGOM_TRY(s.tp_overlap_fp8_rs, on_off("tp-overlap-fp8-rs", f.tp_overlap_fp8_rs, false));
   LAGOM_TRY(s.param_gather_overlap, on_off("param-gather-overlap", f.param_gather_overlap, false));
   LAGOM_TRY(s.param_gather_with_optimizer,
             on_off("param-gather-with-optimizer", f.param_gather_with_optimizer, false));

@@ -47,7 +47,7 @@ struct StrategyFlags {
   std::optional<int> first_stage_layers, last_stage_layers, vocab_divisible_by, defer_embedding_wgrad;
   bool embedding_in_split = false, loss_in_split = false;
   std::optional<std::string> p2p_overlap, param_gather_overlap, param_gather_with_optimizer,
-      grad_reduce_dtype, cross_entropy_fusion;
+      grad_reduce_dtype, cross_entropy_fusion, tp_overlap_fp8_rs;
   std::optional<std::string> fp8_params, fp8_wgrad, fp8_attention;  // true|false (on|off)
   std::optional<double> dropout;
 };

@@ -12,12 +12,11 @@ namespace {
 
 // GEMM efficiency (docs/model.md "Compute"):
 //  * tiles of 128×128 outputs per CTA (cuBLAS/CUTLASS large-tile kernels on sm80/sm90);
-//  * wave quantisation: ceil(tiles / SMs) waves on the GPU's SMs (108 A100, 132 H100 SXM), the last one
-//    partly empty;
+//  * the tiles' schedule on the GPU's SMs (108 A100, 132 H100 SXM): data-parallel waves, the last one
+//    partly empty, or the k loop split over the SMs, whichever is faster (schedule_efficiency, below);
 //  * tile padding: edge tiles compute a full 128×128 tile;
-//  * k efficiency k / (k + k0): the mainloop's prologue (pipeline fill) and epilogue per tile, worth
-//    k0 = 64 elements of the k loop // unverified (a 4-stage pipeline of 64-wide k blocks fills in about
-//    one);
+//  * per tile the mainloop's prologue (pipeline fill) and epilogue, worth k0 = 64 elements of the k loop
+//    // unverified (a 4-stage pipeline of 64-wide k blocks fills in about one);
 //  * the sustained fraction of peak of a large, well-shaped GEMM (GpuSpec::gemm_fraction_*, below).
 constexpr double k_tile = 128.0;
 constexpr double k_k0 = 64.0;
@@ -30,22 +29,23 @@ constexpr double k_k0 = 64.0;
 // its sustained clock is below that (vboost moves power budget to the SMs), an A100 at 400 W much less so.
 //  * sm80 bf16/fp16 0.88: cuBLAS 8192³ ≈ 270–280 TFLOP/s on A100-SXM // unverified (public benchmarks);
 //    plausible 0.80–0.93. tf32 0.85 (≈ 133 of 156) // unverified; plausible 0.75–0.92.
-//  * sm90 bf16/fp16 0.634 and fp8 0.555: fitted by `lagom calibrate` (Levenberg–Marquardt, only these two
+//  * sm90 bf16/fp16 0.607 and fp8 0.523: fitted by `lagom calibrate` (Levenberg–Marquardt, only these two
 //    constants) on the 86 DGX H100 recipe runs of tests/data/validate/dgxc-h100.csv, relative standard
-//    errors 1.9% and 2.6%; leaving each of the 7 models out and refitting moves them by at most 0.025 and
-//    0.055, and predicts the left-out runs with 8.5% MAPE (README "Validation"). 0.634 = 627 TFLOP/s: a
-//    large cuBLAS GEMM's issue efficiency (~0.8) at the clock a 700 W H100 holds at its power cap in a
-//    training job, ~1.45 GHz against the 1.83 GHz of the datasheet peak (isolated-GEMM benchmarks, cool
-//    and short, reach ~740 TFLOP/s = 0.75; a training step runs for seconds at the cap); plausible
-//    0.55–0.85. FP8 is lower still (1,100 TFLOP/s): an FP8 k block of 128 moves the bytes of a BF16 block of
-//    64 in half the math time, so the per-tile prologue, epilogue (BF16 output, 2 B per element) and barrier
-//    costs weigh twice as much, and the FP8 tensor cores draw more power at the cap; public cuBLAS FP8
-//    figures for large isolated GEMMs on H100 SXM are 1.2–1.45 PFLOP/s (0.61–0.73); plausible 0.45–0.78.
+//    errors 0.9% and 1.2%; leaving each of the 7 models out and refitting moves them by at most 0.006 and
+//    0.015, and predicts the left-out runs with 4.3% MAPE, 6.9% for the worst model (README
+//    "Validation"). 0.607 = 600 TFLOP/s: a large cuBLAS GEMM's issue efficiency (~0.8) at the clock a
+//    700 W H100 holds at its power cap in a training job, ~1.4 GHz against the 1.83 GHz of the datasheet
+//    peak (isolated-GEMM benchmarks, cool and short, reach ~740 TFLOP/s = 0.75; a training step runs for
+//    seconds at the cap); plausible 0.55–0.85. FP8 is lower still (1,035 TFLOP/s): an FP8 k block of 128
+//    moves the bytes of a BF16 block of 64 in half the math time, so the per-tile prologue, epilogue (BF16
+//    output, 2 B per element) and barrier costs weigh twice as much, and the FP8 tensor cores draw more
+//    power at the cap; public cuBLAS FP8 figures for large isolated GEMMs on H100 SXM are 1.2–1.45 PFLOP/s
+//    (0.61–0.73); plausible 0.45–0.78.
 //  * sm90 tf32 as bf16 // unverified; other GPUs 0.80 // unverified.
 double default_gemm_fraction(int sm_arch, Precision precision) {
   const bool fp8 = precision == Precision::fp8;
   const bool wide = precision == Precision::tf32 || precision == Precision::fp32;
-  if (sm_arch >= 90) return fp8 ? 0.555 : 0.634;
+  if (sm_arch >= 90) return fp8 ? 0.523 : 0.607;
   if (sm_arch == 80) return wide ? 0.85 : 0.88;
   return 0.80;
 }
@@ -116,6 +116,30 @@ double ceil_div(double a, double b) {
 
 }  // namespace
 
+// How well `tiles` output tiles of depth k keep `sms` SMs busy, in mainloop k-steps of the busiest SM
+// against the even share tiles·k/sms. cuBLAS chooses among its kernels per shape; two schedules bound what
+// it can reach (docs/model.md "Compute"):
+//  * data-parallel: one CTA per tile, ceil(tiles/sms) waves, each tile paying its prologue and epilogue
+//    (k0) — the last wave partly empty;
+//  * split-k / stream-K (CUTLASS's sm90 StreamKScheduler; cuBLAS's split-k kernels): the k-loop iterations
+//    of all tiles dealt evenly over the SMs, each SM paying k0 for each of the (at most ceil(tiles/sms) + 1)
+//    tile segments it touches and one fix-up: its fp32 partial tile written to a workspace and read back
+//    by the SM that finishes the tile, 4× the bytes of a 16-bit tile epilogue, so k_fixup = 4·k0
+//    // unverified; plausible 2–8 k0.
+// The better of the two is the schedule's efficiency: shapes that fill whole waves run data-parallel, a
+// single partial wave of a deep GEMM (the ring-exchange chunks of TP 8: 72 tiles of k = 16384 on 132
+// SMs) is split over k instead of leaving 45% of the SMs idle.
+constexpr double k_fixup = 4.0 * k_k0;
+
+double gemm_schedule_efficiency(double tiles, double k, int sms_count) {
+  const double sms = std::max(1, sms_count);
+  const double even = tiles * k / sms;
+  const double waves = ceil_div(tiles, sms);
+  const double data_parallel = waves * (k + k_k0);
+  const double split = even + (waves + 1.0) * k_k0 + k_fixup;
+  return even > 0 ? even / std::min(data_parallel, split) : 1.0;
+}
+
 double resolved_gemm_fraction(const GpuSpec& gpu, Precision precision) {
   if (gpu.sm_arch == 0) return 1.0;  // localhost: the peak already is a measured throughput
   double set = gpu.gemm_fraction_16;
@@ -169,11 +193,8 @@ double CostModel::gemm_efficiency(const GemmShape& shape, Precision precision) c
   const double tiles_m = ceil_div(m, k_tile);
   const double tiles_n = ceil_div(n, k_tile);
   const double tiles = tiles_m * tiles_n * static_cast<double>(shape.batch);
-  const double sms = std::max(1, m_cluster.gpu.sms);
-  const double wave_eff = tiles / (ceil_div(tiles, sms) * sms);
   const double tile_eff = (m * n) / (tiles_m * k_tile * tiles_n * k_tile);
-  const double k_eff = k / (k + k_k0);
-  return sustained * wave_eff * tile_eff * k_eff;
+  return sustained * tile_eff * gemm_schedule_efficiency(tiles, k, m_cluster.gpu.sms);
 }
 
 double CostModel::gemm_time_us(const GemmShape& shape, Precision precision) const {
@@ -216,7 +237,7 @@ double CostModel::op_time_us(const ComputeOp& op, Precision precision) const {
   const double memory_us = op.bytes / (memory_bw_GBps() * 1e3);
   // The host dispatches kernels asynchronously: its per-op cost is hidden behind GPU work that takes
   // longer and bounds ops that are shorter (eager-mode frameworks are host-bound on small kernels).
-  return std::max(std::max(compute, memory_us), m_cluster.kernel_launch_us);
+  return std::max(std::max(compute, memory_us), std::max(op.launches, 1) * m_cluster.kernel_launch_us);
 }
 
 ComputeOp CostModel::make_op(std::string name, OpKind kind, Phase phase, double flops, double model_flops,
@@ -439,6 +460,27 @@ struct LayerBuilder {
     residual("mlp.residual");
   }
 
+  // The router's small kernels after its GEMM, Megatron-Core 0.10's aux-loss top-k router with a capacity
+  // (NVIDIA/Megatron-LM@core_v0.10.0), counted one launch per PyTorch op on [tokens, experts] tensors:
+  //  * topk_softmax_with_capacity (moe/moe_utils.py:231-309): top-k, softmax, type_as, zeros_like +
+  //    scatter of the probabilities, zeros_like + int + scatter + bool of the map, the map's sum, the
+  //    capacity top-k over tokens, zeros_like + scatter + bool of the capacity mask, the masked probs: 15;
+  //  * the aux loss (moe/router.py:137-204; moe_utils.py:11-56): the scores' softmax, the
+  //    tokens-per-expert all-reduce over TP × CP (one NCCL launch of 8 integers), sum, product, sum,
+  //    scale: 6; the loss tracker (moe_utils.py:312-339): divide, accumulate: 2;
+  //  * the dispatcher's preprocess and permutations (moe/token_dispatcher.py:336-373; moe_utils.py:156-221):
+  //    the map's sum and long(), permute's transpose, arange and masked_select (a device-to-host sync for
+  //    its output size), unpermute's two transposes, masked_select (another sync) and zeros: 9.
+  // 32 in the forward; the backward's autograd nodes for them (two softmaxes, the cast, the gather and
+  // scatter of the top-k, the mask products, the aux loss's scale, sums and expand, masked_scatter, the
+  // transposes, the logits' gradient accumulation): about 20 // unverified (counted from the ops, not
+  // profiled). Each moves kilobytes: each takes the host's launch time (kernel_launch_us).
+  void router_bookkeeping(double local, double experts) {
+    compute("moe.router_bookkeeping", OpKind::elementwise, 0, local * experts * 4.0 * 8.0);
+    steps.back().compute.launches = 32;
+    steps.back().compute.backward_launches = 20;
+  }
+
   // A MoE layer as Megatron-Core 0.10 runs it (docs/model.md "Mixture of experts"). The layer takes the
   // sequence-parallel shard of the hidden states (tokens/tp rows; resolve_strategy requires sp with tp > 1,
   // as Megatron does: NVIDIA/Megatron-LM@core_v0.10.0:megatron/core/transformer/moe/moe_layer.py:131-139),
@@ -467,6 +509,7 @@ struct LayerBuilder {
     // Rows one local expert computes: its share from each of the ep·etp ranks of its expert-TP × EP group.
     const double rows = per_expert * s.ep * etp;
     gemm("moe.router", local, experts, h, 1, Fp8Input::none);
+    router_bookkeeping(local, experts);
     compute("moe.permute", OpKind::elementwise, 0, (local + sent) * h * e);
     if (s.moe_dispatcher == MoeDispatcher::alltoall) {
       if (s.ep > 1) comm("moe.dispatch", Collective::alltoall, Group::ep, sent * h * e);
@@ -626,6 +669,7 @@ std::vector<Step> backward_of(const std::vector<Step>& fwd, const std::vector<Fp
       } else {
         b.compute.bytes =
             op.bytes * 2.0;  // read the saved input and the incoming gradient, write the gradient
+        b.compute.launches = op.backward_launches;
       }
       out.push_back(std::move(b));
     }

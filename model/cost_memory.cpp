@@ -155,16 +155,18 @@ Interference CostModel::interference(const ComputeOp& op, Precision precision, c
   const int channels = std::max(0, comm.config.channels);
   out.sms_lost = std::min(sms - 1, channels * m_interference.sms_per_channel);
 
-  // 1. SMs held by the collective's CTAs: a tiled kernel needs ceil(tiles / free SMs) waves instead of
-  //    ceil(tiles / SMs); a kernel with fewer tiles than free SMs loses nothing.
+  // 1. SMs held by the collective's CTAs: a tiled kernel is scheduled on the free SMs (ceil(tiles / free
+  //    SMs) waves, or its k loop split over fewer SMs; gemm_schedule_efficiency).
   double sm_factor = 1.0;
   if (m_interference.slowdown_per_channel) {
     sm_factor = 1.0 + *m_interference.slowdown_per_channel * channels;
   } else if ((op.kind == OpKind::gemm || op.kind == OpKind::attention) && !op.gemm.empty()) {
     const double tiles = std::ceil(op.gemm.m / 128.0) * std::ceil(op.gemm.n / 128.0) * op.gemm.batch;
-    const double before = std::ceil(tiles / sms);
-    const double after = std::ceil(tiles / (sms - out.sms_lost));
-    sm_factor = after / before;
+    const auto k = static_cast<double>(op.gemm.k);
+    const int free = sms - out.sms_lost;
+    // Time ∝ tiles·k / (SMs · schedule efficiency).
+    sm_factor =
+        sms * gemm_schedule_efficiency(tiles, k, sms) / (free * gemm_schedule_efficiency(tiles, k, free));
   }
   // 2. HBM bandwidth the collective consumes (its bus traffic lands in and leaves from HBM) and L2 its
   //    in-flight chunks occupy (evicting the compute op's reuse: extra HBM traffic).

@@ -663,6 +663,7 @@ nlohmann::json to_json(const Strategy& s) {
           {"vocab_divisible_by", s.vocab_divisible_by},
           {"defer_embedding_wgrad", s.defer_embedding_wgrad},
           {"cross_entropy_fusion", s.cross_entropy_fusion ? "on" : "off"},
+          {"tp_overlap_fp8_rs", s.tp_overlap_fp8_rs ? "on" : "off"},
 
           {"fp8_params", s.fp8_params},
           {"fp8_wgrad", s.fp8_wgrad},
@@ -731,6 +732,7 @@ Result<Strategy> parse_strategy(const nlohmann::json& document, const std::strin
   LAGOM_TRY_STATUS(int_field("vocab_divisible_by", s.vocab_divisible_by, 0));
   LAGOM_TRY_STATUS(int_field("defer_embedding_wgrad", s.defer_embedding_wgrad, 0));
   LAGOM_TRY_STATUS(switch_field("cross_entropy_fusion", s.cross_entropy_fusion));
+  LAGOM_TRY_STATUS(switch_field("tp_overlap_fp8_rs", s.tp_overlap_fp8_rs));
   LAGOM_TRY(s.fp8_params, r.boolean("fp8_params", s.fp8_params));
   LAGOM_TRY(s.fp8_wgrad, r.boolean("fp8_wgrad", s.fp8_wgrad));
   LAGOM_TRY(s.fp8_attention, r.boolean("fp8_attention", s.fp8_attention));

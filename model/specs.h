@@ -83,6 +83,9 @@ struct GpuSpec {
 [[nodiscard]] double resolved_gemm_fraction(const GpuSpec& gpu, Precision precision);
 [[nodiscard]] double resolved_hbm_efficiency(const GpuSpec& gpu);
 [[nodiscard]] double resolved_attention_fraction(const GpuSpec& gpu, bool backward);
+// How well a GEMM of `tiles` 128×128 output tiles of depth k keeps `sms` SMs busy: the better of
+// data-parallel waves and a k loop split over the SMs (model/cost_compute.cpp, docs/model.md "Compute").
+[[nodiscard]] double gemm_schedule_efficiency(double tiles, double k, int sms);
 
 enum class FabricKind { nvswitch, nvlink_pairs, pcie, shm };
 std::string_view to_string(FabricKind kind);
@@ -325,6 +328,10 @@ struct Strategy {
   // Megatron's cross_entropy_loss_fusion: the vocabulary-parallel loss in three fused kernels (28 B per
   // logit of the local shard against the unfused 52; docs/model.md "Memory-bound ops").
   bool cross_entropy_fusion = false;
+  // tp-overlap te with FP8: the pipelined reduce-scatters (after the projection's and FC2's forward GEMMs)
+  // use FP8 userbuffers, TE's fp8_buf (set by NeMo 2's Llama 3.1 FP8 userbuffers configs; off in TE's
+  // default config): the GEMM writes FP8 and the reduce-scatter moves 1 B per element.
+  bool tp_overlap_fp8_rs = false;
   // FP8 as Transformer Engine runs it with --precision fp8 (docs/model.md "FP8"): the transformer layers'
   // linear GEMMs in FP8, delayed scaling; everything else in BF16.
   bool fp8_params = false;     // FP8 primary weights (TE fp8_model_init): no per-iteration weight cast

@@ -42,6 +42,11 @@ struct ComputeOp {
   bool fp8 = false;
   bool flash = false;   // a fused (flash) attention kernel: priced at the GPU's attention fraction
   bool flash2 = false;  // ... and it is FlashAttention-2's kernel (Attention::flash2)
+  // Kernels the host launches for this op, one after another: an op standing for a run of small framework
+  // kernels (the MoE router's bookkeeping) takes at least launches × the cluster's kernel_launch_us;
+  // backward_launches is what its backward launches (autograd's nodes for those kernels).
+  int launches = 1;
+  int backward_launches = 1;
   // One weight GEMM (kind gemm, not batched, non-empty): what TP overlap decomposes with its collective
   // (model/overlap_plan.h).
   [[nodiscard]] bool is_weight_gemm() const { return kind == OpKind::gemm && gemm.batch == 1 && gemm.m > 0; }

@@ -59,7 +59,7 @@ DGXC_COLUMNS = [
     # the recipes' settings: simulate flags and planned columns (docs/validate.md)
     "cp-comm-type", "embedding-in-pipeline-split", "loss-in-pipeline-split", "p2p-overlap",
     "param-gather-overlap", "param-gather-with-optimizer", "grad-reduce-dtype", "defer-embedding-wgrad",
-    "cross-entropy-fusion",
+    "cross-entropy-fusion", "tp-overlap-fp8-rs",
     "vocab-divisible-by", "fp8-recipe", "fp8-format", "fp8-amax-history", "fp8-amax-algo", "fp8-params",
     "fp8-wgrad", "fp8-attention", "moe-dispatcher", "moe-capacity-factor", "moe-pad-to-capacity",
     "moe-grouped-gemm", "expert-tp", "cuda-graphs", "dropout", "norm-sm-margin", "nccl-nvls",
@@ -89,7 +89,9 @@ DGXC_HEADER = """\
 #     (fp8 params, FP8 parameter all-gather), FP8 wgrad, attention (dot product) in BF16, every transformer
 #     layer in FP8 (none kept in BF16), output layer in BF16.
 #   Llama 3.1 and Nemotron-4 (NeMo 25.02.01, NeMo 2): sequence parallel when tp > 1; TE userbuffers TP
-#     overlap when tp > 1 (tp-overlap te); context parallel ring (p2p) when cp > 1; cuDNN fused attention;
+#     overlap when tp > 1 (tp-overlap te; Llama FP8: its pipelined reduce-scatters in FP8,
+#     tp-overlap-fp8-rs on; Nemotron-4: TE's default config, BF16 reduce-scatters); context parallel ring
+#     (p2p) when cp > 1; cuDNN fused attention;
 #     interleaved 1F1B with overlapped p2p when vpp > 1; param all-gather overlapped with the optimizer
 #     step when dp > 1, pp > 1 and vpp > 1; output-layer wgrad deferred into the pipeline flush (70B: 22,
 #     405B: 50, 340B: 22 micro-batches); 405B: embedding and loss each counted as a layer in the pipeline
@@ -168,6 +170,9 @@ def dgxc_row(r):
             "param-gather-overlap": on_off(dp > 1),
             "param-gather-with-optimizer": on_off(with_optimizer),
             "defer-embedding-wgrad": str(DEFER_LIMIT.get(name, 0)),
+            # the Llama 3.1 FP8 userbuffers configs set fp8_buf on the pipelined reduce-scatters
+            # (proj_fprop, fc2_fprop); Nemotron-4 runs TE's default config, which does not
+            "tp-overlap-fp8-rs": on_off(name.startswith("Llama")) if fp8 and tp > 1 else "",
             "dropout": "0",
             "norm-sm-margin": "16",
             "cuda-max-connections": "1",

@@ -62,6 +62,10 @@ struct ChunkGemm {
 struct LayerParams {
   double dense = 0;   // non-expert parameters of the layer held by one GPU (after tp)
   double expert = 0;  // expert parameters held by one GPU (after tp and ep)
+  // Of `dense`, the weights of the layer's linear GEMMs (Transformer Engine's linear modules: QKV,
+  // projection, FC1, FC2, shared experts), which FP8 primary weights (--fp8-params) hold in FP8; the rest
+  // (norms, the router) stays 16-bit. Every expert parameter is an expert linear's weight.
+  double dense_linear = 0;
 };
 
 struct MemoryGib {

@@ -161,14 +161,17 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
     const double attention = h * (w.heads + 2.0 * w.kv_heads) * head_dim + w.heads * head_dim * h;
     const double mlp_mats = model::ffn_matrices(w.ffn_type);
     LayerParams params;
-    params.dense = attention / s.tp + 2.0 * h;  // + two norms
+    params.dense_linear = attention / s.tp;
     if (kind == 1) {
       const double expert = mlp_mats * h * static_cast<double>(w.moe->expert_ffn_hidden);
       params.expert = expert / s.expert_tp * w.moe->experts / s.ep;
-      params.dense += expert / s.tp * w.moe->shared_experts + h * w.moe->experts;  // shared experts, router
+      params.dense_linear += expert / s.tp * w.moe->shared_experts;  // shared experts
+      params.dense = params.dense_linear + h * w.moe->experts;       // + the router
     } else {
-      params.dense += mlp_mats * h * static_cast<double>(w.ffn_hidden) / s.tp;
+      params.dense_linear += mlp_mats * h * static_cast<double>(w.ffn_hidden) / s.tp;
+      params.dense = params.dense_linear;
     }
+    params.dense += 2.0 * h;  // + two norms
     m_layer_params[static_cast<std::size_t>(kind)] = params;
   }
   for (int pass = 0; pass < 3; ++pass) {

@@ -165,7 +165,12 @@ void PassPlanner::add_te_ring(PassPlan& plan, const model::ComputeOp& gemm, cons
 
 void PassPlanner::add_te_pipelined(PassPlan& plan, const model::ComputeOp& gemm, const model::CommOp& comm) {
   const int splits = k_te_pipeline_splits;
-  const std::int64_t bytes = comm_bytes(comm) / splits;
+  // An FP8 userbuffer (fp8_buf): the GEMM writes its output in FP8 and the reduce-scatter sums the peers'
+  // FP8 chunks into the BF16 result (NVIDIA/TransformerEngine@3b2a7b00:transformer_engine/pytorch/module/
+  // linear.py:201-206; common/comm_gemm_overlap/comm_gemm_overlap.cpp:311,407: reducescatter2_userbuff_
+  // stridedoutput_fp8), 1 B per element on the wire.
+  const bool fp8 = m_pricing.fp8_reduce_scatter && gemm.fp8;
+  const std::int64_t bytes = comm_bytes(comm) / (fp8 ? m_pricing.element_bytes : 1) / splits;
   const int rs = m_classes.find_or_add(model::Collective::reducescatter, model::Group::tp, bytes);
   const double rs_us = m_classes.work_us(rs, 1);
   const model::GemmShape chunk{std::max<std::int64_t>(1, gemm.gemm.m / splits), gemm.gemm.n, gemm.gemm.k, 1};

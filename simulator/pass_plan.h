@@ -63,6 +63,9 @@ struct PassPricing {
   model::OverlapMethod tp_overlap;
   int element_bytes = 2;
   bool keep_segments = false;
+  // tp-overlap te: the pipelined reduce-scatters after FP8 GEMMs read the GEMM's FP8 output (1 B per
+  // element; model::Strategy::tp_overlap_fp8_rs).
+  bool fp8_reduce_scatter = false;
 };
 
 // Every layer variant's passes and the embedding's and output layer's, priced with `classes` (which gains

@@ -77,6 +77,12 @@ class StagePlanner {
         m_bucket_bytes(bucket_bytes),
         m_chunk_buckets(chunk_buckets) {
     m_param_elem = wire_element_bytes(strategy);
+    // FP8 primary weights (TE's fp8_model_init) are all-gathered as FP8 bytes: Megatron-Core's buffers
+    // hold them as uint8 (fp8_param_gather, NVIDIA/Megatron-LM@aa6207e2:megatron/core/distributed/
+    // distributed_data_parallel.py:115-122, set by NVIDIA/NeMo@d2b21556:nemo/lightning/pytorch/plugins/
+    // mixed_precision.py:125-131 and NVIDIA/NeMo@v2.1.0:…/megatron_gpt_model.py:598); NeMo's distributed
+    // Adam syncs them "in UINT8" (NVIDIA/NeMo@v2.1.0:nemo/core/optim/distributed_adam.py:555-558).
+    m_linear_elem = strategy.precision == model::Precision::fp8 && strategy.fp8_params ? 1.0 : m_param_elem;
     m_grad_elem = model::bytes_per_element(strategy.gradient_dtype());
     const bool dp_reduce = classes.ranks(model::Group::dp) > 1 || classes.ranks(model::Group::expert_dp) > 1;
     m_sync = strategy.zero == 3                 ? GradientSync::every_backward
@@ -90,7 +96,7 @@ class StagePlanner {
  private:
   void add_chunk(StagePlan& plan, int chunk) const;
   void add_gradient_tasks(StagePlan& plan) const;
-  void add_chunk_totals(StagePlan& plan, double param_elem, model::Collective dense,
+  void add_chunk_totals(StagePlan& plan, bool params, model::Collective dense,
                         model::Collective expert) const;
   void add_forward_gathers(StagePlan& plan) const;
   void add_buckets(StagePlan& plan, double& pending, double bucket_bytes, model::Group group,
@@ -105,6 +111,7 @@ class StagePlanner {
   double m_bucket_bytes = 0;
   bool m_chunk_buckets = false;  // one bucket per model chunk (bucket-mb chunk)
   double m_grad_elem = 2, m_param_elem = 2;
+  double m_linear_elem = 2;  // a linear weight's bytes in the parameter all-gathers
   GradientSync m_sync = GradientSync::after_backward;
   model::Collective m_grad_collective = model::Collective::allreduce;
 };
@@ -164,9 +171,11 @@ void StagePlanner::add_chunk(StagePlan& plan, int c) const {
     if (logits) params += m_costs.logits_params();
     piece.grad_bytes = params * m_grad_elem;
     piece.expert_grad_bytes = lp.expert * m_grad_elem;
+    piece.param_bytes = (params - lp.dense_linear) * m_param_elem + lp.dense_linear * m_linear_elem;
+    piece.expert_param_bytes = lp.expert * m_linear_elem;
     if (gathers) {
       piece.gather = CommTask{model::Collective::allgather, model::Group::dp,
-                              static_cast<std::int64_t>((params + lp.expert) * m_param_elem), 1};
+                              static_cast<std::int64_t>(piece.param_bytes + piece.expert_param_bytes), 1};
     }
     plan.grad_bytes += piece.grad_bytes;
     plan.expert_grad_bytes += piece.expert_grad_bytes;
@@ -222,7 +231,7 @@ void StagePlanner::add_gradient_tasks(StagePlan& plan) const {
     case GradientSync::after_backward: {
       plan.grads_after_backward.begin = begin();
       if (m_chunk_buckets) {
-        add_chunk_totals(plan, m_grad_elem, m_grad_collective, m_grad_collective);
+        add_chunk_totals(plan, false, m_grad_collective, m_grad_collective);
       } else {
         double dense = plan.grad_bytes, expert = plan.expert_grad_bytes;
         add_buckets(plan, dense, m_bucket_bytes, model::Group::dp, m_grad_collective, true);
@@ -234,15 +243,15 @@ void StagePlanner::add_gradient_tasks(StagePlan& plan) const {
   }
 }
 
-// One task per chunk of its dense and one of its expert parameters, `param_elem` bytes each (gradients
-// or parameters).
-void StagePlanner::add_chunk_totals(StagePlan& plan, double param_elem, model::Collective dense,
+// One task per chunk of its dense and one of its expert gradients or parameters (`params`).
+void StagePlanner::add_chunk_totals(StagePlan& plan, bool params, model::Collective dense,
                                     model::Collective expert) const {
   for (const ChunkPlan& chunk : plan.chunks) {
     double bytes = 0, expert_bytes = 0;
     for (int j = 0; j < chunk.pieces; ++j) {
-      bytes += plan.piece(chunk, j).grad_bytes / m_grad_elem * param_elem;
-      expert_bytes += plan.piece(chunk, j).expert_grad_bytes / m_grad_elem * param_elem;
+      const LayerPiece& piece = plan.piece(chunk, j);
+      bytes += params ? piece.param_bytes : piece.grad_bytes;
+      expert_bytes += params ? piece.expert_param_bytes : piece.expert_grad_bytes;
     }
     add_buckets(plan, bytes, std::max(bytes, 1.0), model::Group::dp, dense, true);
     add_buckets(plan, expert_bytes, std::max(expert_bytes, 1.0), model::Group::expert_dp, expert, true);
@@ -265,8 +274,8 @@ void StagePlanner::add_forward_gathers(StagePlan& plan) const {
     double bytes = 0, expert = 0, params = 0;
     for (int j = 0; j < chunk.pieces; ++j) {
       const LayerPiece& piece = plan.piece(chunk, j);
-      bytes += piece.grad_bytes / m_grad_elem * m_param_elem;
-      expert += piece.expert_grad_bytes / m_grad_elem * m_param_elem;
+      bytes += piece.param_bytes;
+      expert += piece.expert_param_bytes;
       params += (piece.grad_bytes + piece.expert_grad_bytes) / m_grad_elem;
     }
     const double bucket = m_chunk_buckets ? std::max(bytes, 1.0) : m_bucket_bytes;
@@ -283,8 +292,8 @@ void StagePlanner::add_forward_gathers(StagePlan& plan) const {
     if (m_chunk_buckets) {
       bucket = expert_bucket = 0;
       for (int j = 0; j < chunk.pieces; ++j) {
-        bucket += plan.piece(chunk, j).grad_bytes / m_grad_elem * m_param_elem;
-        expert_bucket += plan.piece(chunk, j).expert_grad_bytes / m_grad_elem * m_param_elem;
+        bucket += plan.piece(chunk, j).param_bytes;
+        expert_bucket += plan.piece(chunk, j).expert_param_bytes;
       }
       bucket = std::max(bucket, 1.0);
       expert_bucket = std::max(expert_bucket, 1.0);
@@ -293,8 +302,8 @@ void StagePlanner::add_forward_gathers(StagePlan& plan) const {
     for (int k = 0; k < chunk.pieces; ++k) {
       LayerPiece& piece = plan.pieces[static_cast<std::size_t>(chunk.first_piece + chunk.pieces - 1 - k)];
       piece.params_before.begin = static_cast<int>(plan.comm_tasks.size());
-      pending += piece.grad_bytes / m_grad_elem * m_param_elem;
-      pending_expert += piece.expert_grad_bytes / m_grad_elem * m_param_elem;
+      pending += piece.param_bytes;
+      pending_expert += piece.expert_param_bytes;
       const bool flush = k == chunk.pieces - 1;
       add_buckets(plan, pending, bucket, model::Group::dp, model::Collective::allgather, flush);
       add_buckets(plan, pending_expert, expert_bucket, model::Group::expert_dp, model::Collective::allgather,
@@ -328,10 +337,14 @@ StagePlan StagePlanner::plan_stage(int stage) const {
   if ((m_strategy.zero == 1 || m_strategy.zero == 2) && m_strategy.param_gather_overlap && gathers) {
     add_forward_gathers(plan);
   } else if (m_strategy.zero == 1 || m_strategy.zero == 2) {
-    double bytes = plan.params * m_param_elem, expert = plan.expert_params * m_param_elem;
+    double bytes = 0, expert = 0;
+    for (const LayerPiece& piece : plan.pieces) {
+      bytes += piece.param_bytes;
+      expert += piece.expert_param_bytes;
+    }
     plan.param_gathers.begin = static_cast<int>(plan.comm_tasks.size());
     if (m_chunk_buckets) {
-      add_chunk_totals(plan, m_param_elem, model::Collective::allgather, model::Collective::allgather);
+      add_chunk_totals(plan, true, model::Collective::allgather, model::Collective::allgather);
     } else {
       add_buckets(plan, bytes, m_bucket_bytes, model::Group::dp, model::Collective::allgather, true);
       add_buckets(plan, expert, m_bucket_bytes, model::Group::expert_dp, model::Collective::allgather, true);
@@ -365,7 +378,8 @@ Result<IterationPlan> plan_iteration(const model::WorkloadSpec& workload, const 
   IterationPlan plan;
   plan.micro_batches = static_cast<int>(strategy.micro_batches());
   plan.fsdp_prefetch = assignment.fsdp_prefetch;
-  const PassPricing pricing{strategy.tp, tp_overlap, wire_element_bytes(strategy), keep_segments};
+  const PassPricing pricing{strategy.tp, tp_overlap, wire_element_bytes(strategy), keep_segments,
+                            strategy.precision == model::Precision::fp8 && strategy.tp_overlap_fp8_rs};
   LAGOM_TRY(plan.layers, plan_layers(workload.layers, costs, pricing, classes));
   const double bucket_bytes = assignment.bucket_mb.value_or(strategy.bucket_mb) * 1e6;
   // bucket-mb chunk, unless the assignment (tune) sets a bucket size.

@@ -73,10 +73,14 @@ struct TaskRange {
 // layer has one piece of no layer (forward.layers == 0): its embedding or output layer alone.
 struct LayerPiece {
   int layer = 0;
-  PassSpan forward, backward;      // the layer alone (with the embedding / output layer at the chunk's ends)
-  PassSpan backward_deferred;      // with the output layer: its backward without the output layer's wgrad
-  double grad_bytes = 0;           // its dense gradients (with the embedding's / output layer's), bytes
-  double expert_grad_bytes = 0;    // its expert gradients, bytes
+  PassSpan forward, backward;    // the layer alone (with the embedding / output layer at the chunk's ends)
+  PassSpan backward_deferred;    // with the output layer: its backward without the output layer's wgrad
+  double grad_bytes = 0;         // its dense gradients (with the embedding's / output layer's), bytes
+  double expert_grad_bytes = 0;  // its expert gradients, bytes
+  // Its parameters as the distributed optimizer all-gathers them, bytes: 16-bit, or with FP8 primary
+  // weights the linear weights in FP8 (1 B) beside the 16-bit rest (grad_bytes has them all 16-bit).
+  double param_bytes = 0;
+  double expert_param_bytes = 0;
   std::optional<CommTask> gather;  // ZeRO-3: its parameters, before its forward and its backward, every
                                    // micro-batch
   TaskRange grads;  // gradient tasks issued after its backward (GradientSync says which backward)

@@ -191,6 +191,23 @@ TEST_CASE("Grok-1's MoE layer at 512 GPUs dispatches 256 rows per expert and gat
   CHECK(communicator_shape(Group::expert_tp, s, 8) == CommGroup{4, 1});
 }
 
+TEST_CASE("the router's bookkeeping costs its kernel launches, forward and backward", "[model]") {
+  // Megatron-Core 0.10's top-k router with a capacity and the aux loss, and the dispatcher's maps: 32
+  // small kernels in the forward, 20 in the backward, each on a [1024, 8] tensor (kilobytes), so each
+  // takes dgx-h100's 3 µs launch: 96 and 60 µs per MoE layer and micro-batch.
+  const WorkloadSpec w = grok1();
+  const ClusterSpec cluster = cluster_preset("dgx-h100").value();
+  REQUIRE(cluster.kernel_launch_us == 3.0);
+  const CostModel model(cluster);
+  const Strategy s = grok_512(w, cluster, false);
+  const auto forward = find_all(model.layer_steps(w, s, Phase::forward, 0), "moe.router_bookkeeping");
+  REQUIRE(forward.size() == 1);
+  CHECK(forward[0].compute.time_us == Approx(96.0));
+  const auto backward = find_all(model.layer_steps(w, s, Phase::backward, 0), "moe.router_bookkeeping");
+  REQUIRE(backward.size() == 1);
+  CHECK(backward[0].compute.time_us == Approx(60.0));
+}
+
 TEST_CASE("without grouped GEMM each local expert runs its own GEMM pair of capacity rows", "[model]") {
   const WorkloadSpec w = grok1();
   const ClusterSpec cluster = cluster_preset("dgx-h100").value();

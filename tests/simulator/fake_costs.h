@@ -13,6 +13,7 @@ struct FakeCosts final : simulator::IterationCosts {
   double forward_us = 100;  // one layer's forward, split 20/20/20/20/20
   double head_us = 0;       // embedding and logits forward (backward 2×)
   double params_per_layer = 1e6;
+  double linear_per_layer = 0;    // of params_per_layer, the linear weights (FP8 with --fp8-params)
   double latency_us = 0;          // per collective
   double bytes_per_us = 1e4;      // 10 GB/s
   double compute_slowdown = 1.0;  // what every collective does to compute beside it
@@ -100,7 +101,7 @@ struct FakeCosts final : simulator::IterationCosts {
     return head(phase, "embedding");
   }
   std::vector<model::Step> logits_steps(model::Phase phase) const override { return head(phase, "logits"); }
-  simulator::LayerParams layer_params(int) const override { return {params_per_layer, 0}; }
+  simulator::LayerParams layer_params(int) const override { return {params_per_layer, 0, linear_per_layer}; }
   double embedding_params() const override { return embedding_param_count; }
   double logits_params() const override { return logits_param_count; }
   std::int64_t pp_message_bytes() const override { return pp_bytes; }

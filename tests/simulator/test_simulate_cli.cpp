@@ -1,4 +1,6 @@
 // End-to-end: `lagom simulate` and `lagom explore` as a user runs them.
+#include <map>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -155,4 +157,49 @@ TEST_CASE("the vTrain measurements are reproduced within the error thresholds", 
       {"--lagom", std::string(LAGOM_BIN_DIR) + "/lagom", "--max-mape-single", "8", "--max-mape-multi", "12"});
   INFO(r.out.substr(r.out.size() > 400 ? r.out.size() - 400 : 0));
   CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("tp-overlap-fp8-rs moves the pipelined reduce-scatters of FP8 GEMMs at 1 B per element",
+          "[simulator]") {
+  // llama3-70b, 2 layers, tp 4, one micro-batch of 8192 tokens: the projection's and FC2's forward
+  // reduce-scatter 8192 × 8192 elements in 4 splits, 2 layers × 2 × 4 = 16 calls of 8192·8192·2/4 =
+  // 33,554,432 B; with FP8 userbuffers 16,777,216 B. The backward's bulk reduce-scatters (134,217,728 B)
+  // stay BF16.
+  auto classes = [](const std::string& fp8_rs) {
+    const auto r = run_lagom({"simulate",
+                              "--model",
+                              "llama3-70b",
+                              "--layers",
+                              "2",
+                              "--gpus",
+                              "4",
+                              "--tp",
+                              "4",
+                              "--sp",
+                              "--tp-overlap",
+                              "te",
+                              "--precision",
+                              "fp8",
+                              "--tp-overlap-fp8-rs",
+                              fp8_rs,
+                              "--cluster",
+                              "dgx-h100",
+                              "--global-batch",
+                              "1",
+                              "--micro-batch",
+                              "1",
+                              "--json"});
+    REQUIRE(r.exit_code == 0);
+    std::map<std::int64_t, double> scatters;  // bytes → calls
+    const auto doc = nlohmann::json::parse(r.out);
+    for (const auto& c : doc["op_classes"]) {
+      if (c["group"] == "tp" && c["collective"] == "reducescatter")
+        scatters[c["bytes"].get<std::int64_t>()] += c["count"].get<double>();
+    }
+    return scatters;
+  };
+  const auto bf16 = classes("off");
+  const auto fp8 = classes("on");
+  CHECK(bf16 == std::map<std::int64_t, double>{{33554432, 16}, {134217728, 6}});
+  CHECK(fp8 == std::map<std::int64_t, double>{{16777216, 16}, {134217728, 6}});
 }

@@ -361,3 +361,35 @@ TEST_CASE("the lower bound stays below the simulation with the pipeline and opti
     }
   }
 }
+
+TEST_CASE("FP8 primary weights are all-gathered as FP8 bytes; the gradients stay 16-bit", "[simulator]") {
+  // 8 layers, p = 2, v = 2, dp 2, ZeRO-1, one bucket per chunk: each chunk of 2 layers × 1e6 parameters,
+  // 9.9e5 of them linear weights. --precision fp8 --fp8-params: the gather moves the linear weights at
+  // 1 B and the 1e4 norm parameters at 2 B per layer, 2 × (9.9e5 + 2e4) = 2,020,000 B per chunk; the
+  // reduce-scatter moves BF16 gradients, 4e6 B. Without --fp8-params (or in BF16) the gather is 4e6 B.
+  FakeCosts costs;
+  costs.linear_per_layer = 9.9e5;
+  const auto w = fake_workload(8);
+  auto s = fake_strategy(2, 2, 2, 4);
+  s.zero = 1;
+  s.bucket_per_chunk = true;
+  s.precision = model::Precision::fp8;
+  const model::ClusterSpec cluster = fake_cluster();
+  const simulator::CommAssignment assignment;
+  for (const bool fp8_params : {true, false}) {
+    s.fp8_params = fp8_params;
+    simulator::OpClassTable classes(costs, s, cluster, assignment);
+    const auto plan = plan_of(w, s, costs, assignment, classes);
+    const auto& stage = plan.stages[0];
+    CHECK(stage.pieces[0].param_bytes == (fp8_params ? 1010000.0 : 2e6));
+    int gathers = 0;
+    for (const auto& t : stage.comm_tasks) {
+      if (t.collective == model::Collective::reducescatter) CHECK(t.bytes == 4000000);
+      if (t.collective == model::Collective::allgather) {
+        CHECK(t.bytes == (fp8_params ? 2020000 : 4000000));
+        ++gathers;
+      }
+    }
+    CHECK(gathers == 2);
+  }
+}
