@@ -102,7 +102,9 @@ MemoryBreakdown CostModel::stage_memory(const WorkloadSpec& w, const Strategy& s
   // while it runs (megatron/core/optimizer/distrib_optimizer.py:1764 `shard_model_grad.float()`, the same
   // in optimizer.py for the plain optimizer). fp32 gradients: 2 + 4 + 12 = 18 B per parameter (Korthikanti
   // et al.'s count); bf16: 2 + 2 + 12 and 4 B during the step. fp32 training: weights 4, gradients 4, Adam
-  // moments 8.
+  // moments 8. FP8 primary weights (--fp8-params) are 2 B too: the FP8 data and the transposed FP8 copy TE
+  // caches beside it for the other GEMM layout (NVIDIA/TransformerEngine@3b2a7b00:transformer_engine/
+  // pytorch/tensor/float8_tensor.py:344-345, 134-135).
   const bool full_precision = s.precision == Precision::fp32 || s.precision == Precision::tf32;
   const double weight_b = full_precision ? 4.0 : 2.0;
   const double grad_b = bytes_per_element(s.gradient_dtype());

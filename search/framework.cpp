@@ -32,12 +32,16 @@ using simulator::IssuePriority;
 //       torch.distributed.tensor.experimental.context_parallel (ring attention; its rotate method
 //       "allgather" gathers K/V once, "alltoall" passes K/V blocks around the ring); torch.utils.checkpoint
 //       (full: a layer; selective: a submodule such as the core attention).
-//   [D] DeepSpeed 0.16 config keys (deepspeed/runtime/zero/config.py): zero_optimization.stage 0-3,
-//       reduce_bucket_size and allgather_bucket_size (elements, default 5e8), overlap_comm,
-//       stage3_prefetch_bucket_size and stage3_max_live_parameters (elements); the pipeline engine refuses
-//       ZeRO-2/3 (deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are incompatible with pipeline
-//       parallelism"); DeepSpeed-Ulysses is CP by all-to-all; activation_checkpointing recomputes whole
-//       layers; DeepSpeed-MoE dispatches by all-to-all.
+//   [D] microsoft/DeepSpeed@v0.16.4 (e2dc3eeb19), read from source: deepspeed/runtime/zero/config.py
+//       zero_optimization.stage 0-3 (:91), reduce_bucket_size (:109) and allgather_bucket_size (:128),
+//       elements, default 5e8, overlap_comm (:134), stage3_prefetch_bucket_size (:208, default 5e7) and
+//       stage3_max_live_parameters (:231, default 1e9), elements; the pipeline engine refuses ZeRO-2/3
+//       (deepspeed/runtime/pipe/engine.py:78: "ZeRO-2 and ZeRO-3 are incompatible with pipeline
+//       parallelism"); AutoTP training, tensor_parallel.autotp_size (runtime/tensor_parallel/config.py:45,
+//       new in 0.16.4), is refused with ZeRO-3 (runtime/engine.py:425-427); bf16.enabled, fp16.enabled
+//       (runtime/constants.py:123-126, 151-153); activation_checkpointing.partition_activations
+//       (runtime/activation_checkpointing/config.py:27) recomputes whole layers; DeepSpeed-Ulysses is CP
+//       by all-to-all; DeepSpeed-MoE dispatches by all-to-all.
 
 constexpr OverlapMethod k_none{OverlapMethodKind::none, 1};
 constexpr OverlapMethod k_te{OverlapMethodKind::te, 1};
@@ -111,7 +115,7 @@ FrameworkProfile make_deepspeed() {
   FrameworkProfile p;
   p.framework = Framework::deepspeed;
   p.name = "deepspeed";
-  p.version = "DeepSpeed 0.16";
+  p.version = "DeepSpeed 0.16.4";
   p.tp_overlaps = {k_none};
   p.cp_comms = {CpCommType::a2a};  // DeepSpeed-Ulysses
   p.zero_stages = {0, 1, 2, 3};
