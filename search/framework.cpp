@@ -51,7 +51,7 @@ FrameworkProfile make_any() {
   FrameworkProfile p;
   p.framework = Framework::any;
   p.name = "any";
-  p.version = "Lagom's own methods (slice:K and flash TP overlap run with Lagom's kernels)";
+  p.version = "every method: Lagom's own (slice:K and flash TP overlap run with Lagom's kernels) and TE's te";
   p.tp_overlaps = grid_tp_overlaps();
   p.zero_stages = {0, 1, 2, 3};
   p.recomputes = k_all_recompute;

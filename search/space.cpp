@@ -160,7 +160,8 @@ Decision op_class_decision(const SpaceContext& context, const OpClassKey& key) {
 
 std::vector<model::OverlapMethod> grid_tp_overlaps() {
   using Kind = model::OverlapMethodKind;
-  return {{Kind::none, 1}, {Kind::slice, 2}, {Kind::slice, 4}, {Kind::slice, 8}, {Kind::flash, 1}};
+  return {{Kind::none, 1},  {Kind::slice, 2}, {Kind::slice, 4},
+          {Kind::slice, 8}, {Kind::flash, 1}, {Kind::te, 1}};
 }
 
 std::string format_bytes(std::int64_t bytes) {

@@ -47,7 +47,8 @@ inline constexpr std::array<std::int64_t, 6> k_grid_chunk_bytes{128 << 10, 256 <
                                                                 1 << 20,   2 << 20,   4 << 20};
 inline constexpr std::array<double, 4> k_grid_bucket_mb{25, 50, 100, 200};
 inline constexpr std::array<int, 2> k_grid_prefetch{1, 2};
-// TP overlap methods: none, slice:2, slice:4, slice:8, flash.
+// TP overlap methods: none, slice:2, slice:4, slice:8, flash (Lagom's kernels), te (Transformer Engine's
+// userbuffers, as Megatron-LM runs them).
 std::vector<model::OverlapMethod> grid_tp_overlaps();
 
 // Which knobs the user pinned on the command line (not searched).

@@ -99,7 +99,7 @@ TEST_CASE("structural decisions exist only where they apply and not when pinned"
   structural = search::structural_decisions(tp.problem.space);
   REQUIRE(structural.size() == 3);
   CHECK(structural[0].kind() == DecisionKind::tp_overlap);
-  CHECK(structural[0].options.size() == 5);
+  CHECK(structural[0].options.size() == 6);  // none, slice:2, slice:4, slice:8, flash, te
   CHECK(structural[1].kind() == DecisionKind::bucket_mb);
   CHECK(structural[2].kind() == DecisionKind::priority);  // overlapped TP collectives beside DP buckets
   tp.problem.space.pins.tp_overlap = true;
