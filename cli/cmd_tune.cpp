@@ -247,6 +247,11 @@ void run_tune(const TuneFlags& flags, const Context& context) {
         "# tp-overlap {} runs only with Lagom's kernels; --framework megatron-lm|torch-fsdp|deepspeed "
         "searches what that framework runs\n",
         model::to_string(result.choice.tp_overlap));
+  } else if (framework == search::Framework::any &&
+             result.choice.tp_overlap.kind == model::OverlapMethodKind::te) {
+    fmt::print(
+        "# tp-overlap te is Transformer Engine's userbuffers overlap: Megatron-LM's --tp-comm-overlap "
+        "(--framework megatron-lm writes it into megatron.args)\n");
   } else if (framework != search::Framework::any) {
     fmt::print("# framework {} ({}): its settings in {}\n", profile.name, profile.version,
                framework_file.empty() ? "lagom-config.json (framework.torch)" : framework_file);
