@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "cli/output.h"
+#include "core/stats.h"
 #include "model/collective_factors.h"
 #include "profiler/fit.h"
 #include "profiler/production.h"
@@ -56,10 +57,7 @@ double median_duration_us(const std::deque<records::Record>& records) {
   std::vector<double> values;
   values.reserve(records.size());
   for (const auto& r : records) values.push_back(r.duration_us());
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  return median(std::move(values));
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -200,8 +198,9 @@ Result<Adapter> Adapter::open(const std::string& config_dir, const AdaptOptions&
 
 Status Adapter::load() {
   const std::string path = (fs::path(m_dir) / k_config_file).string();
-  LAGOM_TRY(m_classes, read_predictions(path));
+  // One read: the predictions and the tune inputs come from the same version of the file.
   LAGOM_TRY(const nlohmann::json doc, read_json_file(path));
+  LAGOM_TRY(m_classes, predictions_from_config(doc, path));
   LAGOM_TRY(m_inputs, search::parse_tune_inputs(doc, "--config " + path));
   m_windows.assign(m_classes.size(), Window{});
   return {};
@@ -378,13 +377,10 @@ void Adapter::adapt(std::vector<Event>& events) {
     for (const auto* m : members) {
       bandwidths.push_back(static_cast<double>(m->bytes) * factor / (1e3 * (m->time_us - fit.latency_us)));
     }
-    std::sort(bandwidths.begin(), bandwidths.end());
-    const std::size_t n = bandwidths.size();
-    fit.bus_bw_GBps = n % 2 == 1 ? bandwidths[n / 2] : (bandwidths[n / 2 - 1] + bandwidths[n / 2]) / 2;
+    fit.bus_bw_GBps = median(std::move(bandwidths));
     std::vector<double> errors;
     for (const auto* m : members) errors.push_back(std::abs(time_of(fit, *m) / m->time_us - 1));
-    std::sort(errors.begin(), errors.end());
-    fit.rel_error = errors[errors.size() / 2];
+    fit.rel_error = median(std::move(errors));
     if (line != fitted.collectives.end()) {
       *line = fit;
     } else {

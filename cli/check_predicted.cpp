@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/output.h"
+#include "core/stats.h"
 #include "core/units.h"
 #include "db/database.h"
 #include "profiler/production.h"
@@ -51,18 +52,15 @@ int find_rule_line(const std::vector<std::string>& lines, const OpClassPredictio
   return 0;
 }
 
-double median(std::vector<double> values) {
-  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  double m = *middle;
-  if (values.size() % 2 == 0) m = (m + *std::max_element(values.begin(), middle)) / 2;
-  return m;
-}
-
 }  // namespace
 
 Result<std::vector<OpClassPrediction>> read_predictions(const std::string& config_path) {
   LAGOM_TRY(const nlohmann::json doc, read_json_file(config_path));
+  return predictions_from_config(doc, config_path);
+}
+
+Result<std::vector<OpClassPrediction>> predictions_from_config(const nlohmann::json& doc,
+                                                               const std::string& config_path) {
   if (!doc.is_object() || !doc.contains("ops") || !doc["ops"].is_array()) {
     return config_error(config_path, "no ops[] array (not a lagom-config.json written by lagom tune)");
   }

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/app.h"
 #include "core/error.h"
 #include "records/record.h"
@@ -35,6 +37,9 @@ struct OpClassPrediction {
 // Reads ops[] of `config_path` and the nccl_tuner.conf beside it (when there is one). invalid_input on a
 // file that is not a lagom-config.json (names the field).
 Result<std::vector<OpClassPrediction>> read_predictions(const std::string& config_path);
+// The same from a lagom-config.json already read (`config_path` names it and finds nccl_tuner.conf).
+Result<std::vector<OpClassPrediction>> predictions_from_config(const nlohmann::json& doc,
+                                                               const std::string& config_path);
 
 // The index of the op class `record` belongs to, or -1 (p2p, another collective or shape).
 int match_op_class(const std::vector<OpClassPrediction>& classes, const records::Record& record);

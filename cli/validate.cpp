@@ -11,6 +11,7 @@
 #include "cli/app.h"
 #include "cli/output.h"
 #include "cli/scenario.h"
+#include "core/stats.h"
 #include "simulator/comm_config.h"
 #include "simulator/simulator.h"
 
@@ -157,9 +158,7 @@ ErrorStats error_stats(const std::vector<const ValidatedRun*>& runs) {
     for (const ValidatedRun* run : runs) {
       if (run->failure.empty()) absolute.push_back(std::fabs(run->error_pct()));
     }
-    std::sort(absolute.begin(), absolute.end());
-    const std::size_t n = absolute.size();
-    stats.median_abs_pct = n % 2 ? absolute[n / 2] : 0.5 * (absolute[n / 2 - 1] + absolute[n / 2]);
+    stats.median_abs_pct = median(std::move(absolute));
   }
   for (const ValidatedRun* run : runs) stats.failed += !run->failure.empty();
   return stats;

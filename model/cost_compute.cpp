@@ -474,11 +474,14 @@ struct LayerBuilder {
   // 32 in the forward; the backward's autograd nodes for them (two softmaxes, the cast, the gather and
   // scatter of the top-k, the mask products, the aux loss's scale, sums and expand, masked_scatter, the
   // transposes, the logits' gradient accumulation): about 20 // unverified (counted from the ops, not
-  // profiled). Each moves kilobytes: each takes the host's launch time (kernel_launch_us).
+  // profiled). Each reads and writes one fp32 [tokens, experts] tensor, 8 B per element (kilobytes at
+  // most: 1024 × 8 × 8 B = 64 KiB for Grok-1), so each takes the host's launch time (kernel_launch_us).
+  static constexpr int k_router_kernels = 32;
+  static constexpr int k_router_backward_kernels = 20;
   void router_bookkeeping(double local, double experts) {
-    compute("moe.router_bookkeeping", OpKind::elementwise, 0, local * experts * 4.0 * 8.0);
-    steps.back().compute.launches = 32;
-    steps.back().compute.backward_launches = 20;
+    compute("moe.router_bookkeeping", OpKind::elementwise, 0, k_router_kernels * 8.0 * local * experts);
+    steps.back().compute.launches = k_router_kernels;
+    steps.back().compute.backward_launches = k_router_backward_kernels;
   }
 
   // A MoE layer as Megatron-Core 0.10 runs it (docs/model.md "Mixture of experts"). The layer takes the

@@ -8,18 +8,12 @@
 
 #include <fmt/format.h>
 
+#include "core/stats.h"
 #include "model/collective_factors.h"
 
 namespace lagom::profiler {
 
 namespace {
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
 
 // Physical bounds of a stored collective fit. Bus bandwidth: 10 TB/s, ten times the fastest GPU link
 // shipping in 2026 (NVLink 5: 900 GB/s per direction per GPU); latency: one second per call.

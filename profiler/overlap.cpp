@@ -8,21 +8,12 @@
 
 #include <fmt/format.h>
 
+#include "core/stats.h"
 #include "kernels/mpi_executor.h"
 #include "model/overlap_plan.h"
 #include "profiler/mpi_bench.h"
 
 namespace lagom::profiler {
-
-namespace {
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
-
-}  // namespace
 
 std::vector<OverlapEntry> mpi_overlap_entries(bool quick) {
   const GemmShape shape = quick ? GemmShape{192, 192, 192} : GemmShape{512, 512, 512};
