@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/json_fields.h"
 #include "model/json_reader.h"
 
 namespace lagom::model {
@@ -167,7 +168,7 @@ bool is_hf_config(const nlohmann::json& document) {
 
 Result<HfReading> read_hf_config(const nlohmann::json& document, const std::string& origin) {
   LAGOM_TRY_STATUS(require_object(document, origin));
-  Reader r(document, origin, "");
+  FieldReader r(document, origin, "", UnknownFields::error, k_spec_number_maximum);
   HfReading out;
   WorkloadSpec& w = out.workload;
   auto refuse = [&](const std::string& what) {

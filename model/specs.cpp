@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/json_fields.h"
 #include "model/hf_config.h"
 #include "model/json_reader.h"
 #include "model/pipeline_split.h"
@@ -162,7 +163,7 @@ double ClusterSpec::node_nic_GBps() const {
 
 Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::string& origin) {
   LAGOM_TRY_STATUS(require_object(document, origin));
-  Reader r(document, origin, "");
+  FieldReader r(document, origin, "", UnknownFields::error, k_spec_number_maximum);
   ClusterSpec c;
   LAGOM_TRY(c.name, r.string("name", std::string("cluster")));
   LAGOM_TRY(c.description, r.string("description", std::string()));
@@ -186,7 +187,7 @@ Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::str
   LAGOM_TRY(long per_process, r.integer("gpus_per_process", 1L));
   c.gpus_per_process = static_cast<int>(per_process);
 
-  LAGOM_TRY(Reader g, r.object("gpu"));
+  LAGOM_TRY(FieldReader g, r.object("gpu"));
   LAGOM_TRY(c.gpu.name, g.string("name", std::string("gpu")));
   LAGOM_TRY(c.gpu.bf16_tflops, g.number("bf16_tflops", 0.0, true));
   LAGOM_TRY(c.gpu.fp16_tflops, g.number("fp16_tflops", 0.0, true));
@@ -220,24 +221,24 @@ Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::str
     LAGOM_TRY(*field, g.number(key, 0.0, true));
     if (*field > 1.0) return g.error(key, "must be 0 (by architecture) or a fraction within (0, 1]");
   }
-  LAGOM_TRY_STATUS(g.no_unknown_fields());
+  LAGOM_TRY_STATUS(g.finish());
   if (c.gpu.bf16_tflops + c.gpu.fp16_tflops + c.gpu.fp8_tflops + c.gpu.tf32_tflops + c.gpu.fp32_tflops <= 0) {
     return g.error("fp32_tflops", "at least one peak throughput must be positive");
   }
 
-  LAGOM_TRY(Reader f, r.object("intra"));
+  LAGOM_TRY(FieldReader f, r.object("intra"));
   LAGOM_TRY(c.intra.kind, f.choice<FabricKind>("kind", std::nullopt, k_fabrics));
   LAGOM_TRY(c.intra.bw_GBps, f.number("bw_GBps", std::nullopt));
   LAGOM_TRY(c.intra.latency_us, f.number("latency_us", std::nullopt, true));
   LAGOM_TRY(c.intra.efficiency, f.fraction("efficiency", 0.8));
   LAGOM_TRY(c.intra.pair_bw_GBps, f.number("pair_bw_GBps", 0.0, true));
-  LAGOM_TRY_STATUS(f.no_unknown_fields());
+  LAGOM_TRY_STATUS(f.finish());
   if (c.intra.kind == FabricKind::nvlink_pairs && c.intra.pair_bw_GBps <= 0) {
     return f.error("pair_bw_GBps", "must be a positive number for kind nvlink_pairs");
   }
 
   if (r.has("nic")) {
-    LAGOM_TRY(Reader n, r.object("nic"));
+    LAGOM_TRY(FieldReader n, r.object("nic"));
     LAGOM_TRY(long count, n.integer("count", std::nullopt, 0));
     c.nic.count = static_cast<int>(count);
     LAGOM_TRY(c.nic.gbit, n.number("gbit", c.nic.count > 0 ? std::nullopt : std::optional<double>(0.0),
@@ -252,11 +253,11 @@ Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::str
     c.nic.pcie_gen = static_cast<int>(nic_gen);
     LAGOM_TRY(c.nic.connection_GBps, n.number("connection_GBps", 0.0, true));
     LAGOM_TRY(c.nic.call_us_per_channel, n.number("call_us_per_channel", 0.0, true));
-    LAGOM_TRY_STATUS(n.no_unknown_fields());
+    LAGOM_TRY_STATUS(n.finish());
   } else {
     r.mark("nic");
   }
-  LAGOM_TRY_STATUS(r.no_unknown_fields());
+  LAGOM_TRY_STATUS(r.finish());
   return c;
 }
 
@@ -344,7 +345,7 @@ bool WorkloadSpec::is_moe_layer(int layer) const {
 }
 
 namespace {
-Status check_workload(const WorkloadSpec& w, const Reader& r) {
+Status check_workload(const WorkloadSpec& w, const FieldReader& r) {
   if (w.attention_head_dim == 0 && w.hidden % w.heads != 0) {
     return r.error("heads", fmt::format("heads={} does not divide hidden={}", w.heads, w.hidden));
   }
@@ -366,7 +367,7 @@ Status check_workload(const WorkloadSpec& w, const Reader& r) {
 
 Result<WorkloadSpec> parse_workload(const nlohmann::json& document, const std::string& origin) {
   LAGOM_TRY_STATUS(require_object(document, origin));
-  Reader r(document, origin, "");
+  FieldReader r(document, origin, "", UnknownFields::error, k_spec_number_maximum);
   WorkloadSpec w;
   LAGOM_TRY(w.name, r.string("name", std::string("model")));
   LAGOM_TRY(long enc, r.integer("encoder_layers", 0L, 0));
@@ -399,14 +400,14 @@ Result<WorkloadSpec> parse_workload(const nlohmann::json& document, const std::s
     r.mark("global_batch");
   }
   if (r.has("moe")) {
-    LAGOM_TRY(Reader m, r.object("moe"));
+    LAGOM_TRY(FieldReader m, r.object("moe"));
     MoeSpec moe;
     LAGOM_TRY(long experts, m.integer("experts", std::nullopt));
     LAGOM_TRY(long top_k, m.integer("top_k", std::nullopt));
     LAGOM_TRY(moe.expert_ffn_hidden, m.integer("expert_ffn_hidden", w.ffn_hidden));
     LAGOM_TRY(long shared, m.integer("shared_experts", 0L, 0));
     LAGOM_TRY(long first_dense, m.integer("first_dense_layers", 0L, 0));
-    LAGOM_TRY_STATUS(m.no_unknown_fields());
+    LAGOM_TRY_STATUS(m.finish());
     moe.experts = static_cast<int>(experts);
     moe.top_k = static_cast<int>(top_k);
     moe.shared_experts = static_cast<int>(shared);
@@ -415,7 +416,7 @@ Result<WorkloadSpec> parse_workload(const nlohmann::json& document, const std::s
   } else {
     r.mark("moe");
   }
-  LAGOM_TRY_STATUS(r.no_unknown_fields());
+  LAGOM_TRY_STATUS(r.finish());
   LAGOM_TRY_STATUS(check_workload(w, r));
   return w;
 }
@@ -423,7 +424,7 @@ Result<WorkloadSpec> parse_workload(const nlohmann::json& document, const std::s
 Result<WorkloadSpec> parse_hf_config(const nlohmann::json& document, const std::string& origin) {
   LAGOM_TRY(HfReading reading, read_hf_config(document, origin));
   if (reading.workload.seq == 0) return missing_hf_seq(reading, origin);
-  const Reader r(document, origin, "");
+  const FieldReader r(document, origin, "", UnknownFields::error, k_spec_number_maximum);
   LAGOM_TRY_STATUS(check_workload(reading.workload, r));
   return reading.workload;
 }
@@ -673,7 +674,7 @@ nlohmann::json to_json(const Strategy& s) {
 
 Result<Strategy> parse_strategy(const nlohmann::json& document, const std::string& origin) {
   LAGOM_TRY_STATUS(require_object(document, origin));
-  Reader r(document, origin, "");
+  FieldReader r(document, origin, "", UnknownFields::error, k_spec_number_maximum);
   Strategy s;
   auto int_field = [&](const char* field, int& out, long minimum) -> Status {
     LAGOM_TRY(const long v, r.integer(field, static_cast<long>(out), minimum));
@@ -737,7 +738,7 @@ Result<Strategy> parse_strategy(const nlohmann::json& document, const std::strin
   LAGOM_TRY(s.fp8_wgrad, r.boolean("fp8_wgrad", s.fp8_wgrad));
   LAGOM_TRY(s.fp8_attention, r.boolean("fp8_attention", s.fp8_attention));
   LAGOM_TRY(s.dropout, r.number("dropout", s.dropout, true, 1.0));
-  LAGOM_TRY_STATUS(r.no_unknown_fields());
+  LAGOM_TRY_STATUS(r.finish());
   return s;
 }
 

@@ -174,6 +174,11 @@ struct ClusterSpec {
   [[nodiscard]] double node_nic_GBps() const;
 };
 
+// The default upper bound of a number in a spec file (cluster, workload, strategy, HuggingFace config):
+// 10^6 in the field's unit (1 s of latency, 10^6 GB/s, 10^6 TFLOP/s, 10^6 GiB) is beyond any hardware, so
+// a larger value is a typo or a unit mistake, reported at the field rather than deep in the model.
+inline constexpr double k_spec_number_maximum = 1e6;
+
 Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::string& origin);
 nlohmann::json to_json(const ClusterSpec& cluster);
 

@@ -1,5 +1,5 @@
 // Reading a strategy back from the JSON that to_json(Strategy) (model/specs.h) writes: the tune inputs
-// that `lagom adapt` re-tunes with (search/tune_inputs.h) record the strategy that way.
+// that `lagom adapt` re-tunes with (documents/tune_inputs.h) record the strategy that way.
 #pragma once
 
 #include <string>
