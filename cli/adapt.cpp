@@ -14,6 +14,7 @@
 
 #include "cli/output.h"
 #include "core/stats.h"
+#include "documents/lagom_config.h"
 #include "model/collective_factors.h"
 #include "profiler/fit.h"
 #include "profiler/production.h"
@@ -153,7 +154,7 @@ std::size_t RecordsFollower::partial_lines() const {
 
 // ---------------------------------------------------------------------------------------------------
 
-Status retune(const search::TuneInputs& inputs, const std::vector<model::CollectiveFit>& refits,
+Status retune(const documents::TuneInputs& inputs, const std::vector<model::CollectiveFit>& refits,
               const std::string& out_dir) {
   model::Calibration calibration = inputs.calibration.value_or(model::Calibration{});
   auto& fits = calibration.collectives;
@@ -183,7 +184,7 @@ Status retune(const search::TuneInputs& inputs, const std::vector<model::Collect
   out.strategy = model::to_json(scenario->strategy);
   out.plugin_path = inputs.plugin_path;
   out.out_dir = out_dir;
-  return search::write_outputs(problem, result, out);
+  return documents::write_tune_outputs(problem, result, out);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -201,7 +202,7 @@ Status Adapter::load() {
   // One read: the predictions and the tune inputs come from the same version of the file.
   LAGOM_TRY(const nlohmann::json doc, read_json_file(path));
   LAGOM_TRY(m_classes, predictions_from_config(doc, path));
-  LAGOM_TRY(m_inputs, search::parse_tune_inputs(doc, "--config " + path));
+  LAGOM_TRY(m_inputs, documents::parse_tune_inputs(doc, "--config " + path));
   m_windows.assign(m_classes.size(), Window{});
   return {};
 }
@@ -440,7 +441,7 @@ void Adapter::adapt(std::vector<Event>& events) {
     return;
   }
   if (auto status = load(); !status.ok()) {
-    // The files were written by write_outputs itself, so this means someone replaced them meanwhile.
+    // The files were written by write_tune_outputs itself, so this means someone replaced them meanwhile.
     events.push_back({"failed", "", "the re-tuned config cannot be read back: " + status.error().message,
                       nlohmann::json::object()});
     m_classes = before;

@@ -3,8 +3,9 @@
 // `lagom check --predicted` matches them: cli/check_predicted.h), and when an op class's measured median
 // has stayed beyond the tolerance for a whole window, re-fits the collective series of the drifted classes
 // from the windows' records (profiler/fit.h, the fitter of `lagom db fit`), re-tunes with the inputs the
-// original tune recorded (search/tune_inputs.h) and the re-fitted collectives, and replaces the config's
-// files atomically (search::write_outputs: every file or none). Every decision is an Event with its reason.
+// original tune recorded (documents/tune_inputs.h) and the re-fitted collectives, and replaces the config's
+// files atomically (documents::write_tune_outputs: every file or none). Every decision is an Event with its
+// reason.
 //
 // The parts are separate so that each is testable without a running job: RecordsFollower (files → new
 // records), Adapter (records → decisions, re-tunes), retune (inputs + fits → files).
@@ -25,9 +26,9 @@
 #include "cli/app.h"
 #include "cli/check_predicted.h"
 #include "core/error.h"
+#include "documents/tune_inputs.h"
 #include "model/calibration.h"
 #include "records/record.h"
-#include "search/tune_inputs.h"
 
 namespace lagom::cli {
 
@@ -84,10 +85,10 @@ struct Event {
 
 // Re-tunes `inputs` with `refits` replacing the calibration's fits of the same series (collective,
 // algorithm, protocol, ranks, nodes, channels; every other fit kept) and writes the outputs into
-// `out_dir` atomically (search::write_outputs). The new config records the merged calibration, so a later
-// re-tune starts from it. invalid_input when the inputs no longer describe a strategy that can be
+// `out_dir` atomically (documents::write_tune_outputs). The new config records the merged calibration, so a
+// later re-tune starts from it. invalid_input when the inputs no longer describe a strategy that can be
 // simulated; io when the files cannot be written (the old ones stay).
-Status retune(const search::TuneInputs& inputs, const std::vector<model::CollectiveFit>& refits,
+Status retune(const documents::TuneInputs& inputs, const std::vector<model::CollectiveFit>& refits,
               const std::string& out_dir);
 
 // The decision loop over records of one config directory (nccl_tuner.conf, lagom-config.json, ...).
@@ -123,7 +124,7 @@ class Adapter {
   };
   std::string m_dir;
   AdaptOptions m_options;
-  search::TuneInputs m_inputs;
+  documents::TuneInputs m_inputs;
   std::vector<OpClassPrediction> m_classes;
   std::vector<Window> m_windows;
   std::size_t m_retunes = 0, m_seen = 0, m_unmatched = 0;

@@ -1,6 +1,7 @@
 // `lagom check`: pairs the metrics of two documents of the same kind (simulate --json, tune --json,
-// or a profile export) and judges each delta against a tolerance, knowing which direction is better.
-// Pure functions over JSON; rendering (table, JSON, JUnit XML) is here too because it is the report.
+// or a profile export; the metrics are the documents module's, documents/metrics.h) and judges each delta
+// against a tolerance, knowing which direction is better. Rendering (table, JSON, JUnit XML) is here too
+// because it is the report.
 #pragma once
 
 #include <map>
@@ -11,28 +12,21 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "documents/kind.h"
+#include "documents/metrics.h"
 
 namespace lagom::cli::regression {
 
-enum class DocumentKind { simulate, tune, profile };
-std::string_view to_string(DocumentKind kind);
+// The one kind enum (documents/kind.h); check compares simulate, tune (lagom-config.json as tune) and
+// profile documents, whose metrics documents/metrics.h extracts.
+using DocumentKind = documents::Kind;
+using documents::Better;
+using documents::extract_metrics;
+using documents::Metric;
 
-// Tells a document's kind from its fields; an unknown document is an invalid_input error.
+// The kind of a document (the one detector, documents::detect); a kind without metrics is an
+// invalid_input error.
 Result<DocumentKind> detect_kind(const nlohmann::json& document);
-
-enum class Better { lower, higher };
-
-// One comparable number: `field` is the JSON field name users give per-metric tolerances by
-// (e.g. "busbw_GBps"); `name` identifies this instance (e.g. "busbw_GBps allreduce 8r 64M").
-struct Metric {
-  std::string name;
-  std::string field;
-  Better better = Better::lower;
-  double value = 0;
-};
-
-// Extracts the metrics of a document of the given kind.
-Result<std::vector<Metric>> extract_metrics(const nlohmann::json& document, DocumentKind kind);
 
 // "5", "5%", "busbw_GBps=3,iteration_time_s=1", or a mix ("5,busbw_GBps=3"). Percent, >= 0.
 struct Tolerance {
@@ -41,8 +35,6 @@ struct Tolerance {
   [[nodiscard]] double for_field(const std::string& field) const;
 };
 Result<Tolerance> parse_tolerance(const std::string& text);
-// The field names a tolerance may name for documents of `kind`.
-std::vector<std::string> metric_fields(DocumentKind kind);
 // A per-field tolerance whose name is not a metric of `kind` (a typo, `iteration_time=1`) is an error
 // listing the valid names, never a silently unused setting.
 Status check_tolerance_fields(const Tolerance& tolerance, DocumentKind kind);

@@ -13,6 +13,7 @@
 #include "core/stats.h"
 #include "core/units.h"
 #include "db/database.h"
+#include "documents/lagom_config.h"
 #include "profiler/production.h"
 
 namespace lagom::cli {
@@ -61,32 +62,24 @@ Result<std::vector<OpClassPrediction>> read_predictions(const std::string& confi
 
 Result<std::vector<OpClassPrediction>> predictions_from_config(const nlohmann::json& doc,
                                                                const std::string& config_path) {
-  if (!doc.is_object() || !doc.contains("ops") || !doc["ops"].is_array()) {
+  if (!doc.is_object() || !doc.contains(documents::k_ops_field)) {
     return config_error(config_path, "no ops[] array (not a lagom-config.json written by lagom tune)");
   }
+  // The one reader of ops[] (documents/lagom_config.h): a value no int holds is refused, never truncated.
+  LAGOM_TRY(const std::vector<documents::OpClassEntry> entries, documents::read_ops(doc, config_path));
   std::vector<OpClassPrediction> classes;
-  for (std::size_t i = 0; i < doc["ops"].size(); ++i) {
-    const nlohmann::json& op = doc["ops"][i];
-    const std::string where = fmt::format("ops[{}]", i);
+  for (const auto& e : entries) {
     OpClassPrediction p;
-    try {
-      p.name = op.at("name").get<std::string>();
-      p.collective = op.at("collective").get<std::string>();
-      p.group = op.at("group").get<std::string>();
-      p.bytes = op.at("bytes").get<std::int64_t>();
-      p.ranks = op.at("ranks").get<int>();
-      p.nodes = op.at("nodes").get<int>();
-      p.algo = op.at("algo").get<std::string>();
-      p.proto = op.at("proto").get<std::string>();
-      p.channels = op.at("channels").get<int>();
-      p.predicted_time_us = op.at("predicted_time_us").get<double>();
-    } catch (const nlohmann::json::exception& e) {
-      return config_error(config_path, where + ": " + e.what());
-    }
-    if (p.bytes < 0 || p.ranks < 1 || p.nodes < 1 || !(p.predicted_time_us > 0)) {
-      return config_error(config_path,
-                          where + ": bytes, ranks, nodes and predicted_time_us must be positive");
-    }
+    p.name = e.name;
+    p.collective = e.collective;
+    p.group = e.group;
+    p.bytes = e.bytes;
+    p.ranks = e.ranks;
+    p.nodes = e.nodes;
+    p.algo = e.algo;
+    p.proto = e.proto;
+    p.channels = e.channels;
+    p.predicted_time_us = e.predicted_time_us;
     classes.push_back(std::move(p));
   }
   // The bins of search/outputs.cpp (tuner_conf_text): per (collective, nodes, ranks), sorted by size; a size
@@ -249,14 +242,13 @@ void run_check_predicted(const PredictedCheckOptions& options, const Context& co
            {"delta_pct", c.records > 0 ? nlohmann::json(c.delta_pct) : nlohmann::json(nullptr)},
            {"status", c.status}});
     }
-    print_json({{"kind", "predicted"},
-                {"config", options.config_path},
-                {"run_id", options.run_id},
-                {"tolerance_pct", tolerance_pct},
-                {"records", records->size()},
-                {"unmatched", unmatched},
-                {"passed", drifted.empty()},
-                {"op_classes", std::move(ops)}});
+    print_document(documents::Kind::check_predicted, {{"config", options.config_path},
+                                                      {"run_id", options.run_id},
+                                                      {"tolerance_pct", tolerance_pct},
+                                                      {"records", records->size()},
+                                                      {"unmatched", unmatched},
+                                                      {"passed", drifted.empty()},
+                                                      {"op_classes", std::move(ops)}});
   } else {
     fmt::print("# {} against production run {}: {} records, {} matched no op class; tolerance {}%\n",
                options.config_path, options.run_id, records->size(), unmatched, tolerance_pct);

@@ -116,12 +116,11 @@ void run_adapt(const AdaptFlags& flags, const Context& context) {
     if (context.json) {
       nlohmann::json list = nlohmann::json::array();
       for (const auto& e : events) list.push_back(event_json(e));
-      print_json({{"kind", "adapt"},
-                  {"config", config_dir},
-                  {"records", adapter.records_seen()},
-                  {"unmatched", adapter.unmatched()},
-                  {"retunes", adapter.retunes()},
-                  {"events", std::move(list)}});
+      print_document(documents::Kind::adapt, {{"config", config_dir},
+                                              {"records", adapter.records_seen()},
+                                              {"unmatched", adapter.unmatched()},
+                                              {"retunes", adapter.retunes()},
+                                              {"events", std::move(list)}});
     } else {
       print_events(events, false, flags.explain);
       fmt::print("# adapt: {} records, {} matched no op class, {} re-tune(s)\n", adapter.records_seen(),

@@ -192,7 +192,7 @@ void run(const BenchOverlapOptions& o, const Context& context) {
       doc["correct"] = result.correct;
       doc["note"] = note;
       if (executor == "cuda") doc["emulated"] = cuda.emulated;
-      print_json(doc);
+      print_document(documents::Kind::bench_overlap, std::move(doc));
     } else {
       fmt::print(
           "# bench-overlap: {} {}, Y[m×n] = X[m×k]·W[k×n] with m={} n={} k={} ({}), {} ranks, executor {}\n",

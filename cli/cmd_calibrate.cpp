@@ -112,8 +112,7 @@ void run_calibrate(const CalibrateFlags& flags, const Context& context) {
   }
 
   if (context.json) {
-    nlohmann::json doc = {{"kind", "calibrate"},
-                          {"cluster", base.cluster.name},
+    nlohmann::json doc = {{"cluster", base.cluster.name},
                           {"runs", runs.size()},
                           {"other_clusters_left_out", other_clusters},
                           {"constants", constants_json(fit)},
@@ -138,7 +137,7 @@ void run_calibrate(const CalibrateFlags& flags, const Context& context) {
                                  {"mean_signed_error_pct", cv_bias},
                                  {"runs", cv_runs}};
     }
-    print_json(doc);
+    print_document(documents::Kind::calibrate, std::move(doc));
   } else {
     fmt::print("# lagom calibrate: {} runs of {} from {} file(s)", runs.size(), base.cluster.name,
                flags.files.size());

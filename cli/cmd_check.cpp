@@ -9,7 +9,7 @@
 #include "cli/check.h"
 #include "cli/check_predicted.h"
 #include "cli/output.h"
-#include "profiler/json.h"
+#include "documents/profile.h"
 
 namespace lagom::cli {
 
@@ -30,7 +30,7 @@ Result<nlohmann::json> load_document(const std::string& what, const CheckOptions
   std::error_code ec;
   const bool is_run_id = !what.empty() && what.find_first_not_of("0123456789") == std::string::npos;
   if (is_run_id && !fs::exists(what, ec)) {
-    auto doc = profiler::export_run_document(options.db_path, std::stoll(what));
+    auto doc = documents::export_run_document(options.db_path, std::stoll(what));
     if (!doc.ok()) return doc.error().with_context(fmt::format("{}: run {}", options.db_path, what));
     return doc;
   }
@@ -51,7 +51,7 @@ void run_check(const CheckOptions& options, const Context& context) {
   if (base_kind != cur_kind) {
     fail(ErrorCode::invalid_input,
          fmt::format("check: baseline is a {} document but current is a {} document",
-                     regression::to_string(base_kind), regression::to_string(cur_kind)));
+                     documents::to_string(base_kind), documents::to_string(cur_kind)));
   }
   check(regression::check_tolerance_fields(tolerance, base_kind));
   auto metrics_of = [](const nlohmann::json& doc, regression::DocumentKind kind, const std::string& name) {
@@ -85,7 +85,7 @@ void run_check(const CheckOptions& options, const Context& context) {
     }
   }
   if (context.json) {
-    print_json(regression::render_json(report));
+    print_document(documents::Kind::check, regression::render_json(report));
   } else {
     fmt::print("{}", regression::render_table(report));
   }

@@ -60,14 +60,14 @@ void run_gemm(const CostOptions& o, const Context& context, const model::CostMod
   const double time_us = cost.gemm_time_us(shape, *precision);
   const double tflops = shape.flops() / (time_us * 1e-6) / 1e12;
   if (context.json) {
-    print_json({{"m", dims[0]},
-                {"n", dims[1]},
-                {"k", dims[2]},
-                {"precision", precision_name},
-                {"cluster", cost.cluster().name},
-                {"time_us", time_us},
-                {"tflops", tflops},
-                {"efficiency", cost.gemm_efficiency(shape, *precision)}});
+    print_document(documents::Kind::cost, {{"m", dims[0]},
+                                           {"n", dims[1]},
+                                           {"k", dims[2]},
+                                           {"precision", precision_name},
+                                           {"cluster", cost.cluster().name},
+                                           {"time_us", time_us},
+                                           {"tflops", tflops},
+                                           {"efficiency", cost.gemm_efficiency(shape, *precision)}});
     return;
   }
   Table table({{"gemm", true}, {"precision", true}, {"cluster", true}, {"time_us"}, {"tflops"}});
@@ -144,20 +144,20 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
   if (!valid.ok()) fail(ErrorCode::invalid_input, "cost: " + valid.error().message);
   const CollectiveCost result = cost.collective_cost(*collective, bytes, group, config);
   if (context.json) {
-    print_json({{"collective", o.collective},
-                {"bytes", bytes_result.value()},
-                {"ranks", group.ranks},
-                {"nodes", group.nodes},
-                {"cluster", cost.cluster().name},
-                {"time_us", result.time_us},
-                {"algbw_GBps", result.algbw_GBps},
-                {"busbw_GBps", result.busbw_GBps},
-                {"algo", to_string(result.config.algo)},
-                {"proto", to_string(result.config.proto)},
-                {"channels", result.config.channels},
-                {"threads", result.config.threads},
-                {"chunk_bytes", result.config.chunk_bytes},
-                {"latency_us", result.latency_us}});
+    print_document(documents::Kind::cost, {{"collective", o.collective},
+                                           {"bytes", bytes_result.value()},
+                                           {"ranks", group.ranks},
+                                           {"nodes", group.nodes},
+                                           {"cluster", cost.cluster().name},
+                                           {"time_us", result.time_us},
+                                           {"algbw_GBps", result.algbw_GBps},
+                                           {"busbw_GBps", result.busbw_GBps},
+                                           {"algo", to_string(result.config.algo)},
+                                           {"proto", to_string(result.config.proto)},
+                                           {"channels", result.config.channels},
+                                           {"threads", result.config.threads},
+                                           {"chunk_bytes", result.config.chunk_bytes},
+                                           {"latency_us", result.latency_us}});
     return;
   }
   Table table({{"collective", true},

@@ -9,8 +9,8 @@
 #include "cli/app.h"
 #include "cli/output.h"
 #include "db/database.h"
+#include "documents/profile.h"
 #include "profiler/fit.h"
-#include "profiler/json.h"
 #include "profiler/nccl_tests_format.h"
 #include "profiler/production.h"
 
@@ -98,7 +98,7 @@ void list(const DbFlags& flags, const Context& context) {
                      {"finished_at",
                       run.finished_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.finished_at)}});
     }
-    print_json(doc);
+    print_document(documents::Kind::db_list, std::move(doc));
     return;
   }
   Table table({{"id"},
@@ -128,17 +128,17 @@ void show(const DbFlags& flags, const Context& context) {
   const auto fits = need(what, database.fits(flags.run_id));
   const auto production = need(what, database.production_records(flags.run_id));
   if (context.json) {
-    print_json({{"run", profiler::to_json(run)},
-                {"samples",
-                 {{"comm", comm.size()},
-                  {"compute", compute.size()},
-                  {"overlap", overlap.size()},
-                  {"production_records", production.size()}}},
-                {"fits", profiler::to_json(fits)}});
+    print_document(documents::Kind::db_show, {{"run", documents::to_json(run)},
+                                              {"samples",
+                                               {{"comm", comm.size()},
+                                                {"compute", compute.size()},
+                                                {"overlap", overlap.size()},
+                                                {"production_records", production.size()}}},
+                                              {"fits", documents::to_json(fits)}});
     return;
   }
   Table table({{"field", true}, {"value", true}});
-  const nlohmann::json fields = profiler::to_json(run);
+  const nlohmann::json fields = documents::to_json(run);
   for (const auto& [key, value] : fields.items()) {
     if (key == "options") continue;  // printed below: too wide for the table
     table.add_row({key, value.is_string() ? value.get<std::string>() : value.dump()});
@@ -168,7 +168,7 @@ void export_run(const DbFlags& flags, const Context& context) {
   const auto comm = need(what, database.comm_samples(flags.run_id));
   const auto compute = need(what, database.compute_samples(flags.run_id));
   if (flags.format == "csv") {
-    fmt::print("{}", profiler::samples_csv(comm, compute));
+    fmt::print("{}", documents::samples_csv(comm, compute));
     return;
   }
   if (flags.format == "nccl-tests") {
@@ -177,7 +177,7 @@ void export_run(const DbFlags& flags, const Context& context) {
     fmt::print("{}", profiler::render_nccl_tests(comm));
     return;
   }
-  auto doc = profiler::export_run_document(flags.db_path, flags.run_id);
+  auto doc = documents::export_run_document(flags.db_path, flags.run_id);
   if (!doc.ok()) throw CommandFailed{doc.error().with_context(what)};
   print_json(*doc);
 }
@@ -224,14 +224,16 @@ void import_records(const DbFlags& flags, const Context& context) {
       nlohmann::json{{"path", flags.file}, {"files", files.files}, {"format", "records"}}.dump();
   const auto imported = need(what, database.import_production(run, files.records));
   if (context.json) {
-    print_json({{"run_id", imported.run_id == 0 ? nlohmann::json(nullptr) : nlohmann::json(imported.run_id)},
-                {"format", "records"},
-                {"files", files.files.size()},
-                {"records", files.records.size()},
-                {"added", imported.added},
-                {"already", imported.already},
-                {"dropped_by_writer", dropped},
-                {"warnings", files.warnings}});
+    print_document(
+        documents::Kind::db_import,
+        {{"run_id", imported.run_id == 0 ? nlohmann::json(nullptr) : nlohmann::json(imported.run_id)},
+         {"format", "records"},
+         {"files", files.files.size()},
+         {"records", files.records.size()},
+         {"added", imported.added},
+         {"already", imported.already},
+         {"dropped_by_writer", dropped},
+         {"warnings", files.warnings}});
     return;
   }
   if (imported.run_id == 0) {
@@ -282,15 +284,15 @@ void import_file(const DbFlags& flags, const Context& context) {
   if (auto status = database.finish_run(id); !status.ok())
     throw CommandFailed{status.error().with_context(what)};
   if (context.json) {
-    print_json({{"run_id", id},
-                {"format", log.format},
-                {"collective", log.collective},
-                {"ranks", log.ranks},
-                {"nodes", log.nodes},
-                {"samples", log.samples.size()},
-                {"skipped", log.skipped},
-                {"fits_skipped", outcome.skipped},
-                {"fits", profiler::to_json(outcome.fits)}});
+    print_document(documents::Kind::db_import, {{"run_id", id},
+                                                {"format", log.format},
+                                                {"collective", log.collective},
+                                                {"ranks", log.ranks},
+                                                {"nodes", log.nodes},
+                                                {"samples", log.samples.size()},
+                                                {"skipped", log.skipped},
+                                                {"fits_skipped", outcome.skipped},
+                                                {"fits", documents::to_json(outcome.fits)}});
     return;
   }
   fmt::print("# imported {} samples ({}, {} over {} ranks) as run {} in {}\n", log.samples.size(), log.format,
@@ -321,10 +323,10 @@ void fit(const DbFlags& flags, const Context& context) {
     throw CommandFailed{status.error().with_context(what)};
   for (const auto& skipped : outcome.skipped) context.progress().warn("db fit: " + skipped);
   if (context.json) {
-    auto doc = profiler::to_json(outcome.fits);
+    auto doc = documents::to_json(outcome.fits);
     doc["run_id"] = flags.run_id;
     doc["skipped"] = outcome.skipped;
-    print_json(doc);
+    print_document(documents::Kind::db_fit, std::move(doc));
     return;
   }
   fmt::print("{}", render_fits(outcome.fits));

@@ -4,9 +4,10 @@
 #include <fmt/format.h>
 
 #include "cli/app.h"
-#include "cli/documents.h"
 #include "cli/output.h"
 #include "cli/scenario.h"
+#include "documents/explore.h"
+#include "documents/model.h"
 #include "search/explore.h"
 
 namespace lagom::cli {
@@ -52,7 +53,7 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   const search::ExploreResult result =
       unwrap(search::explore(workload, cluster, cost_model, options, context.progress()));
   if (context.json) {
-    nlohmann::json doc = explore_json(result, options.base, cluster, workload);
+    nlohmann::json doc = documents::explore_json(result, options.base, cluster, workload);
     if (options.framework != search::Framework::any)
       doc["framework"] = {{"name", std::string(profile.name)}, {"version", std::string(profile.version)}};
     print_json(doc);
@@ -60,7 +61,7 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   }
   fmt::print("# lagom explore: {} on {} GPUs of {}, global batch {}\n", workload.name, base.gpus,
              cluster.name, options.base.global_batch);
-  fmt::print("{}\n", model_shape_text(workload));
+  fmt::print("{}\n", documents::model_shape_text(workload));
   fmt::print("# evaluated {} strategies ({} simulated, {} pruned of which {} out of memory) in {:.3f} s\n",
              result.evaluated, result.simulated, result.pruned, result.out_of_memory, result.elapsed_s);
   fmt::print("# memory budget per GPU {:.2f} GiB (usable {:.2f} − reserve {:.2f})\n",

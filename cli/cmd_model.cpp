@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "cli/app.h"
-#include "cli/documents.h"
 #include "cli/output.h"
+#include "documents/model.h"
 #include "model/hf_config.h"
 #include "model/presets.h"
 
@@ -47,8 +47,8 @@ void run_model(const ModelFlags& flags, const Context& context) {
     // Checked as a workload file once the sequence is known (a HuggingFace reading is not checked yet).
     workload = unwrap(model::parse_workload(model::to_json(workload), flags.model));
   }
-  nlohmann::json shape = model_shape_json(workload);
-  if (workload.seq == 0) shape["flops_per_token"] = nullptr;
+  nlohmann::json shape = documents::model_shape_json(workload);
+  if (workload.seq == 0) shape["documents::flops_per_token"] = nullptr;
   if (context.json) {
     nlohmann::json doc = {{"model", workload.name},
                           {"source", flags.model},
@@ -63,7 +63,7 @@ void run_model(const ModelFlags& flags, const Context& context) {
       doc["ignored"] = hf->ignored;
       doc["notes"] = hf->notes;
     }
-    print_json(doc);
+    print_document(documents::Kind::model, std::move(doc));
     return;
   }
   fmt::print("# lagom model: {} ({}{})\n", flags.model, format,
@@ -79,8 +79,8 @@ void run_model(const ModelFlags& flags, const Context& context) {
   fmt::print("{}", table.render());
   fmt::print("# parameters {:.4f} B", workload.parameters() / 1e9);
   if (workload.seq > 0) {
-    fmt::print(", {:.4g} FLOPs per token (forward and backward) at seq {}\n", flops_per_token(workload),
-               workload.seq);
+    fmt::print(", {:.4g} FLOPs per token (forward and backward) at seq {}\n",
+               documents::flops_per_token(workload), workload.seq);
   } else {
     fmt::print("; seq not set: give --seq N (a config's context length is not a training sequence length)\n");
   }

@@ -56,7 +56,7 @@ void run_presets(const PresetsOptions& options, const Context& context) {
                                {"parameters", w.parameters()},
                                {"moe", w.moe.has_value()}});
     }
-    print_json(doc);
+    print_document(documents::Kind::presets, std::move(doc));
     return;
   }
   Table clusters({{"cluster", true}, {"description", true}});

@@ -8,7 +8,7 @@
 #include "cli/app.h"
 #include "cli/output.h"
 #include "core/units.h"
-#include "profiler/json.h"
+#include "documents/profile.h"
 #include "profiler/nccl_tests_format.h"
 #include "profiler/profile.h"
 
@@ -131,13 +131,13 @@ void add_profile_command(CLI::App& app, Context& context) {
                          {"suite", report.suite},   {"ranks", report.ranks},      {"nodes", report.nodes},
                          {"db", options.db_path},   {"warnings", report.warnings}};
       doc["comm"] = nlohmann::json::array();
-      for (const auto& s : report.comm) doc["comm"].push_back(profiler::to_json(s));
+      for (const auto& s : report.comm) doc["comm"].push_back(documents::to_json(s));
       doc["compute"] = nlohmann::json::array();
-      for (const auto& s : report.compute) doc["compute"].push_back(profiler::to_json(s));
+      for (const auto& s : report.compute) doc["compute"].push_back(documents::to_json(s));
       doc["overlap"] = nlohmann::json::array();
-      for (const auto& s : report.overlap) doc["overlap"].push_back(profiler::to_json(s));
-      doc["fits"] = profiler::to_json(report.fits);
-      print_json(doc);
+      for (const auto& s : report.overlap) doc["overlap"].push_back(documents::to_json(s));
+      doc["fits"] = documents::to_json(report.fits);
+      print_document(documents::Kind::profile, std::move(doc));
       return;
     }
     print_tables(report);

@@ -10,9 +10,9 @@
 #include "cli/app.h"
 #include "cli/output.h"
 #include "cli/report.h"
+#include "documents/profile.h"
 #include "lagom/build_info.h"
 #include "model/presets.h"
-#include "profiler/json.h"
 
 namespace lagom::cli {
 
@@ -113,7 +113,7 @@ void run_report(const ReportFlags& flags, const Context& context) {
   }
   for (const std::int64_t run : flags.runs) {
     const std::string source = fmt::format("{} run {}", flags.db_path, run);
-    auto document = profiler::export_run_document(flags.db_path, run);
+    auto document = documents::export_run_document(flags.db_path, run);
     if (!document.ok()) throw CommandFailed{document.error().with_context("report: " + source)};
     add(*document, source);
   }
@@ -131,7 +131,8 @@ void run_report(const ReportFlags& flags, const Context& context) {
     throw CommandFailed{written.error().with_context("report: --out")};
   }
   if (context.json) {
-    print_json({{"out", flags.out}, {"bytes", html.size()}, {"sections", std::move(listing)}});
+    print_document(documents::Kind::report,
+                   {{"out", flags.out}, {"bytes", html.size()}, {"sections", std::move(listing)}});
   } else if (!context.quiet) {
     fmt::print("# lagom report: {} ({} bytes): {}\n", flags.out, html.size(), page.subtitle);
   }

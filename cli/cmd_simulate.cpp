@@ -8,9 +8,10 @@
 #include <fmt/format.h>
 
 #include "cli/app.h"
-#include "cli/documents.h"
 #include "cli/output.h"
 #include "cli/scenario.h"
+#include "documents/model.h"
+#include "documents/simulate.h"
 #include "model/presets.h"
 #include "simulator/comm_config.h"
 #include "simulator/model_costs.h"
@@ -84,7 +85,7 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
   const model::OverlapMethod tp_overlap = assignment.tp_overlap.value_or(strategy.tp_overlap);
   const double bucket_mb = assignment.bucket_mb.value_or(strategy.bucket_mb);
   if (context.json) {
-    nlohmann::json doc = simulation_json(result, strategy, cluster, workload);
+    nlohmann::json doc = documents::simulation_json(result, strategy, cluster, workload);
     if (!flags.comm_config.empty()) {
       doc["comm_config"] = {{"file", flags.comm_config},
                             {"tp_overlap", std::string(model::to_string(tp_overlap))},
@@ -101,7 +102,7 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
   fmt::print("# lagom simulate: {} on {} GPUs of {} ({} node{} × {} {})\n", workload.name, strategy.gpus,
              cluster.name, cluster.nodes, cluster.nodes == 1 ? "" : "s", cluster.gpus_per_node,
              cluster.gpu.name);
-  fmt::print("{}\n", model_shape_text(workload));
+  fmt::print("{}\n", documents::model_shape_text(workload));
   fmt::print(
       "# strategy: tp {} pp {} dp {} cp {} ep {} sp {} vpp {} zero {} micro-batch {} global-batch {} "
       "recompute {} schedule {} tp-overlap {} dp-overlap {} bucket-mb {} precision {} attention {}\n",

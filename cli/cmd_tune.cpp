@@ -7,9 +7,11 @@
 #include <fmt/format.h>
 
 #include "cli/app.h"
-#include "cli/documents.h"
 #include "cli/output.h"
 #include "cli/scenario.h"
+#include "documents/lagom_config.h"
+#include "documents/model.h"
+#include "documents/tune.h"
 #include "model/presets.h"
 #include "search/outputs.h"
 #include "search/search.h"
@@ -161,7 +163,7 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   nccl_only.space.pins = {true, true, true, true};
   search::Problem framework_only = problem;
   framework_only.space.search_nccl_knobs = false;
-  SpeedupSplit split;
+  documents::SpeedupSplit split;
   split.nccl = unwrap(search::run_search(*kind, nccl_only)).speedup();
   split.framework = unwrap(search::run_search(*kind, framework_only)).speedup();
   context.progress().end();
@@ -178,7 +180,7 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   if (fs::exists(out.out_dir, ec) && !fs::is_directory(out.out_dir, ec)) {
     fail(ErrorCode::invalid_input, fmt::format("--out {}: is a file, not a directory", flags.out));
   }
-  check(as_write_failure(search::write_outputs(problem, result, out)));
+  check(as_write_failure(documents::write_tune_outputs(problem, result, out)));
 
   const std::vector<search::OpReport> reports = search::op_reports(problem, result);
   const std::string no_nccl_note =
@@ -186,7 +188,8 @@ void run_tune(const TuneFlags& flags, const Context& context) {
           ? std::string()
           : fmt::format("cluster {} has no NCCL: only the overlap knobs were searched", cluster.name);
   if (context.json) {
-    nlohmann::json doc = tune_json(problem, result, split, out.out_dir, no_nccl_note, flags.explain);
+    nlohmann::json doc =
+        documents::tune_json(problem, result, split, out.out_dir, no_nccl_note, flags.explain);
     if (framework != search::Framework::any) {
       doc["framework"] = search::framework_json(profile, workload, strategy, search::framework_knobs(result));
     }
@@ -195,7 +198,7 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   }
   fmt::print("# lagom tune: {} on {} GPUs of {} (search {}, runtime {})\n", workload.name, strategy.gpus,
              cluster.name, search::to_string(result.search), model::to_string(result.runtime));
-  fmt::print("{}\n", model_shape_text(workload));
+  fmt::print("{}\n", documents::model_shape_text(workload));
   if (!no_nccl_note.empty()) fmt::print("# {}\n", no_nccl_note);
   Table table({{"op", true},
                {"count"},

@@ -76,15 +76,11 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
     for (const auto& [key, named] : groups) {
       for (const auto& [name, stats] : named) by[key][name] = stats_json(stats);
     }
-    nlohmann::json doc = {{"kind", "validate"},
-                          {"runs", std::move(rows)},
-                          {"overall", stats_json(overall)},
-                          {"groups", std::move(by)},
-                          {"failed", failed},
-                          {"not_fitting", not_fitting},
-                          {"passed", !too_far && failed == 0}};
+    nlohmann::json doc = {{"runs", std::move(rows)},    {"overall", stats_json(overall)},
+                          {"groups", std::move(by)},    {"failed", failed},
+                          {"not_fitting", not_fitting}, {"passed", !too_far && failed == 0}};
     if (flags.max_mape_pct) doc["max_mape_pct"] = *flags.max_mape_pct;
-    print_json(doc);
+    print_document(documents::Kind::validate, std::move(doc));
   } else {
     fmt::print("# lagom validate: {} runs from {} file(s)\n", runs.size(), flags.files.size());
     std::set<std::string> planned;

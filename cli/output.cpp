@@ -101,6 +101,10 @@ void print_json(const nlohmann::json& document) {
   std::fflush(stdout);
 }
 
+void print_document(documents::Kind kind, nlohmann::json document) {
+  print_json(documents::stamp(kind, std::move(document)));
+}
+
 Table::Table(std::vector<Column> columns) : m_columns(std::move(columns)) {}
 
 void Table::add_row(std::vector<std::string> cells) {

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/progress.h"
+#include "documents/kind.h"
 
 namespace lagom::cli {
 
@@ -35,7 +36,12 @@ Status write_output_file(const std::string& path, const std::string& text,
 Status as_write_failure(Status status);
 
 // Prints `document` as one line of JSON on stdout. Non-finite numbers become null (JSON has no NaN).
+// A document a command writes goes through print_document (its kind and version stamped); print_json
+// alone prints what is no document: a spec file (`presets NAME --json`) or a document already stamped by
+// its writer in documents/.
 void print_json(const nlohmann::json& document);
+// print_json of `document` with its `kind` and `version` (documents/kind.h).
+void print_document(documents::Kind kind, nlohmann::json document);
 
 // A column-aligned table. Columns are right-aligned except those marked left.
 class Table {

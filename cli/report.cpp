@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 
 #include "cli/output.h"
+#include "core/json_fields.h"
+#include "documents/kind.h"
 #include "lagom/report_template.h"
 #include "model/collective_factors.h"
 
@@ -38,67 +40,43 @@ std::string_view to_string(Kind kind) {
 
 namespace {
 
-bool is(const json& doc, const char* key, json::value_t type) {
-  if (!doc.contains(key)) return false;
-  const json& v = doc[key];
-  if (type == json::value_t::number_float) return v.is_number();
-  return v.type() == type;
-}
-
-// Reads the fields a section needs and remembers the first one that is missing or of the wrong type, so
-// that a builder reads straight through and reports one precise error at its end ("field
-// results[3].iteration_time_s: expected a number, got a string").
+// The fields a section needs, read by the one field reader (core/json_fields.h) with the first error kept,
+// so that a builder reads straight through and reports one precise error at its end ("sim.json:
+// results[3].iteration_time_s: must be a finite number"). `path` is where `node` sits in the document.
 class Fields {
  public:
+  explicit Fields(std::string source) : m_source(std::move(source)) {}
+
   [[nodiscard]] double number(const json& node, const std::string& path, const char* key) {
-    const json* v = find(node, path, key);
-    if (v == nullptr) return 0;
-    if (!v->is_number() || !std::isfinite(v->get<double>()))
-      return wrong(path, key, "a finite number", *v), 0;
-    return v->get<double>();
+    return take(reader(node, path).finite(key, std::nullopt), 0.0);
   }
   // A number that the writer sets to null when it has none (print_json turns NaN into null too).
   [[nodiscard]] json nullable_number(const json& node, const std::string& path, const char* key) {
-    const json* v = find(node, path, key);
-    if (v == nullptr) return nullptr;
-    if (v->is_null()) return nullptr;
-    if (!v->is_number()) return wrong(path, key, "a number or null", *v), nullptr;
-    return *v;
+    const auto value = take(reader(node, path).optional_number(key, true, true), std::optional<double>());
+    return value ? json(*value) : json(nullptr);
   }
   [[nodiscard]] std::string text(const json& node, const std::string& path, const char* key) {
-    const json* v = find(node, path, key);
-    if (v == nullptr) return "";
-    if (!v->is_string()) return wrong(path, key, "a string", *v), "";
-    return v->get<std::string>();
+    return take(reader(node, path).string(key, std::nullopt), std::string());
   }
   [[nodiscard]] bool boolean(const json& node, const std::string& path, const char* key) {
-    const json* v = find(node, path, key);
-    if (v == nullptr) return false;
-    if (!v->is_boolean()) return wrong(path, key, "true or false", *v), false;
-    return v->get<bool>();
+    return take(reader(node, path).boolean(key, std::nullopt), false);
   }
   [[nodiscard]] const json& array(const json& node, const std::string& path, const char* key) {
-    const json* v = find(node, path, key);
-    if (v == nullptr) return empty_array();
-    if (!v->is_array()) return wrong(path, key, "an array", *v), empty_array();
-    return *v;
+    const json* v = take(reader(node, path).array(key), static_cast<const json*>(nullptr));
+    return v != nullptr ? *v : empty_array();
   }
   [[nodiscard]] const json& object(const json& node, const std::string& path, const char* key) {
-    const json* v = find(node, path, key);
-    if (v == nullptr) return empty_object();
-    if (!v->is_object()) return wrong(path, key, "an object", *v), empty_object();
-    return *v;
+    const auto v = take(reader(node, path).object(key), std::optional<FieldReader>());
+    return v ? node.at(key) : empty_object();
   }
   // An element of an array that must be an object.
   [[nodiscard]] bool element(const json& value, const std::string& path) {
     if (value.is_object()) return true;
-    if (!m_error) m_error = fmt::format("field {}: expected an object, got {}", path, type_name(value));
+    if (!m_error) m_error = FieldReader(value, m_source, path).error("", "must be an object");
     return false;
   }
   [[nodiscard]] bool ok() const { return !m_error.has_value(); }
-  [[nodiscard]] Error error(const std::string& source) const {
-    return make_error(ErrorCode::invalid_input, fmt::format("{}: {}", source, *m_error));
-  }
+  [[nodiscard]] Error error() const { return *m_error; }
 
  private:
   static const json& empty_array() {
@@ -109,29 +87,22 @@ class Fields {
     static const json o = json::object();
     return o;
   }
-  static std::string full(const std::string& path, const char* key) {
-    return path.empty() ? std::string(key) : path + "." + key;
+  [[nodiscard]] FieldReader reader(const json& node, const std::string& path) const {
+    if (!node.is_object()) return FieldReader(empty_object(), m_source, path.empty() ? "" : path + ".");
+    return FieldReader(node, m_source, path.empty() ? "" : path + ".", UnknownFields::ignore);
   }
-  static std::string type_name(const json& v) {
-    if (v.is_null()) return "null";
-    if (v.is_boolean()) return "a boolean";
-    if (v.is_number()) return std::isfinite(v.get<double>()) ? "a number" : "a non-finite number";
-    if (v.is_string()) return "a string";
-    if (v.is_array()) return "an array";
-    return "an object";
-  }
-  const json* find(const json& node, const std::string& path, const char* key) {
-    if (m_error) return nullptr;
-    if (!node.is_object() || !node.contains(key)) {
-      m_error = fmt::format("field {}: missing", full(path, key));
-      return nullptr;
+  // The value, or `fallback` once any read failed (the first error is the one reported).
+  template <typename T, typename F>
+  T take(Result<F> result, T fallback) {
+    if (m_error) return fallback;
+    if (!result.ok()) {
+      m_error = result.error();
+      return fallback;
     }
-    return &node[key];
+    return T(std::move(result).value());
   }
-  void wrong(const std::string& path, const char* key, const char* expected, const json& got) {
-    m_error = fmt::format("field {}: expected {}, got {}", full(path, key), expected, type_name(got));
-  }
-  std::optional<std::string> m_error;
+  std::string m_source;
+  std::optional<Error> m_error;
 };
 
 std::string at(const std::string& path, std::size_t i) {
@@ -185,7 +156,7 @@ json sp_value(const json& s) {
 // ---- simulate -------------------------------------------------------------------------------------
 
 Result<json> simulate_section(const json& doc, const std::string& source, const SectionOptions& options) {
-  Fields f;
+  Fields f(source);
   static constexpr const char* k_phases[] = {"compute", "exposed_comm", "pipeline_bubble", "optimizer"};
   json stages = json::array();
   const json& raw_stages = f.array(doc, "", "stage_breakdown_s");
@@ -240,14 +211,13 @@ Result<json> simulate_section(const json& doc, const std::string& source, const 
   const std::string label = strategy_label(f, strategy, "strategy");
   const double gpus = f.number(strategy, "strategy", "gpus");
   const std::string gpu = f.text(f.object(doc, "", "cluster"), "cluster", "gpu");
-  if (!f.ok()) return f.error(source);
+  if (!f.ok()) return f.error();
   if (stages.empty()) {
-    return make_error(ErrorCode::invalid_input, source + ": field stage_breakdown_s: no stage");
+    return make_error(ErrorCode::invalid_input, source + ": stage_breakdown_s: no stage");
   }
   const double total = memory["total"].get<double>();
   if (budget && *budget <= 0) {
-    return make_error(ErrorCode::invalid_input,
-                      source + ": field memory_budget_gib: expected a positive finite number");
+    return make_error(ErrorCode::invalid_input, source + ": memory_budget_gib: must be a positive number");
   }
   std::string memory_text = fmt::format("{:.1f} GiB", total);
   if (budget)
@@ -293,7 +263,7 @@ std::vector<std::size_t> pareto_front(const std::vector<std::pair<double, double
 }
 
 Result<json> explore_section(const json& doc, const std::string& source, const SectionOptions& options) {
-  Fields f;
+  Fields f(source);
   const json& results = f.array(doc, "", "results");
   std::vector<std::pair<double, double>> points;
   json point_list = json::array();
@@ -337,10 +307,9 @@ Result<json> explore_section(const json& doc, const std::string& source, const S
   const double evaluated = f.number(doc, "", "evaluated");
   const double simulated = f.number(doc, "", "simulated");
   const double global_batch = f.number(doc, "", "global_batch");
-  if (!f.ok()) return f.error(source);
+  if (!f.ok()) return f.error();
   if (points.empty()) {
-    return make_error(ErrorCode::invalid_input,
-                      source + ": field results: no strategy (none fit in memory?)");
+    return make_error(ErrorCode::invalid_input, source + ": results: no strategy (none fit in memory?)");
   }
   const std::vector<std::size_t> front = pareto_front(points);
   json stats = json::array({stat("strategies evaluated", fmt::format("{:.0f}", evaluated)),
@@ -362,7 +331,7 @@ Result<json> explore_section(const json& doc, const std::string& source, const S
 // ---- tune -----------------------------------------------------------------------------------------
 
 Result<json> tune_section(const json& doc, const std::string& source) {
-  Fields f;
+  Fields f(source);
   json ops = json::array();
   const json& raw = f.array(doc, "", "ops");
   for (std::size_t i = 0; i < raw.size() && f.ok(); ++i) {
@@ -400,7 +369,7 @@ Result<json> tune_section(const json& doc, const std::string& source) {
   if (doc.contains("model") && doc.contains("cluster")) {
     what = fmt::format("{} on {}", f.text(doc, "", "model"), f.text(doc, "", "cluster"));
   }
-  if (!f.ok()) return f.error(source);
+  if (!f.ok()) return f.error();
   json stats =
       json::array({stat("search", search + " (" + runtime + ")"),
                    stat("NCCL defaults", seconds_text(baseline)), stat("tuned", seconds_text(predicted)),
@@ -428,7 +397,7 @@ json curve(double lo, double hi, int count, F&& value) {
 }
 
 Result<json> profile_section(const json& doc, const std::string& source) {
-  Fields f;
+  Fields f(source);
   // An export holds the run's record (run{id, backend, host, status, ...}); `lagom profile --json` holds
   // run_id, backend and status at the top and no host.
   const bool exported = doc.contains("run");
@@ -556,7 +525,7 @@ Result<json> profile_section(const json& doc, const std::string& source) {
     gemm_fit_curves[precision] =
         curve(lo, hi, 48, [&](double flops) { return peak * flops / (flops + half); });
   }
-  if (!f.ok()) return f.error(source);
+  if (!f.ok()) return f.error();
   json gemms = json::array();
   for (auto& [precision, points] : gemm_points) {
     if (points.empty()) continue;
@@ -593,7 +562,7 @@ Result<json> profile_section(const json& doc, const std::string& source) {
 // ---- validate -------------------------------------------------------------------------------------
 
 Result<json> validate_section(const json& doc, const std::string& source) {
-  Fields f;
+  Fields f(source);
   json runs = json::array();
   json labels = json::array();
   const json& raw = f.array(doc, "", "runs");
@@ -638,7 +607,7 @@ Result<json> validate_section(const json& doc, const std::string& source) {
   const double count = f.number(overall, "overall", "runs");
   const double failed = f.number(doc, "", "failed");
   const bool passed = f.boolean(doc, "", "passed");
-  if (!f.ok()) return f.error(source);
+  if (!f.ok()) return f.error();
   std::size_t within5 = 0, within10 = 0;
   for (const auto& r : runs) {
     const double error = std::abs(r[1].get<double>() / r[0].get<double>() - 1);
@@ -664,7 +633,7 @@ Result<json> validate_section(const json& doc, const std::string& source) {
 // ---- check ----------------------------------------------------------------------------------------
 
 Result<json> check_section(const json& doc, const std::string& source) {
-  Fields f;
+  Fields f(source);
   static constexpr std::size_t k_chart_metrics = 60;  // more bars than this do not read as a chart
   json metrics = json::array();
   const json& raw = f.array(doc, "", "metrics");
@@ -687,10 +656,11 @@ Result<json> check_section(const json& doc, const std::string& source) {
     const double d = delta.is_number() ? std::abs(delta.get<double>()) : 0;
     weight.emplace_back(bad ? INFINITY : d / std::max(tolerance, 1e-9), i);
   }
-  const std::string kind = f.text(doc, "", "kind");
+  // The kind compared: `compared` since check documents carry their own kind, `kind` before (version 0).
+  const std::string kind = f.text(doc, "", doc.contains(documents::k_version_field) ? "compared" : "kind");
   const bool passed = f.boolean(doc, "", "passed");
   const double regressions = f.number(doc, "", "regressions");
-  if (!f.ok()) return f.error(source);
+  if (!f.ok()) return f.error();
   // The chart: every metric, or the ones nearest to (or past) their tolerance, in the table's order.
   std::stable_sort(weight.begin(), weight.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
@@ -732,26 +702,26 @@ std::string script_safe_json(const json& value) {
 }  // namespace
 
 Result<Kind> detect_kind(const json& doc) {
-  using T = json::value_t;
-  constexpr T number = T::number_float;  // is(): any number
-  if (!doc.is_object()) {
-    return make_error(ErrorCode::invalid_input, "not a Lagom document (expected a JSON object)");
+  // The one detector (documents/kind.h); report draws the kinds it has a section for.
+  const auto found = documents::detect(doc);
+  if (!found.ok() && (!doc.is_object() || doc.contains(documents::k_version_field))) return found.error();
+  switch (found.ok() ? found->kind : documents::Kind::report) {
+    case documents::Kind::simulate:
+      return Kind::simulate;
+    case documents::Kind::explore:
+      return Kind::explore;
+    case documents::Kind::tune:
+    case documents::Kind::lagom_config:
+      return Kind::tune;
+    case documents::Kind::profile:
+      return Kind::profile;
+    case documents::Kind::validate:
+      return Kind::validate;
+    case documents::Kind::check:
+      return Kind::check;
+    default:
+      break;
   }
-  if (is(doc, "iteration_time_s", number) && is(doc, "breakdown_s", T::object) &&
-      is(doc, "stage_breakdown_s", T::array))
-    return Kind::simulate;
-  if (is(doc, "results", T::array) && is(doc, "evaluated", number) && is(doc, "simulated", number))
-    return Kind::explore;
-  if (is(doc, "search", T::string) && is(doc, "predicted_iteration_time_s", number) &&
-      is(doc, "ops", T::array))
-    return Kind::tune;
-  if ((is(doc, "run", T::object) || is(doc, "run_id", number)) && is(doc, "comm", T::array) &&
-      is(doc, "compute", T::array))
-    return Kind::profile;
-  if (doc.value("kind", json()) == "validate" && is(doc, "runs", T::array) && is(doc, "groups", T::object))
-    return Kind::validate;
-  if (is(doc, "metrics", T::array) && is(doc, "passed", T::boolean) && is(doc, "regressions", number))
-    return Kind::check;
   return make_error(
       ErrorCode::invalid_input,
       "not a document lagom report reads (simulate --json, explore --json, tune --json or "

@@ -1,18 +1,13 @@
 #include "search/outputs.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <tuple>
 
 #include <fmt/format.h>
 
-#include "core/files.h"
 #include "model/nccl_topology.h"
-#include "search/tune_inputs.h"
-#include "simulator/comm_config.h"
 
 namespace lagom::search {
 
@@ -165,34 +160,6 @@ Result<std::string> env_text(const Problem& problem, const TuneResult& result, c
   return text;
 }
 
-nlohmann::json ops_json(const Problem& problem, const TuneResult& result) {
-  nlohmann::json ops = nlohmann::json::array();
-  for (const auto& r : op_reports(problem, result)) {
-    nlohmann::json op = {{"name", simulator::op_class_name(r.op.key)},
-                         {"collective", std::string(model::to_string(r.op.key.collective))},
-                         {"group", std::string(model::to_string(r.op.key.group))},
-                         {"bytes", r.op.key.bytes},
-                         {"ranks", r.op.shape.ranks},
-                         {"nodes", r.op.shape.nodes},
-                         {"count", r.op.count},
-                         {"algo", std::string(model::to_string(r.config.algo))},
-                         {"proto", std::string(model::to_string(r.config.proto))},
-                         {"channels", r.config.channels},
-                         {"threads", r.config.threads},
-                         {"chunk_bytes", r.config.chunk_bytes},
-                         {"scope", r.scope},
-                         {"predicted_time_us", r.op.time_us}};
-    if (r.default_config) {
-      op["default"] = {{"algo", std::string(model::to_string(r.default_config->algo))},
-                       {"proto", std::string(model::to_string(r.default_config->proto))},
-                       {"channels", r.default_config->channels},
-                       {"time_us", r.default_time_us}};
-    }
-    ops.push_back(std::move(op));
-  }
-  return ops;
-}
-
 FrameworkKnobs framework_knobs(const TuneResult& result) {
   return {result.choice.tp_overlap, result.choice.bucket_mb, result.choice.prefetch, result.choice.priority};
 }
@@ -210,9 +177,6 @@ std::string framework_file_name(Framework framework) {
   return "";
 }
 
-namespace {
-
-// The framework's own file for a tune under a framework profile: (name, text), or none.
 std::optional<std::pair<std::string, std::string>> framework_file(const Problem& problem,
                                                                   const TuneResult& result) {
   const Framework framework = problem.space.framework;
@@ -227,82 +191,6 @@ std::optional<std::pair<std::string, std::string>> framework_file(const Problem&
                      deepspeed_config(*problem.workload, strategy, framework_knobs(result)).dump(2) + "\n"};
   }
   return std::nullopt;
-}
-
-}  // namespace
-
-nlohmann::json config_json(const Problem& problem, const TuneResult& result, const OutputContext& context) {
-  nlohmann::json ops = ops_json(problem, result);
-  nlohmann::json communicators = nlohmann::json::array();
-  for (const auto& [group, ctas] : result.assignment.comm_ctas) {
-    communicators.push_back({{"group", std::string(model::to_string(group))},
-                             {"ctas", ctas},
-                             {"min_ctas", ctas},
-                             {"max_ctas", ctas}});
-  }
-  nlohmann::json process = nlohmann::json::object();
-  if (result.comm_knobs_searched && result.runtime == model::Runtime::nccl) {
-    process = {{"threads", result.choice.threads}, {"chunk_bytes", result.choice.chunk_bytes}};
-  }
-  return {{"search", std::string(to_string(result.search))},
-          {"runtime", std::string(model::to_string(result.runtime))},
-          {"model", context.model},
-          {"cluster", context.cluster},
-          {"strategy", context.strategy},
-          {"comm_knobs_searched", result.comm_knobs_searched},
-          {"predicted_iteration_time_s", result.predicted_iteration_s()},
-          {"baseline_iteration_time_s", result.baseline_iteration_s()},
-          {"speedup", result.speedup()},
-          {"evaluations", result.evaluations},
-          {"search_time_s", result.search_time_s},
-          {"op_classes", result.result.op_classes.size()},
-          {"ops", std::move(ops)},
-          {"communicators", std::move(communicators)},
-          {"overlap", simulator::overlap_json(result.assignment)},
-          {"process", std::move(process)},
-          {"notes", result.notes},
-          {"tune", tune_inputs_json(problem, result, context.model, context.cluster, context.plugin_path)}};
-}
-
-Status write_outputs(const Problem& problem, const TuneResult& result, const OutputContext& context) {
-  namespace fs = std::filesystem;
-  const fs::path dir(context.out_dir);
-  LAGOM_TRY(const std::string env, env_text(problem, result, context));
-  nlohmann::json config = config_json(problem, result, context);
-  // Under a framework profile lagom-config.json also says the framework's settings (framework_json); `any`
-  // writes the file it always wrote.
-  if (problem.space.framework != Framework::any) {
-    config["framework"] = framework_json(framework_profile(problem.space.framework), *problem.workload,
-                                         problem.space.strategy, framework_knobs(result));
-  }
-  std::vector<std::pair<std::string, std::string>> files{
-      {"nccl_tuner.conf", tuner_conf_text(problem, result)},
-      {"lagom.env", env},
-      {"lagom-config.json", config.dump(2) + "\n"}};
-  const auto own_file = framework_file(problem, result);
-  if (own_file) files.push_back(*own_file);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) {
-    return make_error(ErrorCode::io, fmt::format("out {}: cannot create the directory ({})", dir.string(),
-                                                 ec ? ec.message() : "not a directory"));
-  }
-  // All three or none: a plugin or lagom.init() never reads a mix of two tunes.
-  std::vector<std::pair<std::string, std::string>> targets;
-  for (const auto& [name, text] : files) targets.emplace_back((dir / name).string(), text);
-  if (auto status = files::write_all_atomically(targets); !status.ok()) {
-    return status.error().with_context(fmt::format("out {}", dir.string()));
-  }
-  // A framework file left by an earlier tune into this folder would describe another choice.
-  for (const auto framework : {Framework::megatron_lm, Framework::deepspeed}) {
-    const std::string name = framework_file_name(framework);
-    if (own_file && own_file->first == name) continue;
-    if (fs::exists(dir / name, ec) && !fs::remove(dir / name, ec)) {
-      return make_error(ErrorCode::io, fmt::format("out {}: cannot remove the earlier {} ({})", dir.string(),
-                                                   name, ec.message()));
-    }
-  }
-  return {};
 }
 
 }  // namespace lagom::search

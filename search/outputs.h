@@ -1,4 +1,6 @@
-// What `lagom tune --out DIR` writes (docs/shim.md defines the formats; the shim parses them strictly):
+// The text files of what `lagom tune --out DIR` writes (docs/shim.md defines the formats; the shim parses
+// them strictly), and the typed data of the rest: lagom-config.json is the documents module's
+// (documents/lagom_config.h: its JSON, and the writing of all the files, atomically):
 //   nccl_tuner.conf    NVIDIA's example-plugin CSV: per (tuner collective, nNodes, nRanks), one line per
 //                      op class with a size range: contiguous bins split at the midpoints between the
 //                      classes' sizes (as NCCL's tuner sees them), the first from 0, the last open-ended;
@@ -9,13 +11,11 @@
 //                      also `framework` (search/framework.h: torch's keyword arguments among them);
 //   megatron.args      (--framework megatron-lm) Megatron-LM's flags, one per line;
 //   deepspeed.json     (--framework deepspeed) a DeepSpeed config fragment.
-// The files are written to temporary names in DIR and renamed only when all of them were written, so a
-// failure leaves no half-written file (and no new file at all); a framework file this tune does not write
-// is removed afterwards, so the folder never mixes two tunes.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -44,22 +44,17 @@ struct OpReport {
   double default_time_us = 0;
 };
 std::vector<OpReport> op_reports(const Problem& problem, const TuneResult& result);
-// The `ops[]` array of `tune --json` and lagom-config.json: one object per op class (the fields of
-// docs/cli.md#lagom-tune).
-nlohmann::json ops_json(const Problem& problem, const TuneResult& result);
-
 std::string tuner_conf_text(const Problem& problem, const TuneResult& result);
 // invalid_input when a value cannot be written in the grammar of docs/shim.md (a path with a quote).
 Result<std::string> env_text(const Problem& problem, const TuneResult& result, const OutputContext& context);
-nlohmann::json config_json(const Problem& problem, const TuneResult& result, const OutputContext& context);
 
 // The framework knobs of a tune's choice (search/framework.h).
 FrameworkKnobs framework_knobs(const TuneResult& result);
 // The file a framework reads beside the NCCL files: "megatron.args", "deepspeed.json", or "" (torch-fsdp:
 // lagom-config.json's framework.torch; any: none).
 std::string framework_file_name(Framework framework);
-
-// Writes the files into context.out_dir (created if missing). io naming the path on failure.
-Status write_outputs(const Problem& problem, const TuneResult& result, const OutputContext& context);
+// The framework's own file for a tune under a framework profile: (name, text), or none (any, torch-fsdp).
+std::optional<std::pair<std::string, std::string>> framework_file(const Problem& problem,
+                                                                  const TuneResult& result);
 
 }  // namespace lagom::search

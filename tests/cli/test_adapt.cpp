@@ -1,6 +1,7 @@
 // `lagom adapt`'s library part (cli/adapt.h): following a records folder as a job writes it, the tune
 // inputs a config records, and the decision loop on synthetic drift. The configs come from a real tune
-// (in-process, search::write_outputs), so the op classes, bins and rules are those `lagom tune` writes.
+// (in-process, documents::write_tune_outputs), so the op classes, bins and rules are those `lagom tune`
+// writes.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -12,11 +13,12 @@
 #include <sys/stat.h>
 
 #include "cli/adapt.h"
+#include "documents/lagom_config.h"
+#include "documents/tune_inputs.h"
 #include "model/presets.h"
 #include "model/strategy_json.h"
 #include "profiler/production.h"
 #include "search/outputs.h"
-#include "search/tune_inputs.h"
 #include "simulator/scenario.h"
 #include "support/run.h"
 
@@ -162,7 +164,7 @@ Tuned tune_into(const std::string& dir, const std::string& model, const std::str
   out.strategy = model::to_json(t.scenario->strategy);
   out.plugin_path = "lagom";
   out.out_dir = dir;
-  REQUIRE(search::write_outputs(problem, result, out).ok());
+  REQUIRE(documents::write_tune_outputs(problem, result, out).ok());
   return t;
 }
 
@@ -208,13 +210,13 @@ TEST_CASE("the config records the tune's inputs, and re-tuning them with no new 
   const std::string dir = temp_dir("inputs");
   const Tuned t = tune_into(dir, "gpt2", "dgx-h100", 16, 4, calibration);
   const auto config = config_of(dir);
-  const auto inputs = search::parse_tune_inputs(config, "c");
+  const auto inputs = documents::parse_tune_inputs(config, "c");
   REQUIRE(inputs.ok());
   CHECK(model::to_json(inputs->workload) == model::to_json(t.scenario->workload));
   CHECK(model::to_json(inputs->cluster) == model::to_json(t.scenario->cluster));
   CHECK(model::to_json(inputs->strategy) == model::to_json(t.scenario->strategy));
   REQUIRE(inputs->calibration.has_value());
-  CHECK(search::calibration_json(*inputs->calibration) == search::calibration_json(calibration));
+  CHECK(documents::calibration_json(*inputs->calibration) == documents::calibration_json(calibration));
   CHECK(inputs->search == search::SearchKind::lagom);
 
   const std::string conf = read_file(dir + "/nccl_tuner.conf");
@@ -228,19 +230,19 @@ TEST_CASE("the config records the tune's inputs, and re-tuning them with no new 
 
   auto old = config;
   old.erase("tune");
-  CHECK(search::parse_tune_inputs(old, "c").error().message.find("c: no \"tune\" object") == 0);
+  CHECK(documents::parse_tune_inputs(old, "c").error().message.find("c: no \"tune\" object") == 0);
   auto wrong = config;
   wrong["tune"]["pins"].erase("bucket_mb");
-  CHECK(search::parse_tune_inputs(wrong, "c").error().message == "c: tune.pins.bucket_mb: required");
+  CHECK(documents::parse_tune_inputs(wrong, "c").error().message == "c: tune.pins.bucket_mb: required");
   // An integer the field's type cannot hold, or a fraction, is an error, not a truncated value.
   auto huge = config;
   huge["tune"]["calibration"]["collectives"][0]["ranks"] = 4294967300ULL;
-  CHECK(search::parse_tune_inputs(huge, "c").error().message ==
-        "c: tune.calibration.collectives[0].ranks: 4294967300 is out of range");
+  CHECK(documents::parse_tune_inputs(huge, "c").error().message ==
+        "c: tune.calibration.collectives[0].ranks: 4294967300 is out of range (at most 2147483647)");
   auto fraction = config;
   fraction["tune"]["calibration"]["collectives"][0]["nodes"] = 1.5;
-  CHECK(search::parse_tune_inputs(fraction, "c").error().message ==
-        "c: tune.calibration.collectives[0].nodes: must be an integer");
+  CHECK(documents::parse_tune_inputs(fraction, "c").error().message ==
+        "c: tune.calibration.collectives[0].nodes: must be a positive integer");
 }
 
 namespace {
@@ -361,7 +363,7 @@ TEST_CASE("synthetic drift: steady records change nothing, a network op class 3x
   }
   CHECK(moved);
   // The new config carries the re-fitted series, so the next re-tune starts from it.
-  const auto inputs = search::parse_tune_inputs(config_of(dir), "c").value();
+  const auto inputs = documents::parse_tune_inputs(config_of(dir), "c").value();
   REQUIRE(inputs.calibration.has_value());
   CHECK_FALSE(inputs.calibration->collectives.empty());
 }

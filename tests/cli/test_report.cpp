@@ -226,19 +226,19 @@ TEST_CASE("a document with a missing or mistyped field is an error naming the so
   doc["stage_breakdown_s"][1].erase("optimizer");
   auto missing = build_section(doc, Kind::simulate, "sim.json");
   REQUIRE_FALSE(missing.ok());
-  CHECK(missing.error().message == "sim.json: field stage_breakdown_s[1].optimizer: missing");
+  CHECK(missing.error().message == "sim.json: stage_breakdown_s[1].optimizer: required");
   doc = simulate_doc();
   doc["iteration_time_s"] = "fast";
   CHECK(build_section(doc, Kind::simulate, "sim.json").error().message ==
-        "sim.json: field iteration_time_s: expected a finite number, got a string");
+        "sim.json: iteration_time_s: must be a finite number");
   json explore = explore_doc({{1, 2}, {2, 1}});
   explore["results"][1]["strategy"].erase("pp");
   CHECK(build_section(explore, Kind::explore, "e.json").error().message ==
-        "e.json: field results[1].strategy.pp: missing");
+        "e.json: results[1].strategy.pp: required");
   json tune = tune_doc();
   tune["ops"][0]["default"]["time_us"] = nullptr;
   CHECK(build_section(tune, Kind::tune, "t.json").error().message ==
-        "t.json: field ops[0].default.time_us: expected a finite number, got null");
+        "t.json: ops[0].default.time_us: required");
 }
 
 TEST_CASE("a simulate section holds one timeline row per pipeline stage and the op classes by total time",
@@ -274,10 +274,10 @@ TEST_CASE("a simulate section shows memory against the budget fits_in_memory was
   CHECK(shown);
   doc["memory_budget_gib"] = -1.0;
   CHECK(build_section(doc, Kind::simulate, "sim.json", options).error().message ==
-        "sim.json: field memory_budget_gib: expected a positive finite number");
+        "sim.json: memory_budget_gib: must be a positive number");
   doc["memory_budget_gib"] = "74";  // present but not a number: an error, not a missing budget
   CHECK(build_section(doc, Kind::simulate, "sim.json", options).error().message ==
-        "sim.json: field memory_budget_gib: expected a finite number, got a string");
+        "sim.json: memory_budget_gib: must be a finite number");
 }
 
 TEST_CASE("explore's Pareto front keeps the strategies no other beats on both time and memory",

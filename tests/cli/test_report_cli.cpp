@@ -117,7 +117,7 @@ TEST_CASE("report refuses a document of an unknown kind, malformed JSON and a mi
   write_file(dir + "/cut.json", doc.dump());
   const auto cut = run_lagom({"report", dir + "/cut.json", "--out", dir + "/r.html", "--chart-js", library});
   CHECK(cut.exit_code == 2);
-  CHECK(cut.err == "lagom: error: report: " + dir + "/cut.json: field breakdown_s.exposed_comm: missing\n");
+  CHECK(cut.err == "lagom: error: report: " + dir + "/cut.json: breakdown_s.exposed_comm: required\n");
   const auto none = run_lagom({"report", "--out", dir + "/r.html", "--chart-js", library});
   CHECK(none.exit_code == 2);
   CHECK(none.err == "lagom: error: report: no input (give documents, or --run ID with --db PATH)\n");

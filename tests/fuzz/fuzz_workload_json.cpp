@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/documents.h"
+#include "documents/model.h"
 #include "fuzz_input.h"
 #include "model/presets.h"
 #include "model/specs.h"
@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto again = lagom::model::parse_workload(lagom::model::to_json(w), "fuzz.json");
   if (!again || !(again.value() == w)) std::abort();
   (void)w.parameters();
-  (void)lagom::cli::flops_per_token(w);
+  (void)lagom::documents::flops_per_token(w);
   static const auto cluster = lagom::model::cluster_preset("dgx-a100").value();
   for (const int tp : {1, 8}) {
     lagom::model::Strategy strategy;

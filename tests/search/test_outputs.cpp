@@ -8,7 +8,6 @@
 #include "search/outputs.h"
 #include "shim/nccl_tuner_abi.h"
 #include "shim/tuner_rules.h"
-#include "simulator/comm_config.h"
 #include "support/run.h"
 
 using namespace lagom;
@@ -98,36 +97,4 @@ TEST_CASE("lagom.env holds only lines of the shim's grammar, locates itself and 
   CHECK_THAT(text, Catch::Contains("export NCCL_TUNER_PLUGIN='/opt/lagom dir/lib/libnccl-tuner-lagom.so'\n"));
   CHECK_THAT(text, Catch::Contains("export LAGOM_TUNER_CONFIG=\"${LAGOM_CONFIG_DIR}/nccl_tuner.conf\"\n"));
   CHECK(text.find("/tmp/out") == std::string::npos);  // nothing points at the folder it was written to
-}
-
-TEST_CASE("lagom-config.json parses as the simulator's comm config and reproduces the prediction exactly",
-          "[search]") {
-  auto f = fsdp();
-  const auto r = search::run_search(search::SearchKind::lagom, f.problem).value();
-  const auto doc = search::config_json(f.problem, r, context_for(f, "/tmp/out"));
-  const auto assignment =
-      simulator::parse_comm_config(nlohmann::json::parse(doc.dump()), "lagom-config.json").value();
-  REQUIRE(f.costs->validate(assignment).ok());
-  const auto again = simulator::simulate(f.workload, f.cluster, f.strategy, *f.costs, assignment).value();
-  CHECK(again.iteration_time_s * 1e6 == r.predicted_iteration_us);
-  // The shim's fields: min_ctas = max_ctas = ctas.
-  for (const auto& c : doc.at("communicators")) CHECK(c.at("min_ctas") == c.at("ctas"));
-}
-
-TEST_CASE("an unwritable output directory is an io error and leaves no file behind", "[search]") {
-  auto f = fsdp();
-  const auto r = search::run_search(search::SearchKind::default_, f.problem).value();
-  const std::string dir = test::temp_dir("search-outputs");
-  test::write_file(dir + "/file", "x");
-  const Status s = search::write_outputs(f.problem, r, context_for(f, dir + "/file/out"));
-  REQUIRE_FALSE(s.ok());
-  CHECK(s.error().code == ErrorCode::io);
-  CHECK_THAT(s.error().message, Catch::StartsWith("out " + dir + "/file/out: cannot create the directory"));
-  // A writable one gets the three files and no temporary.
-  REQUIRE(search::write_outputs(f.problem, r, context_for(f, dir + "/ok")).ok());
-  std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(dir + "/ok"))
-    names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  CHECK(names == std::vector<std::string>{"lagom-config.json", "lagom.env", "nccl_tuner.conf"});
 }

@@ -1,11 +1,12 @@
 // The resolved shape of a workload (`model_shape` in the documents of simulate, explore, tune and model):
 // what the cost model prices, so a reader sees the sequence length and widths a file resolved to.
+#include "documents/model.h"
+
 #include <fmt/format.h>
 
-#include "cli/documents.h"
 #include "model/cost_model.h"
 
-namespace lagom::cli {
+namespace lagom::documents {
 
 double flops_per_token(const model::WorkloadSpec& workload) {
   // Model FLOPs of one sequence, forward and backward (docs/model.md#flops-convention), per token.
@@ -54,4 +55,4 @@ std::string model_shape_text(const model::WorkloadSpec& w) {
       model::to_string(w.ffn_type), moe, w.vocab, w.seq, w.parameters() / 1e9, flops_per_token(w));
 }
 
-}  // namespace lagom::cli
+}  // namespace lagom::documents

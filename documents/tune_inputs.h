@@ -1,4 +1,4 @@
-// The inputs of one `lagom tune`, recorded in its lagom-config.json ("tune",
+// The inputs of one `lagom tune`, recorded in its lagom-config.json (documents/lagom_config.h) ("tune",
 // docs/shim.md#the-tune-inputs-tune) so that `lagom adapt` can re-tune with the same model, cluster,
 // strategy, search and knobs searched, with only the collective fits changed. Everything the search reads is
 // recorded as data (the resolved workload and cluster specs, the calibration), so the re-tune needs neither
@@ -17,7 +17,7 @@
 #include "search/search.h"
 #include "search/space.h"
 
-namespace lagom::search {
+namespace lagom::documents {
 
 // The version of the "tune" object; parse_tune_inputs rejects any other.
 inline constexpr int k_tune_inputs_version = 1;
@@ -27,18 +27,18 @@ struct TuneInputs {
   model::WorkloadSpec workload;
   model::ClusterSpec cluster;  // with the node count of the strategy's GPUs
   model::Strategy strategy;    // resolved, before the search (the structural knobs' starting values)
-  SearchKind search = SearchKind::lagom;
+  search::SearchKind search = search::SearchKind::lagom;
   model::Runtime runtime = model::Runtime::nccl;
-  Pins pins;
+  search::Pins pins;
   simulator::IssuePriority priority = simulator::IssuePriority::as_scheduled;
   bool search_nccl_knobs = true;
-  Framework framework = Framework::any;           // --framework: the knob space the re-tune keeps to
-  std::optional<model::Calibration> calibration;  // the fits the cost model was built with
-  std::string plugin_path;                        // NCCL_TUNER_PLUGIN of lagom.env
+  search::Framework framework = search::Framework::any;  // --framework: the knob space the re-tune keeps to
+  std::optional<model::Calibration> calibration;         // the fits the cost model was built with
+  std::string plugin_path;                               // NCCL_TUNER_PLUGIN of lagom.env
 };
 
 // The "tune" object of `problem` (its cost model's calibration included) and the context's names.
-nlohmann::json tune_inputs_json(const Problem& problem, const TuneResult& result,
+nlohmann::json tune_inputs_json(const search::Problem& problem, const search::TuneResult& result,
                                 const std::string& model_name, const std::string& cluster_name,
                                 const std::string& plugin_path);
 // Reads the "tune" object of a lagom-config.json; invalid_input naming `origin` and the field (a config
@@ -48,4 +48,4 @@ Result<TuneInputs> parse_tune_inputs(const nlohmann::json& config, const std::st
 nlohmann::json calibration_json(const model::Calibration& calibration);
 Result<model::Calibration> parse_calibration(const nlohmann::json& document, const std::string& origin);
 
-}  // namespace lagom::search
+}  // namespace lagom::documents

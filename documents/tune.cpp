@@ -1,9 +1,13 @@
 // The `tune --json` document (docs/search.md lists its fields). The per-op-class entries come from
-// search::ops_json, the one writer they share with lagom-config.json.
-#include "cli/documents.h"
+// ops_json (documents/lagom_config.h), the one writer they share with lagom-config.json.
+#include "documents/tune.h"
+
+#include "documents/kind.h"
+#include "documents/lagom_config.h"
+#include "documents/model.h"
 #include "simulator/comm_config.h"
 
-namespace lagom::cli {
+namespace lagom::documents {
 
 nlohmann::json grid_json(const search::TuneResult& r) {
   nlohmann::json grid = nlohmann::json::array();
@@ -20,7 +24,7 @@ nlohmann::json grid_json(const search::TuneResult& r) {
 nlohmann::json tune_json(const search::Problem& problem, const search::TuneResult& result,
                          const SpeedupSplit& split, const std::string& out_dir, const std::string& note,
                          bool explain) {
-  nlohmann::json ops = search::ops_json(problem, result);
+  nlohmann::json ops = ops_json(problem, result);
   nlohmann::json doc = {{"search", std::string(search::to_string(result.search))},
                         {"runtime", std::string(model::to_string(result.runtime))},
                         {"model", problem.workload->name},
@@ -54,7 +58,7 @@ nlohmann::json tune_json(const search::Problem& problem, const search::TuneResul
     }
     doc["explain"] = {{"grid", grid_json(result)}, {"trials", std::move(trials)}, {"notes", result.notes}};
   }
-  return doc;
+  return stamp(Kind::tune, std::move(doc));
 }
 
-}  // namespace lagom::cli
+}  // namespace lagom::documents

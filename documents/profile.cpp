@@ -1,8 +1,10 @@
-#include "profiler/json.h"
+#include "documents/profile.h"
 
 #include <fmt/format.h>
 
-namespace lagom::profiler {
+#include "documents/kind.h"
+
+namespace lagom::documents {
 
 nlohmann::json to_json(const db::Run& run) {
   return {
@@ -141,7 +143,7 @@ Result<nlohmann::json> export_run_document(const std::string& db_path, std::int6
   for (const auto& s : compute) doc["compute"].push_back(to_json(s));
   doc["overlap"] = nlohmann::json::array();
   for (const auto& s : overlap) doc["overlap"].push_back(to_json(s));
-  return doc;
+  return stamp(Kind::profile, std::move(doc));
 }
 
-}  // namespace lagom::profiler
+}  // namespace lagom::documents

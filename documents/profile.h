@@ -1,5 +1,5 @@
-// The one JSON writer for profile data (runs, samples, fits), shared by `lagom profile --json` and the
-// `lagom db` subcommands. Field names carry units (docs/cli.md#units).
+// The profile documents (kind "profile"): the one JSON writer for profile data (runs, samples, fits), shared
+// by `lagom profile --json` and the `lagom db` subcommands. Field names carry units (docs/cli.md#units).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "db/database.h"
 
-namespace lagom::profiler {
+namespace lagom::documents {
 
 nlohmann::json to_json(const db::Run& run);
 nlohmann::json to_json(const db::CommSample& sample);
@@ -17,7 +17,8 @@ nlohmann::json to_json(const db::OverlapSample& sample);
 nlohmann::json to_json(const db::FitSet& fits);
 
 // A run's whole export, as `lagom db export RUN --format json` prints it and `lagom check` reads it:
-// {"run", "fits", "comm": [...], "compute": [...], "overlap": [...]}. Opens the database read-only.
+// {"kind": "profile", "version", "run", "fits", "comm": [...], "compute": [...], "overlap": [...]}. Opens the
+// database read-only.
 Result<nlohmann::json> export_run_document(const std::string& db_path, std::int64_t run_id);
 
 // CSV of a run's collective and compute samples: one header, one row per sample, `kind` first
@@ -25,4 +26,4 @@ Result<nlohmann::json> export_run_document(const std::string& db_path, std::int6
 std::string samples_csv(const std::vector<db::CommSample>& comm,
                         const std::vector<db::ComputeSample>& compute);
 
-}  // namespace lagom::profiler
+}  // namespace lagom::documents

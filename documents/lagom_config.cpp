@@ -1,0 +1,163 @@
+// lagom-config.json (kind "lagom-config"): every decision of a tune, the op classes with their predicted
+// times, and the tune's inputs; and the writing of all the files of `lagom tune --out` at once.
+#include "documents/lagom_config.h"
+
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/files.h"
+#include "core/json_fields.h"
+#include "documents/kind.h"
+#include "documents/tune_inputs.h"
+#include "simulator/comm_config.h"
+
+namespace lagom::documents {
+
+nlohmann::json ops_json(const search::Problem& problem, const search::TuneResult& result) {
+  namespace f = op_field;
+  nlohmann::json ops = nlohmann::json::array();
+  for (const auto& r : search::op_reports(problem, result)) {
+    nlohmann::json op = {{f::k_name, simulator::op_class_name(r.op.key)},
+                         {f::k_collective, std::string(model::to_string(r.op.key.collective))},
+                         {f::k_group, std::string(model::to_string(r.op.key.group))},
+                         {f::k_bytes, r.op.key.bytes},
+                         {f::k_ranks, r.op.shape.ranks},
+                         {f::k_nodes, r.op.shape.nodes},
+                         {f::k_count, r.op.count},
+                         {f::k_algo, std::string(model::to_string(r.config.algo))},
+                         {f::k_proto, std::string(model::to_string(r.config.proto))},
+                         {f::k_channels, r.config.channels},
+                         {f::k_threads, r.config.threads},
+                         {f::k_chunk_bytes, r.config.chunk_bytes},
+                         {f::k_scope, r.scope},
+                         {f::k_predicted_time_us, r.op.time_us}};
+    if (r.default_config) {
+      op[f::k_default] = {{f::k_algo, std::string(model::to_string(r.default_config->algo))},
+                          {f::k_proto, std::string(model::to_string(r.default_config->proto))},
+                          {f::k_channels, r.default_config->channels},
+                          {f::k_time_us, r.default_time_us}};
+    }
+    ops.push_back(std::move(op));
+  }
+  return ops;
+}
+
+namespace {
+
+Result<OpClassEntry> read_op(const FieldReader& op) {
+  namespace f = op_field;
+  OpClassEntry e;
+  LAGOM_TRY(e.name, op.string(f::k_name, std::nullopt));
+  LAGOM_TRY(e.collective, op.string(f::k_collective, std::nullopt));
+  LAGOM_TRY(e.group, op.string(f::k_group, std::nullopt));
+  LAGOM_TRY(e.bytes, op.integer(f::k_bytes, std::nullopt, 0, std::numeric_limits<std::int64_t>::max()));
+  LAGOM_TRY(e.ranks, op.integer(f::k_ranks, std::nullopt));
+  LAGOM_TRY(e.nodes, op.integer(f::k_nodes, std::nullopt));
+  LAGOM_TRY(e.algo, op.string(f::k_algo, std::nullopt));
+  LAGOM_TRY(e.proto, op.string(f::k_proto, std::nullopt));
+  LAGOM_TRY(e.channels, op.integer(f::k_channels, std::nullopt, 0));
+  LAGOM_TRY(e.predicted_time_us, op.number(f::k_predicted_time_us, std::nullopt));
+  return e;
+}
+
+}  // namespace
+
+Result<std::vector<OpClassEntry>> read_ops(const nlohmann::json& document, const std::string& origin) {
+  LAGOM_TRY_STATUS(require_object(document, origin));
+  // Later versions may add fields: the ones read are checked, the others left alone.
+  const FieldReader top(document, origin, "", UnknownFields::ignore);
+  LAGOM_TRY(const nlohmann::json* ops, top.array(k_ops_field));
+  std::vector<OpClassEntry> entries;
+  for (std::size_t i = 0; i < ops->size(); ++i) {
+    LAGOM_TRY(const FieldReader op, top.element(k_ops_field, *ops, i));
+    LAGOM_TRY(OpClassEntry e, read_op(op));
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+nlohmann::json config_json(const search::Problem& problem, const search::TuneResult& result,
+                           const search::OutputContext& context) {
+  nlohmann::json ops = ops_json(problem, result);
+  nlohmann::json communicators = nlohmann::json::array();
+  for (const auto& [group, ctas] : result.assignment.comm_ctas) {
+    communicators.push_back({{"group", std::string(model::to_string(group))},
+                             {"ctas", ctas},
+                             {"min_ctas", ctas},
+                             {"max_ctas", ctas}});
+  }
+  nlohmann::json process = nlohmann::json::object();
+  if (result.comm_knobs_searched && result.runtime == model::Runtime::nccl) {
+    process = {{"threads", result.choice.threads}, {"chunk_bytes", result.choice.chunk_bytes}};
+  }
+  nlohmann::json config = {
+      {"search", std::string(search::to_string(result.search))},
+      {"runtime", std::string(model::to_string(result.runtime))},
+      {"model", context.model},
+      {"cluster", context.cluster},
+      {"strategy", context.strategy},
+      {"comm_knobs_searched", result.comm_knobs_searched},
+      {"predicted_iteration_time_s", result.predicted_iteration_s()},
+      {"baseline_iteration_time_s", result.baseline_iteration_s()},
+      {"speedup", result.speedup()},
+      {"evaluations", result.evaluations},
+      {"search_time_s", result.search_time_s},
+      {"op_classes", result.result.op_classes.size()},
+      {"ops", std::move(ops)},
+      {"communicators", std::move(communicators)},
+      {"overlap", simulator::overlap_json(result.assignment)},
+      {"process", std::move(process)},
+      {"notes", result.notes},
+      {"tune", tune_inputs_json(problem, result, context.model, context.cluster, context.plugin_path)}};
+  return stamp(Kind::lagom_config, std::move(config));
+}
+
+Status write_tune_outputs(const search::Problem& problem, const search::TuneResult& result,
+                          const search::OutputContext& context) {
+  namespace fs = std::filesystem;
+  const fs::path dir(context.out_dir);
+  LAGOM_TRY(const std::string env, search::env_text(problem, result, context));
+  nlohmann::json config = config_json(problem, result, context);
+  // Under a framework profile lagom-config.json also says the framework's settings (framework_json); `any`
+  // writes the file it always wrote.
+  if (problem.space.framework != search::Framework::any) {
+    config["framework"] =
+        search::framework_json(search::framework_profile(problem.space.framework), *problem.workload,
+                               problem.space.strategy, search::framework_knobs(result));
+  }
+  std::vector<std::pair<std::string, std::string>> files{
+      {"nccl_tuner.conf", search::tuner_conf_text(problem, result)},
+      {"lagom.env", env},
+      {"lagom-config.json", config.dump(2) + "\n"}};
+  const auto own_file = search::framework_file(problem, result);
+  if (own_file) files.push_back(*own_file);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    return make_error(ErrorCode::io, fmt::format("out {}: cannot create the directory ({})", dir.string(),
+                                                 ec ? ec.message() : "not a directory"));
+  }
+  // All three or none: a plugin or lagom.init() never reads a mix of two tunes.
+  std::vector<std::pair<std::string, std::string>> targets;
+  for (const auto& [name, text] : files) targets.emplace_back((dir / name).string(), text);
+  if (auto status = files::write_all_atomically(targets); !status.ok()) {
+    return status.error().with_context(fmt::format("out {}", dir.string()));
+  }
+  // A framework file left by an earlier tune into this folder would describe another choice.
+  for (const auto framework : {search::Framework::megatron_lm, search::Framework::deepspeed}) {
+    const std::string name = search::framework_file_name(framework);
+    if (own_file && own_file->first == name) continue;
+    if (fs::exists(dir / name, ec) && !fs::remove(dir / name, ec)) {
+      return make_error(ErrorCode::io, fmt::format("out {}: cannot remove the earlier {} ({})", dir.string(),
+                                                   name, ec.message()));
+    }
+  }
+  return {};
+}
+
+}  // namespace lagom::documents
