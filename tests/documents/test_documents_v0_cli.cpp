@@ -70,7 +70,8 @@ TEST_CASE("report draws a page of every version-0 document kind it reads", "[doc
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   std::vector<std::string> kinds;
-  for (const auto& s : nlohmann::json::parse(r.out).at("sections")) kinds.push_back(s.at("kind"));
+  const auto listing = nlohmann::json::parse(r.out);
+  for (const auto& s : listing.at("sections")) kinds.push_back(s.at("kind"));
   CHECK(kinds ==
         std::vector<std::string>{"simulate", "explore", "tune", "tune", "profile", "validate", "check"});
 }

@@ -17,8 +17,10 @@ rm -rf tune-out
 "$lagom" check --baseline simulate.json --current simulate.json --json > check.json
 # exit 1 is a validation beyond its tolerance: the document is whole either way
 "$lagom" validate "$data/validate/dgxc-h100.csv" --json > validate.json || [[ $? == 1 ]]
-# a profile export: vTrain's measured all-reduce table (8 A100s, tests/data/vtrain) imported and fitted
-"$lagom" db import "$data/vtrain/AR_GPU8_1M_1024M_LUT" --db "$work/p.db" --quiet > /dev/null
+# a profile export: vTrain's measured all-reduce table (8 A100s, tests/data/vtrain), every 32nd size (1 MiB
+# to 1 GiB, 32 rows: the file stays small), imported and fitted
+awk 'NR == 1 || (NR - 2) % 32 == 0' "$data/vtrain/AR_GPU8_1M_1024M_LUT" > "$work/AR_GPU8_1M_1024M_LUT"
+"$lagom" db import "$work/AR_GPU8_1M_1024M_LUT" --db "$work/p.db" --quiet > /dev/null
 "$lagom" db fit 1 --db "$work/p.db" --quiet > /dev/null
 "$lagom" db export 1 --format json --db "$work/p.db" > profile.json
 # check --predicted against a production run of one record of no op class (3 ranks): every class "no records"
