@@ -85,20 +85,21 @@ void list(const DbFlags& flags, const Context& context) {
   auto database = open_db("db list", flags.db_path, db::Database::Mode::read_only);
   const auto runs = need("db list", database.list_runs());
   if (context.json) {
-    nlohmann::json doc = nlohmann::json::array();
+    // An object, not the bare array of runs it was before documents carried kind and version.
+    nlohmann::json list = nlohmann::json::array();
     for (const auto& run : runs) {
-      doc.push_back({{"id", run.id},
-                     {"status", run.status},
-                     {"backend", run.backend},
-                     {"suite", run.suite},
-                     {"host", run.host},
-                     {"ranks", run.ranks},
-                     {"nodes", run.nodes},
-                     {"started_at", run.started_at},
-                     {"finished_at",
-                      run.finished_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.finished_at)}});
+      list.push_back({{"id", run.id},
+                      {"status", run.status},
+                      {"backend", run.backend},
+                      {"suite", run.suite},
+                      {"host", run.host},
+                      {"ranks", run.ranks},
+                      {"nodes", run.nodes},
+                      {"started_at", run.started_at},
+                      {"finished_at",
+                       run.finished_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.finished_at)}});
     }
-    print_document(documents::Kind::db_list, std::move(doc));
+    print_document(documents::Kind::db_list, {{"runs", std::move(list)}});
     return;
   }
   Table table({{"id"},

@@ -102,7 +102,7 @@ def make_documents(lagom, kind, work, data):
         db = os.path.join(work, "profile.db")
         must([lagom, "profile", "--backend", "cpu", "--quick", "--quiet", "--db", db])
         must([lagom, "db", "import", os.path.join(data, "vtrain", "AR_GPU8_1M_1024M_LUT"), "--db", db])
-        runs = [r["id"] for r in json.loads(must([lagom, "db", "list", "--db", db, "--json"]))]
+        runs = [r["id"] for r in json.loads(must([lagom, "db", "list", "--db", db, "--json"]))["runs"]]
         must([lagom, "db", "fit", str(runs[-1]), "--db", db])
         gemm_series = 0
         collective_fits = gemm_fits = 0

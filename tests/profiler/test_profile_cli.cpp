@@ -178,7 +178,7 @@ TEST_CASE("a profile killed with SIGKILL leaves a sound database: earlier runs i
   CHECK(runs[1].status == "incomplete");
   const auto list = run_lagom({"db", "list", "--json", "--db", db_path});
   REQUIRE(list.exit_code == 0);
-  const auto doc = nlohmann::json::parse(list.out);
+  const auto doc = nlohmann::json::parse(list.out).at("runs");
   REQUIRE(doc.size() == 2);
   CHECK(doc[1]["status"] == "incomplete");
   CHECK(doc[1]["finished_at"].is_null());
@@ -220,7 +220,8 @@ TEST_CASE("db import of the vTrain tables, then list, show, fit and export", "[p
   CHECK(doc["collective"] == "allreduce");
   CHECK(doc["ranks"] == 8);
   CHECK(doc["samples"] == 2048);
-  const auto list = nlohmann::json::parse(run_lagom({"db", "list", "--json", "--db", db_path}).out);
+  const auto list =
+      nlohmann::json::parse(run_lagom({"db", "list", "--json", "--db", db_path}).out).at("runs");
   REQUIRE(list.size() == 1);
   for (const char* field : {"id", "status", "backend", "host", "started_at", "finished_at"})
     CHECK(list[0].contains(field));
