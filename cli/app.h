@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/progress.h"
+#include "model/strategy_knobs.h"
 
 namespace lagom::cli {
 
@@ -50,9 +51,8 @@ T flag_value(const std::string& flag, Result<T> parsed) {
   return std::move(parsed).value();
 }
 
-// The most GPUs (or ranks) a flag takes: 2^20, beyond any cluster built, so that products of counts and
-// sizes stay far from overflow in the cost model.
-inline constexpr int k_max_gpus = 1 << 20;
+// The most GPUs (or ranks) a flag takes (model/strategy_knobs.h).
+inline constexpr int k_max_gpus = model::k_max_gpus;
 
 // `value` of an integer flag, when within [lo, hi]; otherwise the command fails with
 // "<flag>: <value> is not within <lo>..<hi>" (exit 2), at the flag, before anything runs.

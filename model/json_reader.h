@@ -1,6 +1,6 @@
 // Internal to model/: reading the fields of a JSON spec file (a cluster, a workload, a HuggingFace config)
-// with errors that name the file and the field, "<origin>: <prefix><field>: <why>", and the name tables of
-// the enums the files use. specs.cpp and hf_config.cpp share it; nothing outside model/ includes it.
+// with errors that name the file and the field, "<origin>: <prefix><field>: <why>" (the enums' names come
+// from their tables, core/enum_table.h). specs.cpp and hf_config.cpp share it; nothing outside model/ includes it.
 #pragma once
 
 #include <array>
@@ -16,31 +16,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/enum_table.h"
 #include "core/error.h"
 
 namespace lagom::model {
-
-template <typename E, std::size_t N>
-inline std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& table, E value) {
-  for (const auto& [e, name] : table) {
-    if (e == value) return name;
-  }
-  return "unknown";
-}
-template <typename E, std::size_t N>
-inline std::optional<E> value_of(const std::array<std::pair<E, std::string_view>, N>& table,
-                                 std::string_view name) {
-  for (const auto& [e, n] : table) {
-    if (n == name) return e;
-  }
-  return std::nullopt;
-}
-template <typename E, std::size_t N>
-inline std::string names_of(const std::array<std::pair<E, std::string_view>, N>& table) {
-  std::string out;
-  for (const auto& [e, n] : table) out += (out.empty() ? "" : "|") + std::string(n);
-  return out;
-}
 
 // Reads fields of one JSON object with errors of the form "<origin>: <prefix><field>: <why>".
 class Reader {
@@ -130,13 +109,12 @@ class Reader {
     return m_object.at(field).get<bool>();
   }
   template <typename E, std::size_t N>
-  Result<E> choice(const std::string& field, std::optional<E> fallback,
-                   const std::array<std::pair<E, std::string_view>, N>& table) const {
+  Result<E> choice(const std::string& field, std::optional<E> fallback, const EnumTable<E, N>& table) const {
     LAGOM_TRY(std::string text,
-              string(field, fallback ? std::optional<std::string>(std::string(name_of(table, *fallback)))
+              string(field, fallback ? std::optional<std::string>(std::string(table.name(*fallback)))
                                      : std::nullopt));
-    const auto value = value_of(table, text);
-    if (!value) return error(field, fmt::format("'{}' is not one of {}", text, names_of(table)));
+    const auto value = table.parse(text);
+    if (!value) return error(field, fmt::format("'{}' is not one of {}", text, table.choices()));
     return *value;
   }
   Result<Reader> object(const std::string& field) const {

@@ -15,17 +15,24 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/enum_table.h"
 #include "core/error.h"
 #include "model/overlap_method.h"
 
 namespace lagom::model {
 
+using lagom::to_string;  // the name of every enum with a table (core/enum_table.h)
+
 // ---------------------------------------------------------------------------------------------------
 // Cluster
 
 enum class Precision { bf16, fp16, fp8, tf32, fp32 };
-std::string_view to_string(Precision precision);
-std::optional<Precision> parse_precision(std::string_view name);
+inline constexpr auto k_precision_names = enum_table<Precision>({{Precision::bf16, "bf16"},
+                                                                 {Precision::fp16, "fp16"},
+                                                                 {Precision::fp8, "fp8"},
+                                                                 {Precision::tf32, "tf32"},
+                                                                 {Precision::fp32, "fp32"}});
+constexpr const auto& enum_names(Precision) { return k_precision_names; }
 // Bytes per element of a tensor stored in this precision (fp8: 1, bf16/fp16: 2, tf32/fp32: 4).
 double bytes_per_element(Precision precision);
 
@@ -88,8 +95,11 @@ struct GpuSpec {
 [[nodiscard]] double gemm_schedule_efficiency(double tiles, double k, int sms);
 
 enum class FabricKind { nvswitch, nvlink_pairs, pcie, shm };
-std::string_view to_string(FabricKind kind);
-std::optional<FabricKind> parse_fabric_kind(std::string_view name);
+inline constexpr auto k_fabric_kind_names = enum_table<FabricKind>({{FabricKind::nvswitch, "nvswitch"},
+                                                                    {FabricKind::nvlink_pairs, "nvlink_pairs"},
+                                                                    {FabricKind::pcie, "pcie"},
+                                                                    {FabricKind::shm, "shm"}});
+constexpr const auto& enum_names(FabricKind) { return k_fabric_kind_names; }
 
 // The intra-node fabric joining a node's GPUs.
 struct FabricSpec {
@@ -106,8 +116,9 @@ struct FabricSpec {
 };
 
 enum class NicKind { ib, roce, tcp };
-std::string_view to_string(NicKind kind);
-std::optional<NicKind> parse_nic_kind(std::string_view name);
+inline constexpr auto k_nic_kind_names =
+    enum_table<NicKind>({{NicKind::ib, "ib"}, {NicKind::roce, "roce"}, {NicKind::tcp, "tcp"}});
+constexpr const auto& enum_names(NicKind) { return k_nic_kind_names; }
 
 struct NicSpec {
   int count = 0;    // NICs per node (0: single-node only)
@@ -131,7 +142,8 @@ struct NicSpec {
 };
 
 enum class CpuVendor { intel, amd };
-std::string_view to_string(CpuVendor vendor);
+inline constexpr auto k_cpu_vendor_names = enum_table<CpuVendor>({{CpuVendor::intel, "intel"}, {CpuVendor::amd, "amd"}});
+constexpr const auto& enum_names(CpuVendor) { return k_cpu_vendor_names; }
 
 // An NCCL release, e.g. 2.28.9 (the tag v2.28.9-1).
 struct NcclVersion {
@@ -184,7 +196,11 @@ nlohmann::json to_json(const ClusterSpec& cluster);
 // (LLaMA: silu(gate)·up) and geglu (Gemma, Grok-1: gelu(gate)·up). The gated ones have a gate and an up
 // projection (fc1 twice as wide, three weight matrices instead of two).
 enum class FfnType { gelu, swiglu, geglu, squared_relu };
-std::string_view to_string(FfnType type);
+inline constexpr auto k_ffn_type_names = enum_table<FfnType>({{FfnType::gelu, "gelu"},
+                                                              {FfnType::swiglu, "swiglu"},
+                                                              {FfnType::geglu, "geglu"},
+                                                              {FfnType::squared_relu, "squared_relu"}});
+constexpr const auto& enum_names(FfnType) { return k_ffn_type_names; }
 [[nodiscard]] constexpr bool is_gated(FfnType type) {
   return type == FfnType::swiglu || type == FfnType::geglu;
 }
@@ -269,16 +285,23 @@ enum class CpCommType { a2a, p2p, allgather, a2a_p2p };
 // Megatron-Core's moe_token_dispatcher_type: alltoall (EP all-to-all, then expert-TP all-gather) or
 // allgather (all-gather of the tokens over TP×EP, each rank keeps its experts' rows).
 enum class MoeDispatcher { alltoall, allgather };
-std::string_view to_string(Recompute value);
-std::string_view to_string(Schedule value);
-std::string_view to_string(Attention value);
-std::optional<Recompute> parse_recompute(std::string_view name);
-std::optional<Schedule> parse_schedule(std::string_view name);
-std::optional<Attention> parse_attention(std::string_view name);
-std::string_view to_string(CpCommType value);  // "a2a", "p2p", "allgather", "a2a+p2p"
-std::optional<CpCommType> parse_cp_comm_type(std::string_view name);
-std::string_view to_string(MoeDispatcher value);  // "alltoall", "allgather"
-std::optional<MoeDispatcher> parse_moe_dispatcher(std::string_view name);
+inline constexpr auto k_recompute_names = enum_table<Recompute>(
+    {{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}});
+constexpr const auto& enum_names(Recompute) { return k_recompute_names; }
+inline constexpr auto k_schedule_names = enum_table<Schedule>(
+    {{Schedule::one_f_one_b, "1f1b"}, {Schedule::gpipe, "gpipe"}, {Schedule::interleaved, "interleaved"}});
+constexpr const auto& enum_names(Schedule) { return k_schedule_names; }
+inline constexpr auto k_attention_names = enum_table<Attention>(
+    {{Attention::flash, "flash"}, {Attention::flash2, "flash2"}, {Attention::standard, "standard"}});
+constexpr const auto& enum_names(Attention) { return k_attention_names; }
+inline constexpr auto k_cp_comm_type_names = enum_table<CpCommType>({{CpCommType::a2a, "a2a"},
+                                                                     {CpCommType::p2p, "p2p"},
+                                                                     {CpCommType::allgather, "allgather"},
+                                                                     {CpCommType::a2a_p2p, "a2a+p2p"}});
+constexpr const auto& enum_names(CpCommType) { return k_cp_comm_type_names; }
+inline constexpr auto k_moe_dispatcher_names = enum_table<MoeDispatcher>(
+    {{MoeDispatcher::alltoall, "alltoall"}, {MoeDispatcher::allgather, "allgather"}});
+constexpr const auto& enum_names(MoeDispatcher) { return k_moe_dispatcher_names; }
 
 struct Strategy {
   int gpus = 1;                                // total GPUs

@@ -15,10 +15,19 @@ namespace lagom::model {
 // The pass a step belongs to: recompute is what the backward reruns first (nothing without recomputation;
 // selective: the attention core; full: the whole forward with its collectives).
 enum class Phase { forward, backward, recompute };
-std::string_view to_string(Phase phase);
+inline constexpr auto k_phase_names = enum_table<Phase>(
+    {{Phase::forward, "forward"}, {Phase::backward, "backward"}, {Phase::recompute, "recompute"}});
+constexpr const auto& enum_names(Phase) { return k_phase_names; }
 
 enum class OpKind { gemm, attention, elementwise, norm, embedding, loss, optimizer };
-std::string_view to_string(OpKind kind);
+inline constexpr auto k_op_kind_names = enum_table<OpKind>({{OpKind::gemm, "gemm"},
+                                                            {OpKind::attention, "attention"},
+                                                            {OpKind::elementwise, "elementwise"},
+                                                            {OpKind::norm, "norm"},
+                                                            {OpKind::embedding, "embedding"},
+                                                            {OpKind::loss, "loss"},
+                                                            {OpKind::optimizer, "optimizer"}});
+constexpr const auto& enum_names(OpKind) { return k_op_kind_names; }
 
 // A (batched) GEMM C[m×n] = A[m×k]·B[k×n], `batch` independent problems (e.g. heads, experts).
 struct GemmShape {

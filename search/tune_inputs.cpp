@@ -203,13 +203,13 @@ Result<TuneInputs> parse_tune_inputs(const nlohmann::json& config, const std::st
   LAGOM_TRY(const nlohmann::json strategy, f.get<nlohmann::json>("strategy"));
   LAGOM_TRY(in.strategy, model::parse_strategy(strategy, origin + ": tune.strategy"));
   LAGOM_TRY(const std::string search, f.get<std::string>("search"));
-  const auto kind = parse_search(search);
+  const auto kind = k_search_kind_names.parse(search);
   if (!kind)
-    return f.error("search", fmt::format("'{}' is not lagom, autoccl, exhaustive or default", search));
+    return f.error("search", fmt::format("'{}' is not {}", search, k_search_kind_names.alternatives()));
   in.search = *kind;
   LAGOM_TRY(const std::string runtime, f.get<std::string>("runtime"));
-  const auto parsed_runtime = model::parse_runtime(runtime);
-  if (!parsed_runtime) return f.error("runtime", fmt::format("'{}' is not nccl or nccl-extended", runtime));
+  const auto parsed_runtime = model::k_runtime_names.parse(runtime);
+  if (!parsed_runtime) return f.error("runtime", fmt::format("'{}' is not {}", runtime, model::k_runtime_names.alternatives()));
   in.runtime = *parsed_runtime;
   LAGOM_TRY(const nlohmann::json pins, f.get<nlohmann::json>("pins"));
   const Fields p(pins, origin + ": tune.pins.");
@@ -218,17 +218,17 @@ Result<TuneInputs> parse_tune_inputs(const nlohmann::json& config, const std::st
   LAGOM_TRY(in.pins.prefetch, p.get<bool>("prefetch"));
   LAGOM_TRY(in.pins.priority, p.get<bool>("issue_priority"));
   LAGOM_TRY(const std::string priority, f.get<std::string>("issue_priority"));
-  const auto parsed_priority = simulator::parse_issue_priority(priority);
+  const auto parsed_priority = simulator::k_issue_priority_names.parse(priority);
   if (!parsed_priority) {
-    return f.error("issue_priority", fmt::format("'{}' is not as-scheduled or critical-first", priority));
+    return f.error("issue_priority", fmt::format("'{}' is not {}", priority, simulator::k_issue_priority_names.alternatives()));
   }
   in.priority = *parsed_priority;
   LAGOM_TRY(in.search_nccl_knobs, f.get<bool>("search_nccl_knobs"));
   LAGOM_TRY(const std::string framework, f.get<std::string>("framework"));
-  const auto parsed_framework = parse_framework(framework);
+  const auto parsed_framework = k_framework_names.parse(framework);
   if (!parsed_framework) {
     return f.error("framework",
-                   fmt::format("'{}' is not any, megatron-lm, torch-fsdp or deepspeed", framework));
+                   fmt::format("'{}' is not {}", framework, k_framework_names.alternatives()));
   }
   in.framework = *parsed_framework;
   if (doc.contains("calibration") && !doc["calibration"].is_null()) {

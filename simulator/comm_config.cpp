@@ -61,14 +61,14 @@ Result<CommAssignment> parse_comm_config(const nlohmann::json& document, const s
       if (!collective)
         return bad(origin, where + ".collective", fmt::format("unknown collective '{}'", collective_name));
       LAGOM_TRY(const std::string group_name, get_string(op, "group", origin, where));
-      const auto group = model::parse_group(group_name);
+      const auto group = model::k_group_names.parse(group_name);
       if (!group) return bad(origin, where + ".group", fmt::format("unknown group '{}'", group_name));
       LAGOM_TRY(const std::int64_t bytes, get_int(op, "bytes", origin, where, true));
       LAGOM_TRY(const std::string algo_name, get_string(op, "algo", origin, where));
-      const auto algo = model::parse_algo(algo_name);
+      const auto algo = model::k_algo_names.parse(algo_name);
       if (!algo) return bad(origin, where + ".algo", fmt::format("unknown algorithm '{}'", algo_name));
       LAGOM_TRY(const std::string proto_name, get_string(op, "proto", origin, where));
-      const auto proto = model::parse_proto(proto_name);
+      const auto proto = model::k_proto_names.parse(proto_name);
       if (!proto) return bad(origin, where + ".proto", fmt::format("unknown protocol '{}'", proto_name));
       model::CollConfig config;
       config.algo = *algo;
@@ -88,7 +88,7 @@ Result<CommAssignment> parse_comm_config(const nlohmann::json& document, const s
       const std::string where = fmt::format("communicators[{}]", i);
       if (!comms[i].is_object()) return bad(origin, where, "must be an object");
       LAGOM_TRY(const std::string group_name, get_string(comms[i], "group", origin, where));
-      const auto group = model::parse_group(group_name);
+      const auto group = model::k_group_names.parse(group_name);
       if (!group) return bad(origin, where + ".group", fmt::format("unknown group '{}'", group_name));
       LAGOM_TRY(const std::int64_t ctas, get_int(comms[i], "ctas", origin, where, true));
       if (ctas < 1) return bad(origin, where + ".ctas", "must be at least 1");
@@ -118,7 +118,7 @@ Result<CommAssignment> parse_comm_config(const nlohmann::json& document, const s
     }
     if (overlap.contains("priority")) {
       const auto& value = overlap.at("priority");
-      const auto priority = value.is_string() ? parse_issue_priority(value.get<std::string>()) : std::nullopt;
+      const auto priority = value.is_string() ? k_issue_priority_names.parse(value.get<std::string>()) : std::nullopt;
       if (!priority) return bad(origin, "overlap.priority", "must be \"as-scheduled\" or \"critical-first\"");
       assignment.priority = *priority;
     }
