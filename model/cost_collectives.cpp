@@ -276,10 +276,7 @@ double CostModel::link_bus_GBps(const CommGroup& g, Algo algo) const {
   if (algo == Algo::nvls || algo == Algo::nvls_tree)
     intra *= k_nvls_efficiency[compcap_index(m_cluster.gpu.sm_arch)];
   if (g.nodes <= 1 || ppn < 1) return intra;
-  const int usable_nics = std::max(1, std::min(m_cluster.nic.count, ppn));
-  const double per_nic = std::min(m_cluster.nic.gbit / 8.0 * m_cluster.nic.efficiency,
-                                  pcie_x16_GBps(nic_pcie_gen(m_cluster)) * k_pcie_efficiency);
-  const double inter = usable_nics * per_nic;
+  const double inter = nic_rates(m_cluster, g, k_pcie_efficiency).node_GBps;
   if (ppn == 1) return inter;
   return std::min(intra, inter);
 }
@@ -490,10 +487,9 @@ double CostModel::physical_busbw(Collective c, double bytes, const CommGroup& g,
   const double fabric_pcie = f.kind == FabricKind::nvswitch
                                  ? pcie_x16_GBps(gpu_pcie_gen(m_cluster)) * k_pcie_efficiency
                                  : f.bw_GBps * f.efficiency;
-  const int usable_nics = std::max(1, std::min(m_cluster.nic.count, ppn));
-  const double per_nic = std::min(m_cluster.nic.gbit / 8.0 * m_cluster.nic.efficiency,
-                                  pcie_x16_GBps(nic_pcie_gen(m_cluster)) * k_pcie_efficiency);
-  const double node_nic = usable_nics * std::max(1e-9, per_nic);
+  const NicRates net = nic_rates(m_cluster, g, k_pcie_efficiency);
+  const int usable_nics = net.usable;
+  const double node_nic = usable_nics * std::max(1e-9, net.per_nic_GBps);
   const double threads = static_cast<double>(std::max(32, cfg.threads));
   const double thread_factor = (threads / (threads + k_threads_half)) / (512.0 / (512.0 + k_threads_half));
   double copy = m_cluster.gpu.channel_GBps * thread_factor * pe;
@@ -659,9 +655,9 @@ CollectiveCost CostModel::collective_cost(Collective c, double bytes, const Comm
     ring_like.algo = Algo::ring;
     const CommGroup intra_group{std::max(2, ppn), 1};
     const double intra_bw = physical_busbw(c, bytes, intra_group, ring_like, &link);
-    const double per_nic = std::min(m_cluster.nic.gbit / 8.0 * m_cluster.nic.efficiency,
-                                    pcie_x16_GBps(nic_pcie_gen(m_cluster)) * k_pcie_efficiency);
-    const double node_nic = std::max(1, std::min(m_cluster.nic.count, ppn)) * per_nic;
+    const NicRates nic = nic_rates(m_cluster, g, k_pcie_efficiency);
+    const double per_nic = nic.per_nic_GBps;
+    const double node_nic = nic.node_GBps;
     if (c == Collective::sendrecv) {
       lat = k_base_lat[idx(Algo::ring)][idx(cfg.proto)] + hop;
       const double bw = nodes > 1 ? per_nic : intra_bw;
