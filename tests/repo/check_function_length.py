@@ -27,13 +27,20 @@ LIMIT = 120
 SOURCES = (".cpp", ".h", ".cu", ".cuh")
 
 # (path, function name) → its length when listed. The documents half of issue 25 (a parallel branch) moves
-# these files out of cli/ and splits them; the lead empties this list when both branches are merged.
+# the cli/ ones out of cli/ and splits them; the lead empties this list when both branches are merged.
 ALLOWED = {
     ("cli/adapt.cpp", "Adapter::adapt"): 199,
     ("cli/cmd_bench_overlap.cpp", "run"): 183,
     ("cli/cmd_calibrate.cpp", "run_calibrate"): 131,
     ("cli/cmd_tune.cpp", "run_tune"): 153,
     ("cli/report.cpp", "profile_section"): 162,
+    # Not yet split by the tables half of issue 25 (it ran out of time): to do before the list is emptied.
+    ("model/cost_collectives.cpp", "CostModel::physical_busbw"): 150,
+    ("profiler/mpi_bench.cpp", "prepare_call"): 131,
+    ("profiler/nccl_backend.cpp", "run_nccl_suites"): 132,
+    ("profiler/nccl_tests_format.cpp", "parse_nccl_tests"): 131,
+    ("profiler/profile.cpp", "run_profile"): 148,
+    ("search/explore.cpp", "explore"): 129,
 }
 
 SCOPE = re.compile(r"\b(namespace|class|struct|union|enum)\b|\bextern\s*$")
