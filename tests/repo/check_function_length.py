@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """check_function_length.py ROOT: no function of the production tree is longer than 120 lines.
 
-A long function hides several jobs, and they drift apart unseen (docs/STYLE.md keeps each job in one place;
-the lead's rule: keep functions under 120 lines). Read: the C, C++ and CUDA sources (*.cpp *.h *.cu *.cuh)
+A long function hides several jobs, and they drift apart unseen (the project's rule: functions under 120
+lines). Read: the C, C++ and CUDA sources (*.cpp *.h *.cu *.cuh)
 that git lists below ROOT (repo_files.py), tests/ aside: a test case is a list of checks, not a job.
 
 A function is a brace block opened where a declaration may start (at file level, in a namespace, class,
