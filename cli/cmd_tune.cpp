@@ -139,7 +139,7 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   problem.costs = &costs;
   problem.space.model = &cost_model;
   problem.space.strategy = strategy;
-  problem.space.runtime = *runtime;
+  problem.space.runtime = runtime;
   problem.space.pins.tp_overlap = flags.strategy.has("tp_overlap");
   problem.space.pins.bucket_mb = flags.strategy.has("bucket_mb");
   problem.space.pins.priority = flags.issue_priority.has_value();
@@ -148,7 +148,7 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   problem.space.framework = framework;
 
   context.progress().begin(fmt::format("tune ({} search)", flags.search), 0);
-  const search::TuneResult result = unwrap(search::run_search(*kind, problem));
+  const search::TuneResult result = unwrap(search::run_search(kind, problem));
   // The speedup split against the same baseline: the NCCL knobs alone (every framework knob held at the
   // strategy's value), the framework knobs alone (NCCL's defaults), both (the result above).
   search::Problem nccl_only = problem;
@@ -156,8 +156,8 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   search::Problem framework_only = problem;
   framework_only.space.search_nccl_knobs = false;
   SpeedupSplit split;
-  split.nccl = unwrap(search::run_search(*kind, nccl_only)).speedup();
-  split.framework = unwrap(search::run_search(*kind, framework_only)).speedup();
+  split.nccl = unwrap(search::run_search(kind, nccl_only)).speedup();
+  split.framework = unwrap(search::run_search(kind, framework_only)).speedup();
   context.progress().end();
 
   search::OutputContext out;
