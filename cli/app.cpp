@@ -104,6 +104,7 @@ int run_cli(int argc, char** argv) {
   add_calibrate_command(app, context);
   add_report_command(app, context);
   add_model_command(app, context);
+  add_plan_command(app, context);
   add_adapt_command(app, context);
 
   // An unknown command gets a clear message rather than CLI11's "argument was not expected".

@@ -82,6 +82,7 @@ void add_validate_command(CLI::App& app, Context& context);
 void add_calibrate_command(CLI::App& app, Context& context);
 void add_report_command(CLI::App& app, Context& context);
 void add_model_command(CLI::App& app, Context& context);
+void add_plan_command(CLI::App& app, Context& context);
 
 // Runs the command line; returns the exit status. argv[0]'s base name `lagom-<command>` selects <command>.
 int run_cli(int argc, char** argv);
