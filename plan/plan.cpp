@@ -166,6 +166,7 @@ Result<PlanRow> plan_run(const RunInputs& in) {
     row.energy = run_energy(power, s.gpus, row.nodes, row.wall_s * (g.useful + g.lost),
                             row.wall_s * (g.checkpoint + g.restart), row.busy.any);
     row.joules_per_token = row.energy->facility_j / in.tokens;
+    row.energy_per_iteration_j = run_energy(power, s.gpus, row.nodes, row.step.mean_s, 0, row.busy.any).facility_j;
   }
   return row;
 }

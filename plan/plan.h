@@ -66,6 +66,7 @@ struct PlanRow {
   PowerFigures power;                // the figures used, and their source
   std::optional<double> gpu_power_w; // one GPU while stepping
   std::optional<RunEnergy> energy;   // unset when a power figure is unknown
+  std::optional<double> energy_per_iteration_j;  // facility energy of one mean step (all GPUs and nodes, PUE)
   std::optional<double> joules_per_token;
   model::OperationsSpec operations;  // the cluster's failure, checkpoint, spread, price and PUE inputs
   [[nodiscard]] bool feasible() const { return infeasible.empty(); }

@@ -64,6 +64,7 @@ nlohmann::json plan_row_json(const PlanRow& row) {
                    {"node_j", row.energy->node_j},
                    {"facility_j", row.energy->facility_j},
                    {"mwh", row.energy->facility_j / 3.6e9},
+                   {"per_iteration_j", optional(row.energy_per_iteration_j)},
                    {"joules_per_token", optional(row.joules_per_token)}};
   } else {
     j["energy"] = nullptr;
