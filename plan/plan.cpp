@@ -87,7 +87,13 @@ Result<PlanRow> plan_point(const model::WorkloadSpec& workload, const PlanPoint&
   if (!explored.ok()) {
     // No strategy divides this count (explore checked the options already): a row that says so.
     if (explored.error().code != ErrorCode::invalid_input) return explored.error();
-    row.infeasible = explored.error().message;
+    // explore's message for an empty space speaks of pinned flags, which the plan has none of.
+    const bool empty_space = explored.error().message.rfind("explore: no valid strategy", 0) == 0;
+    if (!empty_space) return explored.error();
+    row.infeasible = fmt::format(
+        "no valid strategy for {} GPUs (tp·pp·cp·dp = GPUs with tp dividing the heads, pp the layers, cp the "
+        "sequence and dp the global batch of {})",
+        point.gpus, explore.base.global_batch);
     return row;
   }
   totals.strategies_evaluated += explored->evaluated;

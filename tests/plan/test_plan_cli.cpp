@@ -1,4 +1,6 @@
 // `lagom plan` end to end: the table, the JSON document, the choice and its errors.
+#include <cmath>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -76,4 +78,27 @@ TEST_CASE("lagom plan refuses bad input with exit 2", "[plan]") {
   const auto price = run_lagom(with(with(k_small, k_tokens), {"--price", "dgx-h200=2"}));
   CHECK(price.exit_code == 2);
   CHECK(price.err == "lagom: error: --price: 'dgx-h200' is not one of the --cluster names\n");
+}
+
+TEST_CASE("lagom simulate --tokens adds the run's figures: p99 step, goodput, cost and energy per iteration",
+          "[plan]") {
+  const std::vector<std::string> sim{"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100",
+                                     "--gpus",   "16",      "--tp",      "2",         "--global-batch", "64"};
+  const auto run = run_lagom(with(sim, {"--tokens", "1T", "--price", "2.5", "--json"}));
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const auto doc = nlohmann::json::parse(run.out);
+  const auto& r = doc.at("run");
+  CHECK(r.at("step").at("simulated_s") == doc.at("iteration_time_s"));
+  CHECK(r.at("step").at("p99_s") > r.at("step").at("mean_s"));
+  CHECK(r.at("iterations") == std::ceil(1e12 / (64.0 * 8192)));
+  CHECK(r.at("cost_usd").get<double>() == Approx(r.at("gpu_hours").get<double>() * 2.5));
+  CHECK(r.at("energy").at("per_iteration_j") > 0);
+  // Without --tokens the document is as before.
+  const auto plain = run_lagom(with(sim, {"--json"}));
+  REQUIRE(plain.exit_code == 0);
+  CHECK(!nlohmann::json::parse(plain.out).contains("run"));
+  const auto price_alone = run_lagom(with(sim, {"--price", "2"}));
+  CHECK(price_alone.exit_code == 2);
+  CHECK(price_alone.err == "lagom: error: --price: needs --tokens\n");
 }
