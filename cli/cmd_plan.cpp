@@ -71,10 +71,16 @@ std::string days(double s) {
   return fmt::format("{:.1f}", s / 86400);
 }
 
+// Three significant figures at least, whole numbers from 100 up.
+std::string figure(double x) {
+  return x >= 100 ? fmt::format("{:.0f}", x) : fmt::format("{:.3g}", x);
+}
+
 std::string money(std::optional<double> usd) {
   if (!usd) return "-";
   if (*usd >= 1e6) return fmt::format("{:.2f}M", *usd / 1e6);
-  return fmt::format("{:.0f}K", *usd / 1e3);
+  if (*usd >= 1e3) return fmt::format("{:.2f}K", *usd / 1e3);
+  return fmt::format("{:.0f}", *usd);
 }
 
 std::string strategy_text(const model::Strategy& s) {
@@ -104,7 +110,7 @@ void print_plan(const plan::PlanResult& result) {
                    std::isfinite(r.goodput.interval_s) ? fmt::format("{:.0f}", r.goodput.interval_s / 60) : "-",
                    run ? days(r.wall_s) : "-", run ? fmt::format("{:.0f}", r.gpu_hours) : "-",
                    money(r.cost_usd), r.gpu_power_w ? fmt::format("{:.0f}", *r.gpu_power_w) : "-",
-                   r.energy ? fmt::format("{:.0f}", r.energy->facility_j / 3.6e9) : "-",
+                   r.energy ? figure(r.energy->facility_j / 3.6e9) : "-",
                    r.joules_per_token ? fmt::format("{:.2f}", *r.joules_per_token) : "-"});
   }
   fmt::print("{}", table.render());
@@ -164,7 +170,7 @@ void run_plan(const PlanFlags& flags, const Context& context) {
     const double tokens = flag_value("--batch-tokens", plan::parse_quantity(flags.batch_tokens));
     base.global_batch = std::lround(tokens / static_cast<double>(workload.seq));
     if (base.global_batch < 1 || std::abs(static_cast<double>(base.global_batch * workload.seq) - tokens) > 0.5)
-      fail(ErrorCode::invalid_input, fmt::format("--batch-tokens: {:g} is not a whole number of sequences of {} tokens",
+      fail(ErrorCode::invalid_input, fmt::format("--batch-tokens: {:g} is not a whole number of sequences of {} tokens (K, M, T are powers of 10: or give --global-batch)",
                                                  tokens, workload.seq));
   } else if (workload.global_batch) {
     base.global_batch = *workload.global_batch;
