@@ -150,6 +150,7 @@ void run_plan(const PlanFlags& flags, const Context& context) {
   if (flags.global_batch && !flags.batch_tokens.empty())
     fail(ErrorCode::invalid_input, "--global-batch and --batch-tokens: give one of them");
   check_price_names(flags);
+  const std::vector<int> counts = flag_value("--gpus", plan::parse_gpu_counts(flags.gpus, k_max_gpus));
   SpecFlags spec;
   spec.model = flags.model;
   spec.seq = flags.seq;
@@ -179,7 +180,6 @@ void run_plan(const PlanFlags& flags, const Context& context) {
   }
   options.explore.framework = unwrap(search::parse_framework_flag(flags.framework));
   options.explore.threads = flags.threads;
-  const std::vector<int> counts = flag_value("--gpus", plan::parse_gpu_counts(flags.gpus, k_max_gpus));
   std::vector<plan::PlanPoint> points;
   for (const std::string& name : flags.clusters) {
     for (const int gpus : counts) {
