@@ -83,6 +83,7 @@ void add_calibrate_command(CLI::App& app, Context& context);
 void add_report_command(CLI::App& app, Context& context);
 void add_model_command(CLI::App& app, Context& context);
 void add_adapt_command(CLI::App& app, Context& context);
+void add_plan_command(CLI::App& app, Context& context);
 
 // One command of `lagom`: its name (what `lagom <name>` and the link `lagom-<name>` select) and its
 // registration. The one list of commands is k_commands (cli/commands.cpp): run_cli registers from it,

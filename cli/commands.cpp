@@ -22,6 +22,7 @@ const std::vector<Command> k_commands = {
     {"calibrate", add_calibrate_command},
     {"report", add_report_command},
     {"model", add_model_command},
+    {"plan", add_plan_command},
     {"adapt", add_adapt_command},
 };
 

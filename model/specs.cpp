@@ -71,6 +71,56 @@ double ClusterSpec::node_nic_GBps() const {
   return nic.count * nic.gbit / 8.0;
 }
 
+namespace {
+
+// The cluster file's "operations" object (OperationsSpec: lagom plan's inputs; docs/plan.md).
+Result<OperationsSpec> parse_operations(const Reader& r) {
+  OperationsSpec o;
+  if (!r.has("operations")) {
+    r.mark("operations");
+    return o;
+  }
+  LAGOM_TRY(Reader p, r.object("operations"));
+  // A failure rate above 1 per GPU-hour means a GPU fails more often than hourly: no job runs there.
+  LAGOM_TRY(o.failures_per_gpu_hour, p.number("failures_per_gpu_hour", o.failures_per_gpu_hour, true, 1.0));
+  LAGOM_TRY(o.checkpoint_GBps_per_node, p.number("checkpoint_GBps_per_node", o.checkpoint_GBps_per_node));
+  LAGOM_TRY(o.restart_s, p.number("restart_s", o.restart_s, true));
+  LAGOM_TRY(o.step_time_cv, p.number("step_time_cv", o.step_time_cv, true, 1.0));
+  LAGOM_TRY(o.pue, p.number("pue", o.pue, false, 10.0));
+  if (o.pue < 1.0) return p.error("pue", "must be at least 1 (facility power over IT power)");
+  for (const auto& [key, field] : {std::pair<const char*, std::optional<double>*>{"price_per_gpu_hour",
+                                                                                  &o.price_per_gpu_hour},
+                                   {"gpu_idle_w", &o.gpu_idle_w},
+                                   {"gpu_full_w", &o.gpu_full_w},
+                                   {"node_overhead_w", &o.node_overhead_w}}) {
+    if (p.has(key)) {
+      LAGOM_TRY(*field, p.number(key, std::nullopt, true));
+    } else {
+      p.mark(key);
+    }
+  }
+  if (o.gpu_idle_w && o.gpu_full_w && *o.gpu_idle_w > *o.gpu_full_w) {
+    return p.error("gpu_idle_w", "must not exceed gpu_full_w");
+  }
+  LAGOM_TRY_STATUS(p.no_unknown_fields());
+  return o;
+}
+
+nlohmann::json operations_json(const OperationsSpec& o) {
+  nlohmann::json j = {{"failures_per_gpu_hour", o.failures_per_gpu_hour},
+                      {"checkpoint_GBps_per_node", o.checkpoint_GBps_per_node},
+                      {"restart_s", o.restart_s},
+                      {"step_time_cv", o.step_time_cv},
+                      {"pue", o.pue}};
+  if (o.price_per_gpu_hour) j["price_per_gpu_hour"] = *o.price_per_gpu_hour;
+  if (o.gpu_idle_w) j["gpu_idle_w"] = *o.gpu_idle_w;
+  if (o.gpu_full_w) j["gpu_full_w"] = *o.gpu_full_w;
+  if (o.node_overhead_w) j["node_overhead_w"] = *o.node_overhead_w;
+  return j;
+}
+
+}  // namespace
+
 Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::string& origin) {
   LAGOM_TRY_STATUS(require_object(document, origin));
   Reader r(document, origin, "");
@@ -96,6 +146,7 @@ Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::str
   LAGOM_TRY(c.cpu, r.choice<CpuVendor>("cpu", CpuVendor::intel, k_cpu_vendor_names));
   LAGOM_TRY(long per_process, r.integer("gpus_per_process", 1L));
   c.gpus_per_process = static_cast<int>(per_process);
+  LAGOM_TRY(c.operations, parse_operations(r));
 
   LAGOM_TRY(Reader g, r.object("gpu"));
   LAGOM_TRY(c.gpu.name, g.string("name", std::string("gpu")));
@@ -185,6 +236,8 @@ nlohmann::json to_json(const ClusterSpec& c) {
   j["nvls"] = c.nvls;
   j["cpu"] = to_string(c.cpu);
   j["gpus_per_process"] = c.gpus_per_process;
+  // Written only when set, so the documents that embed a cluster (lagom-config.json) keep their form.
+  if (c.operations != OperationsSpec{}) j["operations"] = operations_json(c.operations);
   j["gpu"] = {{"name", c.gpu.name},
               {"bf16_tflops", c.gpu.bf16_tflops},
               {"fp16_tflops", c.gpu.fp16_tflops},

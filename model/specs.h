@@ -153,6 +153,39 @@ struct NcclVersion {
 // "2.28.9" or "2.28" (patch 0); nullopt for anything else.
 std::optional<NcclVersion> parse_nccl_version(std::string_view text);
 
+// What running a training job on the cluster costs and how it fails: the inputs of `lagom plan` beyond one
+// iteration (docs/plan.md has each formula and source). The cluster file's optional "operations" object;
+// absent fields keep these defaults (unset optionals: not known, and the plan says what it could not
+// compute without them).
+struct OperationsSpec {
+  // Unexpected interruptions per GPU-hour. Llama 3 (Dubey et al. 2024, "The Llama 3 Herd of Models",
+  // section 3.3.4): 419 unexpected interruptions in a 54-day snapshot of pre-training on 16,384 H100 GPUs,
+  // 419 / (54 · 24 · 16384) = 1.973e-5 (one every 3.1 h for the whole job). Range 0..1.
+  double failures_per_gpu_hour = 419.0 / (54.0 * 24.0 * 16384.0);
+  // Sustained checkpoint write bandwidth of one node to storage, 10^9 bytes/s. Llama 3 (section 3.3.4): the
+  // Tectonic storage fabric sustains 2 TB/s for the 2,048 nodes of 16,384 GPUs: 2000 / 2048 = 0.977 per
+  // node. Plausible 0.5–25 (a share of a parallel file system up to a node's local NVMe).
+  double checkpoint_GBps_per_node = 2000.0 / 2048.0;
+  // Time from an interruption to training again, not counting reading the checkpoint back (the plan adds
+  // that at checkpoint_GBps_per_node): rescheduling, process start, NCCL initialisation, seconds.
+  // unverified: 600 s is an assumption (no published breakdown at hand); plausible 60–3600.
+  double restart_s = 600;
+  // Per-GPU step-time spread: the standard deviation of one GPU's iteration time over its mean (a synchronous
+  // step waits for the slowest of the ranks; docs/plan.md "Stragglers"). unverified: 0.01 is an assumption;
+  // plausible 0–0.05 (thermal and clock variation between GPUs of one model).
+  double step_time_cv = 0.01;
+  // Price of one GPU-hour, US dollars; unset: the cost is not known (`lagom plan --price` gives it).
+  std::optional<double> price_per_gpu_hour;
+  // One GPU's power idle and at full load, watts; unset: the plan's table of datasheet figures by GPU name.
+  std::optional<double> gpu_idle_w, gpu_full_w;
+  // A node's power beside its GPUs (CPUs, memory, NICs, fans), watts; unset: the plan's table by GPU name.
+  std::optional<double> node_overhead_w;
+  // Power usage effectiveness: the facility's power over the IT equipment's. Google's fleet-wide
+  // trailing-twelve-month PUE of 1.10 (google.com/about/datacenters/efficiency, 2023). Plausible 1.05–2.
+  double pue = 1.10;
+  bool operator==(const OperationsSpec&) const = default;
+};
+
 struct ClusterSpec {
   std::string name;
   int gpus_per_node = 8;
@@ -179,6 +212,7 @@ struct ClusterSpec {
   // GPUs one process drives (nccl-tests -g): each call launches a kernel on each of them in turn, so the
   // host launch cost is paid that many times. 1 for frameworks (one process per GPU).
   int gpus_per_process = 1;
+  OperationsSpec operations;  // the run around the iterations (lagom plan)
   std::string description;
   bool operator==(const ClusterSpec&) const = default;
 
