@@ -94,7 +94,7 @@ void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
       },
       "DP gradient bucket, MB, or chunk (one bucket per model chunk) [25]");
   text_flag("--precision", flags.precision, "bf16|fp16|fp8|tf32|fp32 [bf16]");
-  text_flag("--attention", flags.attention, "flash|flash2|standard [flash]");
+  text_flag("--attention", flags.attention, "flash|flash2|flash1|standard [flash]");
   text_flag("--cp-comm-type", flags.cp_comm_type,
             "CP attention: a2a (Ulysses)|p2p (K/V ring)|allgather (K/V all-gather) [a2a]");
   text_flag("--moe-dispatcher", flags.moe_dispatcher, "MoE token dispatcher: alltoall|allgather [alltoall]");
@@ -365,8 +365,9 @@ Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
   if (f.attention) {
     const auto v = model::parse_attention(*f.attention);
     if (!v)
-      return make_error(ErrorCode::invalid_input,
-                        fmt::format("attention: '{}' is not flash, flash2 or standard", *f.attention));
+      return make_error(
+          ErrorCode::invalid_input,
+          fmt::format("attention: '{}' is not flash, flash2, flash1 or standard", *f.attention));
     s.attention = *v;
   }
   if (f.cp_comm_type) {

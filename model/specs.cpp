@@ -41,8 +41,11 @@ constexpr std::array<std::pair<Recompute, std::string_view>, 3> k_recompute{
     {{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}};
 constexpr std::array<std::pair<Schedule, std::string_view>, 3> k_schedules{
     {{Schedule::one_f_one_b, "1f1b"}, {Schedule::gpipe, "gpipe"}, {Schedule::interleaved, "interleaved"}}};
-constexpr std::array<std::pair<Attention, std::string_view>, 3> k_attention{
-    {{Attention::flash, "flash"}, {Attention::flash2, "flash2"}, {Attention::standard, "standard"}}};
+constexpr std::array<std::pair<Attention, std::string_view>, 4> k_attention{
+    {{Attention::flash, "flash"},
+     {Attention::flash2, "flash2"},
+     {Attention::flash1, "flash1"},
+     {Attention::standard, "standard"}}};
 constexpr std::array<std::pair<CpCommType, std::string_view>, 4> k_cp_comm{
     {{CpCommType::a2a, "a2a"},
      {CpCommType::p2p, "p2p"},
@@ -524,10 +527,10 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
         "model (use a2a, p2p or allgather)");
   }
   if (s.cp > 1 && s.cp_comm != CpCommType::a2a && !is_fused(s.attention)) {
-    return bad(
-        fmt::format("cp-comm-type {} needs a fused attention (flash or flash2: TE runs its CP steps with the "
-                    "fused kernels)",
-                    to_string(s.cp_comm)));
+    return bad(fmt::format(
+        "cp-comm-type {} needs a fused attention (flash, flash2 or flash1: TE runs its CP steps with the "
+        "fused kernels)",
+        to_string(s.cp_comm)));
   }
   if (s.fp8_attention && s.attention != Attention::flash) {
     return bad(

@@ -255,8 +255,9 @@ enum class Schedule { one_f_one_b, gpipe, interleaved };
 // flash: the GPU's fastest fused attention kernel (cuDNN's fused attention or FlashAttention-3 on sm90,
 // FlashAttention-2 on sm80); flash2: FlashAttention-2's kernels wherever they run (Transformer Engine with
 // NVTE_FUSED_ATTN=0 and the flash-attn 2.x package: on sm90 they use sm80's mma.sync, not wgmma/TMA);
-// standard: the s×s scores stored, as Megatron did before FlashAttention.
-enum class Attention { flash, flash2, standard };
+// flash1: FlashAttention-1's kernels (flash-attn 1.0.x, sm80 code only; llm-foundry's `attn_impl: flash` up
+// to its v0.4.0); standard: the s×s scores stored, as Megatron did before FlashAttention.
+enum class Attention { flash, flash2, flash1, standard };
 [[nodiscard]] inline bool is_fused(Attention a) {
   return a != Attention::standard;
 }
