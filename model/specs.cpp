@@ -495,10 +495,10 @@ Status resolve_dimensions(Strategy& s, const WorkloadSpec& w) {
         "model (use a2a, p2p or allgather)");
   }
   if (s.cp > 1 && s.cp_comm != CpCommType::a2a && !is_fused(s.attention)) {
-    return bad(
-        fmt::format("cp-comm-type {} needs a fused attention (flash or flash2: TE runs its CP steps with the "
-                    "fused kernels)",
-                    to_string(s.cp_comm)));
+    return bad(fmt::format(
+        "cp-comm-type {} needs a fused attention (flash, flash2 or flash1: TE runs its CP steps with the "
+        "fused kernels)",
+        to_string(s.cp_comm)));
   }
   if (s.fp8_attention && s.attention != Attention::flash) {
     return bad(

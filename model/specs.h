@@ -305,8 +305,9 @@ enum class Schedule { one_f_one_b, gpipe, interleaved };
 // flash: the GPU's fastest fused attention kernel (cuDNN's fused attention or FlashAttention-3 on sm90,
 // FlashAttention-2 on sm80); flash2: FlashAttention-2's kernels wherever they run (Transformer Engine with
 // NVTE_FUSED_ATTN=0 and the flash-attn 2.x package: on sm90 they use sm80's mma.sync, not wgmma/TMA);
-// standard: the s×s scores stored, as Megatron did before FlashAttention.
-enum class Attention { flash, flash2, standard };
+// flash1: FlashAttention-1's kernels (flash-attn 1.0.x, sm80 code only; llm-foundry's `attn_impl: flash` up
+// to its v0.4.0); standard: the s×s scores stored, as Megatron did before FlashAttention.
+enum class Attention { flash, flash2, flash1, standard };
 [[nodiscard]] inline bool is_fused(Attention a) {
   return a != Attention::standard;
 }
@@ -326,7 +327,10 @@ inline constexpr auto k_schedule_names = enum_table<Schedule>(
     {{Schedule::one_f_one_b, "1f1b"}, {Schedule::gpipe, "gpipe"}, {Schedule::interleaved, "interleaved"}});
 constexpr const auto& enum_names(Schedule) { return k_schedule_names; }
 inline constexpr auto k_attention_names = enum_table<Attention>(
-    {{Attention::flash, "flash"}, {Attention::flash2, "flash2"}, {Attention::standard, "standard"}});
+    {{Attention::flash, "flash"},
+     {Attention::flash2, "flash2"},
+     {Attention::flash1, "flash1"},
+     {Attention::standard, "standard"}});
 constexpr const auto& enum_names(Attention) { return k_attention_names; }
 inline constexpr auto k_cp_comm_type_names = enum_table<CpCommType>({{CpCommType::a2a, "a2a"},
                                                                      {CpCommType::p2p, "p2p"},

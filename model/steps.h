@@ -51,6 +51,7 @@ struct ComputeOp {
   bool fp8 = false;
   bool flash = false;   // a fused (flash) attention kernel: priced at the GPU's attention fraction
   bool flash2 = false;  // ... and it is FlashAttention-2's kernel (Attention::flash2)
+  bool flash1 = false;  // ... or FlashAttention-1's (Attention::flash1)
   // Kernels the host launches for this op, one after another: an op standing for a run of small framework
   // kernels (the MoE router's bookkeeping) takes at least launches × the cluster's kernel_launch_us;
   // backward_launches is what its backward launches (autograd's nodes for those kernels).
