@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <sys/types.h>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "shim/nccl_profiler_abi.h"
 #include "shim/nccl_tuner_abi.h"
 #include "support/run.h"
 
@@ -33,7 +35,7 @@
 #endif
 
 // A field of Lagom's struct at the offset and of the size of NCCL's.
-#define LAGOM_SAME_FIELD(Nccl, Lagom, field)                       \
+#define LAGOM_SAME_FIELD(Nccl, Lagom, field)                      \
   static_assert(offsetof(Nccl, field) == offsetof(Lagom, field)); \
   static_assert(sizeof(Nccl::field) == sizeof(Lagom::field))
 
@@ -64,7 +66,8 @@ inline std::mutex g_log_mutex;
 inline std::vector<LogLine> g_log;
 
 template <typename Level>
-void capture_log(Level level, unsigned long /*flags*/, const char* /*file*/, int /*line*/, const char* fmt, ...) {
+void capture_log(Level level, unsigned long /*flags*/, const char* /*file*/, int /*line*/, const char* fmt,
+                 ...) {
   char buffer[2048];
   va_list args;
   va_start(args, fmt);
@@ -108,10 +111,10 @@ inline constexpr long long k_keep = -1;
 struct Case {
   int coll;
   std::size_t bytes;
-  int algo;          // NCCL's pick after getCollInfo
+  int algo;  // NCCL's pick after getCollInfo
   int proto;
-  int channels;      // nChannels the plugin returns (0: left as NCCL's)
-  long long chunk;   // what getChunkSize leaves (k_keep: NCCL's k_nccl_chunk)
+  int channels;     // nChannels the plugin returns (0: left as NCCL's)
+  long long chunk;  // what getChunkSize leaves (k_keep: NCCL's k_nccl_chunk)
 };
 
 // Both sides of every size-bin edge of k_config, and the ends.
@@ -120,7 +123,8 @@ inline std::vector<Case> cases() {
       {LAGOM_NCCL_FUNC_ALLGATHER, 0, LAGOM_NCCL_ALGO_RING, LAGOM_NCCL_PROTO_SIMPLE, 2, 1048576},
       {LAGOM_NCCL_FUNC_ALLGATHER, 288368640, LAGOM_NCCL_ALGO_RING, LAGOM_NCCL_PROTO_SIMPLE, 2, 1048576},
       {LAGOM_NCCL_FUNC_ALLGATHER, 288368641, LAGOM_NCCL_ALGO_RING, LAGOM_NCCL_PROTO_SIMPLE, 4, 262144},
-      {LAGOM_NCCL_FUNC_ALLGATHER, std::size_t{1} << 40, LAGOM_NCCL_ALGO_RING, LAGOM_NCCL_PROTO_SIMPLE, 4, 262144},
+      {LAGOM_NCCL_FUNC_ALLGATHER, std::size_t{1} << 40, LAGOM_NCCL_ALGO_RING, LAGOM_NCCL_PROTO_SIMPLE, 4,
+       262144},
       {LAGOM_NCCL_FUNC_ALLREDUCE, 65535, LAGOM_NCCL_ALGO_TREE, LAGOM_NCCL_PROTO_LL, 4, k_keep},
       {LAGOM_NCCL_FUNC_ALLREDUCE, 65536, LAGOM_NCCL_ALGO_RING, LAGOM_NCCL_PROTO_LL128, 16, 119040},
       {LAGOM_NCCL_FUNC_REDUCESCATTER, 4096, LAGOM_NCCL_ALGO_RING, LAGOM_NCCL_PROTO_SIMPLE, 8, 524288},
@@ -224,10 +228,11 @@ LAGOM_NCCL_ABI_CALL Decision coll_info(const Tuner* tuner, void* ctx, const Case
 // channels, with that part's bytes and nChannels 1 (NVIDIA/nccl@v2.30.7-1:src/enqueue.cc:717-737); the
 // harness asks for a sixteenth, as a 16-channel split would.
 template <typename Func, typename Tuner>
-LAGOM_NCCL_ABI_CALL std::size_t chunk_size(const Tuner* tuner, void* ctx, const Case& c, std::pair<int, int> pick) {
+LAGOM_NCCL_ABI_CALL std::size_t chunk_size(const Tuner* tuner, void* ctx, const Case& c,
+                                           std::pair<int, int> pick) {
   std::size_t chunk = k_nccl_chunk;
-  REQUIRE(tuner->getChunkSize(ctx, static_cast<Func>(c.coll), c.bytes / 16, pick.first, pick.second, 1, &chunk) ==
-          0);
+  REQUIRE(tuner->getChunkSize(ctx, static_cast<Func>(c.coll), c.bytes / 16, pick.first, pick.second, 1,
+                              &chunk) == 0);
   return chunk;
 }
 
@@ -251,57 +256,101 @@ void check_decisions(const Tuner* tuner, void* ctx) {
 
 // Layouts: Lagom's struct against NCCL's, field by field, and NCCL's constants the plugin relies on. `ns`
 // is the namespace the tag's headers were included in.
-#define LAGOM_CHECK_NCCL_CONSTANTS(ns)                                                              \
-  static_assert(NCCL_NUM_ALGORITHMS == LAGOM_NCCL_NUM_ALGORITHMS);                                  \
-  static_assert(NCCL_ALGO_TREE == LAGOM_NCCL_ALGO_TREE && NCCL_ALGO_RING == LAGOM_NCCL_ALGO_RING);   \
-  static_assert(NCCL_ALGO_COLLNET_DIRECT == LAGOM_NCCL_ALGO_COLLNET_DIRECT);                        \
-  static_assert(NCCL_ALGO_COLLNET_CHAIN == LAGOM_NCCL_ALGO_COLLNET_CHAIN);                          \
+#define LAGOM_CHECK_NCCL_CONSTANTS(ns)                                                                       \
+  static_assert(NCCL_NUM_ALGORITHMS == LAGOM_NCCL_NUM_ALGORITHMS);                                           \
+  static_assert(NCCL_ALGO_TREE == LAGOM_NCCL_ALGO_TREE && NCCL_ALGO_RING == LAGOM_NCCL_ALGO_RING);           \
+  static_assert(NCCL_ALGO_COLLNET_DIRECT == LAGOM_NCCL_ALGO_COLLNET_DIRECT);                                 \
+  static_assert(NCCL_ALGO_COLLNET_CHAIN == LAGOM_NCCL_ALGO_COLLNET_CHAIN);                                   \
   static_assert(NCCL_ALGO_NVLS == LAGOM_NCCL_ALGO_NVLS && NCCL_ALGO_NVLS_TREE == LAGOM_NCCL_ALGO_NVLS_TREE); \
-  static_assert(NCCL_ALGO_PAT == LAGOM_NCCL_ALGO_PAT);                                              \
-  static_assert(NCCL_NUM_PROTOCOLS == LAGOM_NCCL_NUM_PROTOCOLS);                                    \
-  static_assert(NCCL_PROTO_LL == LAGOM_NCCL_PROTO_LL && NCCL_PROTO_LL128 == LAGOM_NCCL_PROTO_LL128); \
-  static_assert(NCCL_PROTO_SIMPLE == LAGOM_NCCL_PROTO_SIMPLE);                                      \
-  static_assert(NCCL_ALGO_PROTO_IGNORE == LAGOM_NCCL_ALGO_PROTO_IGNORE);                            \
-  static_assert(ns::ncclFuncBroadcast == LAGOM_NCCL_FUNC_BROADCAST);                               \
-  static_assert(ns::ncclFuncReduce == LAGOM_NCCL_FUNC_REDUCE);                                     \
-  static_assert(ns::ncclFuncAllGather == LAGOM_NCCL_FUNC_ALLGATHER);                               \
-  static_assert(ns::ncclFuncReduceScatter == LAGOM_NCCL_FUNC_REDUCESCATTER);                       \
-  static_assert(ns::ncclFuncAllReduce == LAGOM_NCCL_FUNC_ALLREDUCE);                               \
-  static_assert(ns::NCCL_LOG_WARN == LAGOM_NCCL_LOG_WARN && ns::NCCL_LOG_INFO == LAGOM_NCCL_LOG_INFO); \
-  static_assert(ns::NCCL_LOG_TRACE == LAGOM_NCCL_LOG_TRACE);                                       \
-  static_assert(ns::NCCL_INIT == LAGOM_NCCL_INIT && ns::NCCL_TUNING == LAGOM_NCCL_TUNING);          \
+  static_assert(NCCL_ALGO_PAT == LAGOM_NCCL_ALGO_PAT);                                                       \
+  static_assert(NCCL_NUM_PROTOCOLS == LAGOM_NCCL_NUM_PROTOCOLS);                                             \
+  static_assert(NCCL_PROTO_LL == LAGOM_NCCL_PROTO_LL && NCCL_PROTO_LL128 == LAGOM_NCCL_PROTO_LL128);         \
+  static_assert(NCCL_PROTO_SIMPLE == LAGOM_NCCL_PROTO_SIMPLE);                                               \
+  static_assert(NCCL_ALGO_PROTO_IGNORE == LAGOM_NCCL_ALGO_PROTO_IGNORE);                                     \
+  static_assert(ns::ncclFuncBroadcast == LAGOM_NCCL_FUNC_BROADCAST);                                         \
+  static_assert(ns::ncclFuncReduce == LAGOM_NCCL_FUNC_REDUCE);                                               \
+  static_assert(ns::ncclFuncAllGather == LAGOM_NCCL_FUNC_ALLGATHER);                                         \
+  static_assert(ns::ncclFuncReduceScatter == LAGOM_NCCL_FUNC_REDUCESCATTER);                                 \
+  static_assert(ns::ncclFuncAllReduce == LAGOM_NCCL_FUNC_ALLREDUCE);                                         \
+  static_assert(ns::NCCL_LOG_WARN == LAGOM_NCCL_LOG_WARN && ns::NCCL_LOG_INFO == LAGOM_NCCL_LOG_INFO);       \
+  static_assert(ns::NCCL_LOG_TRACE == LAGOM_NCCL_LOG_TRACE);                                                 \
+  static_assert(ns::NCCL_INIT == LAGOM_NCCL_INIT && ns::NCCL_TUNING == LAGOM_NCCL_TUNING);                   \
   static_assert(ns::ncclSuccess == LAGOM_NCCL_SUCCESS && ns::ncclInternalError == LAGOM_NCCL_INTERNAL_ERROR)
 
-#define LAGOM_CHECK_TUNER_V4(ns)                                         \
+#define LAGOM_CHECK_TUNER_V4(ns)                                              \
   static_assert(sizeof(ns::ncclTuner_v4_t) == sizeof(lagom_nccl_tuner_v4_t)); \
-  LAGOM_SAME_FIELD(ns::ncclTuner_v4_t, lagom_nccl_tuner_v4_t, name);      \
-  LAGOM_SAME_FIELD(ns::ncclTuner_v4_t, lagom_nccl_tuner_v4_t, init);      \
-  LAGOM_SAME_FIELD(ns::ncclTuner_v4_t, lagom_nccl_tuner_v4_t, getCollInfo); \
+  LAGOM_SAME_FIELD(ns::ncclTuner_v4_t, lagom_nccl_tuner_v4_t, name);          \
+  LAGOM_SAME_FIELD(ns::ncclTuner_v4_t, lagom_nccl_tuner_v4_t, init);          \
+  LAGOM_SAME_FIELD(ns::ncclTuner_v4_t, lagom_nccl_tuner_v4_t, getCollInfo);   \
   LAGOM_SAME_FIELD(ns::ncclTuner_v4_t, lagom_nccl_tuner_v4_t, destroy)
 
-#define LAGOM_CHECK_TUNER_V5(ns)                                                                      \
-  static_assert(sizeof(ns::ncclTuner_v5_t) == sizeof(lagom_nccl_tuner_v5_t));                        \
-  LAGOM_SAME_FIELD(ns::ncclTuner_v5_t, lagom_nccl_tuner_v5_t, name);                                 \
-  LAGOM_SAME_FIELD(ns::ncclTuner_v5_t, lagom_nccl_tuner_v5_t, init);                                 \
-  LAGOM_SAME_FIELD(ns::ncclTuner_v5_t, lagom_nccl_tuner_v5_t, getCollInfo);                          \
-  LAGOM_SAME_FIELD(ns::ncclTuner_v5_t, lagom_nccl_tuner_v5_t, finalize);                             \
-  static_assert(sizeof(ns::ncclNvlDomainInfo_v5_t) == sizeof(lagom_nccl_nvl_domain_info_v5_t));      \
-  LAGOM_SAME_FIELD(ns::ncclNvlDomainInfo_v5_t, lagom_nccl_nvl_domain_info_v5_t, nNvlDomains);         \
-  LAGOM_SAME_FIELD(ns::ncclNvlDomainInfo_v5_t, lagom_nccl_nvl_domain_info_v5_t, minRanksPerNvlDomain); \
-  LAGOM_SAME_FIELD(ns::ncclNvlDomainInfo_v5_t, lagom_nccl_nvl_domain_info_v5_t, maxRanksPerNvlDomain); \
-  static_assert(sizeof(ns::ncclTunerConstants_v5_t) == sizeof(lagom_nccl_tuner_constants_v5_t));     \
-  LAGOM_SAME_FIELD(ns::ncclTunerConstants_v5_t, lagom_nccl_tuner_constants_v5_t, baseLatencies);     \
-  LAGOM_SAME_FIELD(ns::ncclTunerConstants_v5_t, lagom_nccl_tuner_constants_v5_t, hwLatencies);       \
-  LAGOM_SAME_FIELD(ns::ncclTunerConstants_v5_t, lagom_nccl_tuner_constants_v5_t, llMaxBws);          \
+#define LAGOM_CHECK_TUNER_V5(ns)                                                                        \
+  static_assert(sizeof(ns::ncclTuner_v5_t) == sizeof(lagom_nccl_tuner_v5_t));                           \
+  LAGOM_SAME_FIELD(ns::ncclTuner_v5_t, lagom_nccl_tuner_v5_t, name);                                    \
+  LAGOM_SAME_FIELD(ns::ncclTuner_v5_t, lagom_nccl_tuner_v5_t, init);                                    \
+  LAGOM_SAME_FIELD(ns::ncclTuner_v5_t, lagom_nccl_tuner_v5_t, getCollInfo);                             \
+  LAGOM_SAME_FIELD(ns::ncclTuner_v5_t, lagom_nccl_tuner_v5_t, finalize);                                \
+  static_assert(sizeof(ns::ncclNvlDomainInfo_v5_t) == sizeof(lagom_nccl_nvl_domain_info_v5_t));         \
+  LAGOM_SAME_FIELD(ns::ncclNvlDomainInfo_v5_t, lagom_nccl_nvl_domain_info_v5_t, nNvlDomains);           \
+  LAGOM_SAME_FIELD(ns::ncclNvlDomainInfo_v5_t, lagom_nccl_nvl_domain_info_v5_t, minRanksPerNvlDomain);  \
+  LAGOM_SAME_FIELD(ns::ncclNvlDomainInfo_v5_t, lagom_nccl_nvl_domain_info_v5_t, maxRanksPerNvlDomain);  \
+  static_assert(sizeof(ns::ncclTunerConstants_v5_t) == sizeof(lagom_nccl_tuner_constants_v5_t));        \
+  LAGOM_SAME_FIELD(ns::ncclTunerConstants_v5_t, lagom_nccl_tuner_constants_v5_t, baseLatencies);        \
+  LAGOM_SAME_FIELD(ns::ncclTunerConstants_v5_t, lagom_nccl_tuner_constants_v5_t, hwLatencies);          \
+  LAGOM_SAME_FIELD(ns::ncclTunerConstants_v5_t, lagom_nccl_tuner_constants_v5_t, llMaxBws);             \
   LAGOM_SAME_FIELD(ns::ncclTunerConstants_v5_t, lagom_nccl_tuner_constants_v5_t, perChMaxRingLL128Bws); \
   LAGOM_SAME_FIELD(ns::ncclTunerConstants_v5_t, lagom_nccl_tuner_constants_v5_t, perChMaxTreeLL128Bws); \
-  LAGOM_SAME_FIELD(ns::ncclTunerConstants_v5_t, lagom_nccl_tuner_constants_v5_t, perChMaxTreeBws);   \
+  LAGOM_SAME_FIELD(ns::ncclTunerConstants_v5_t, lagom_nccl_tuner_constants_v5_t, perChMaxTreeBws);      \
   LAGOM_SAME_FIELD(ns::ncclTunerConstants_v5_t, lagom_nccl_tuner_constants_v5_t, perChMaxNVLSTreeBws)
 
-#define LAGOM_CHECK_TUNER_V6(ns)                                                 \
-  static_assert(sizeof(ns::ncclTuner_v6_t) == sizeof(lagom_nccl_tuner_v6_t));   \
-  LAGOM_SAME_FIELD(ns::ncclTuner_v6_t, lagom_nccl_tuner_v6_t, name);            \
-  LAGOM_SAME_FIELD(ns::ncclTuner_v6_t, lagom_nccl_tuner_v6_t, init);            \
-  LAGOM_SAME_FIELD(ns::ncclTuner_v6_t, lagom_nccl_tuner_v6_t, getCollInfo);     \
-  LAGOM_SAME_FIELD(ns::ncclTuner_v6_t, lagom_nccl_tuner_v6_t, finalize);        \
+#define LAGOM_CHECK_TUNER_V6(ns)                                              \
+  static_assert(sizeof(ns::ncclTuner_v6_t) == sizeof(lagom_nccl_tuner_v6_t)); \
+  LAGOM_SAME_FIELD(ns::ncclTuner_v6_t, lagom_nccl_tuner_v6_t, name);          \
+  LAGOM_SAME_FIELD(ns::ncclTuner_v6_t, lagom_nccl_tuner_v6_t, init);          \
+  LAGOM_SAME_FIELD(ns::ncclTuner_v6_t, lagom_nccl_tuner_v6_t, getCollInfo);   \
+  LAGOM_SAME_FIELD(ns::ncclTuner_v6_t, lagom_nccl_tuner_v6_t, finalize);      \
   LAGOM_SAME_FIELD(ns::ncclTuner_v6_t, lagom_nccl_tuner_v6_t, getChunkSize)
+
+// The profiler plugin's v6 ABI (NCCL 2.29-2.30): the descriptor's members the plugin reads, the entry
+// points, the event bits and the one state it reads.
+#define LAGOM_CHECK_PROFILER_V6(ns)                                                                      \
+  static_assert(sizeof(ns::ncclProfilerEventDescr_v6_t) == sizeof(lagom_nccl_profiler_descr_v6_t));     \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, type);              \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, parentObj);         \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, rank);              \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.seqNumber);    \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.func);         \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.count);        \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.datatype);     \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.nChannels);    \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.algo);         \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.proto);        \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, p2p.func);          \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, p2p.datatype);      \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, p2p.count);         \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, p2p.peer);          \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, p2p.nChannels);     \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, kernelCh.channelId); \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, kernelCh.pTimer);   \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceColl.seqNumber);  \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceColl.func);       \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceColl.count);      \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceColl.datatype);   \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceColl.stream);     \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceCollSync.nRanks); \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceCollBatch.useIntraSync); \
+  static_assert(sizeof(ns::ncclProfilerEventStateArgs_v6_t) == sizeof(lagom_nccl_profiler_state_args_t)); \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventStateArgs_v6_t, lagom_nccl_profiler_state_args_t, kernelCh.pTimer); \
+  static_assert(sizeof(ns::ncclProfiler_v6_t) == sizeof(lagom_nccl_profiler_v6_t));                     \
+  LAGOM_SAME_FIELD(ns::ncclProfiler_v6_t, lagom_nccl_profiler_v6_t, name);                              \
+  LAGOM_SAME_FIELD(ns::ncclProfiler_v6_t, lagom_nccl_profiler_v6_t, init);                              \
+  LAGOM_SAME_FIELD(ns::ncclProfiler_v6_t, lagom_nccl_profiler_v6_t, startEvent);                        \
+  LAGOM_SAME_FIELD(ns::ncclProfiler_v6_t, lagom_nccl_profiler_v6_t, stopEvent);                         \
+  LAGOM_SAME_FIELD(ns::ncclProfiler_v6_t, lagom_nccl_profiler_v6_t, recordEventState);                  \
+  LAGOM_SAME_FIELD(ns::ncclProfiler_v6_t, lagom_nccl_profiler_v6_t, finalize);                          \
+  static_assert(ns::ncclProfileColl == LAGOM_NCCL_PROFILE_COLL && ns::ncclProfileP2p == LAGOM_NCCL_PROFILE_P2P); \
+  static_assert(ns::ncclProfileKernelCh == LAGOM_NCCL_PROFILE_KERNEL_CH);                              \
+  static_assert(ns::ncclProfileCeColl == LAGOM_NCCL_PROFILE_CE_COLL);                                  \
+  static_assert(ns::ncclProfileCeSync == LAGOM_NCCL_PROFILE_CE_SYNC);                                  \
+  static_assert(ns::ncclProfileCeBatch == LAGOM_NCCL_PROFILE_CE_BATCH);                                \
+  static_assert(ns::ncclProfilerKernelChStop == LAGOM_NCCL_PROFILER_KERNEL_CH_STOP)

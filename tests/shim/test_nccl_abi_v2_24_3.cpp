@@ -17,7 +17,8 @@ using namespace lagom::abi_test;
 
 LAGOM_NCCL_ABI_CALL void* init(const nccl_v2_24_3::ncclTuner_v4_t* tuner) {
   void* ctx = nullptr;
-  REQUIRE(tuner->init(16, 2, capture_log<nccl_v2_24_3::ncclDebugLogLevel>, &ctx) == nccl_v2_24_3::ncclSuccess);
+  REQUIRE(tuner->init(16, 2, capture_log<nccl_v2_24_3::ncclDebugLogLevel>, &ctx) ==
+          nccl_v2_24_3::ncclSuccess);
   return ctx;
 }
 
@@ -27,9 +28,10 @@ LAGOM_NCCL_ABI_CALL void destroy(const nccl_v2_24_3::ncclTuner_v4_t* tuner, void
 
 }  // namespace
 
-TEST_CASE("NCCL 2.24.3's tuner v4: the config's algorithm, protocol and channels; its chunks ignored with one "
-          "warning",
-          "[shim]") {
+TEST_CASE(
+    "NCCL 2.24.3's tuner v4: the config's algorithm, protocol and channels; its chunks ignored with one "
+    "warning",
+    "[shim]") {
   ConfigScope scope("v2.24.3-1");
   clear_log();
   const auto* tuner = tuner_symbol<nccl_v2_24_3::ncclTuner_v4_t>(NCCL_TUNER_PLUGIN_SYMBOL);

@@ -1,6 +1,6 @@
-// NCCL 2.28.9's own tuner headers (tests/data/nccl-abi/v2.28.9-1/, README there) against Lagom's declarations,
-// and the plugin driven through them as NCCL 2.28.9 drives it: ncclTunerPlugin_v5 (src/plugin/tuner.cc of
-// the tag tries v5 first), whose interface has no getChunkSize.
+// NCCL 2.28.9's own tuner headers (tests/data/nccl-abi/v2.28.9-1/, README there) against Lagom's
+// declarations, and the plugin driven through them as NCCL 2.28.9 drives it: ncclTunerPlugin_v5
+// (src/plugin/tuner.cc of the tag tries v5 first), whose interface has no getChunkSize.
 #include "tests/shim/nccl_abi_harness.h"
 
 // Last: the tag's nccl_common.h redefines a libstdc++ visibility macro for what follows.
@@ -31,9 +31,10 @@ LAGOM_NCCL_ABI_CALL void finalize(const nccl_v2_28_9::ncclTuner_v5_t* tuner, voi
 
 }  // namespace
 
-TEST_CASE("NCCL 2.28.9's tuner v5: the config's algorithm, protocol and channels; its chunks ignored with one "
-          "warning",
-          "[shim]") {
+TEST_CASE(
+    "NCCL 2.28.9's tuner v5: the config's algorithm, protocol and channels; its chunks ignored with one "
+    "warning",
+    "[shim]") {
   ConfigScope scope("v2.28.9-1");
   clear_log();
   const auto* tuner = tuner_symbol<nccl_v2_28_9::ncclTuner_v5_t>(NCCL_TUNER_PLUGIN_SYMBOL);

@@ -1,14 +1,16 @@
-// NCCL 2.29.7's own tuner headers (tests/data/nccl-abi/v2.29.7-1/, README there) against Lagom's declarations,
-// and the plugin driven through them as NCCL 2.29.7 drives it: ncclTunerPlugin_v5 (src/plugin/tuner.cc of
-// the tag tries v5 first), whose interface has no getChunkSize.
+// NCCL 2.29.7's own tuner headers (tests/data/nccl-abi/v2.29.7-1/, README there) against Lagom's
+// declarations, and the plugin driven through them as NCCL 2.29.7 drives it: ncclTunerPlugin_v5
+// (src/plugin/tuner.cc of the tag tries v5 first), whose interface has no getChunkSize.
 #include "tests/shim/nccl_abi_harness.h"
 
 // Last: the tag's nccl_common.h redefines a libstdc++ visibility macro for what follows.
 namespace nccl_v2_29_7 {
-#include "plugin/nccl_tuner.h"
+#include "plugin/nccl_tuner.h"  // first: it brings nccl.h and nccl_common.h, which nccl_profiler.h assumes
+#include "plugin/nccl_profiler.h"
 }
 
 LAGOM_CHECK_NCCL_CONSTANTS(nccl_v2_29_7);
+LAGOM_CHECK_PROFILER_V6(nccl_v2_29_7);
 LAGOM_CHECK_TUNER_V5(nccl_v2_29_7);
 LAGOM_CHECK_TUNER_V4(nccl_v2_29_7);
 static_assert(std::string_view(NCCL_TUNER_PLUGIN_SYMBOL) == "ncclTunerPlugin_v5");
@@ -31,9 +33,10 @@ LAGOM_NCCL_ABI_CALL void finalize(const nccl_v2_29_7::ncclTuner_v5_t* tuner, voi
 
 }  // namespace
 
-TEST_CASE("NCCL 2.29.7's tuner v5: the config's algorithm, protocol and channels; its chunks ignored with one "
-          "warning",
-          "[shim]") {
+TEST_CASE(
+    "NCCL 2.29.7's tuner v5: the config's algorithm, protocol and channels; its chunks ignored with one "
+    "warning",
+    "[shim]") {
   ConfigScope scope("v2.29.7-1");
   clear_log();
   const auto* tuner = tuner_symbol<nccl_v2_29_7::ncclTuner_v5_t>(NCCL_TUNER_PLUGIN_SYMBOL);
