@@ -56,8 +56,8 @@ struct Record {
   // Time base of start/end: "gpu" (GPU global timer), "host" (MPI_Wtime), or "enqueue" (host monotonic
   // clock around the enqueue of a copy-engine collective, whose execution NCCL does not time).
   Text<8> clock;
-  std::int64_t start_ns = 0;    // start of execution
-  std::int64_t end_ns = 0;      // end of execution (>= start_ns)
+  std::int64_t start_ns = 0;  // start of execution
+  std::int64_t end_ns = 0;    // end of execution (>= start_ns)
 
   [[nodiscard]] double duration_us() const { return static_cast<double>(end_ns - start_ns) / 1e3; }
   // False for "enqueue" records: their duration is not the operation's, so no fit or drift check reads it.

@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
-#include <sys/types.h>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <sys/types.h>
 
 #include "shim/nccl_profiler_abi.h"
 #include "shim/nccl_tuner_abi.h"
@@ -313,44 +313,46 @@ void check_decisions(const Tuner* tuner, void* ctx) {
 
 // The profiler plugin's v6 ABI (NCCL 2.29-2.30): the descriptor's members the plugin reads, the entry
 // points, the event bits and the one state it reads.
-#define LAGOM_CHECK_PROFILER_V6(ns)                                                                      \
-  static_assert(sizeof(ns::ncclProfilerEventDescr_v6_t) == sizeof(lagom_nccl_profiler_descr_v6_t));     \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, type);              \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, parentObj);         \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, rank);              \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.seqNumber);    \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.func);         \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.count);        \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.datatype);     \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.nChannels);    \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.algo);         \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.proto);        \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, p2p.func);          \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, p2p.datatype);      \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, p2p.count);         \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, p2p.peer);          \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, p2p.nChannels);     \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, kernelCh.channelId); \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, kernelCh.pTimer);   \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceColl.seqNumber);  \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceColl.func);       \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceColl.count);      \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceColl.datatype);   \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceColl.stream);     \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceCollSync.nRanks); \
-  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceCollBatch.useIntraSync); \
-  static_assert(sizeof(ns::ncclProfilerEventStateArgs_v6_t) == sizeof(lagom_nccl_profiler_state_args_t)); \
+#define LAGOM_CHECK_PROFILER_V6(ns)                                                                         \
+  static_assert(sizeof(ns::ncclProfilerEventDescr_v6_t) == sizeof(lagom_nccl_profiler_descr_v6_t));         \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, type);                  \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, parentObj);             \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, rank);                  \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.seqNumber);        \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.func);             \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.count);            \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.datatype);         \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.nChannels);        \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.algo);             \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, coll.proto);            \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, p2p.func);              \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, p2p.datatype);          \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, p2p.count);             \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, p2p.peer);              \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, p2p.nChannels);         \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, kernelCh.channelId);    \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, kernelCh.pTimer);       \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceColl.seqNumber);      \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceColl.func);           \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceColl.count);          \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceColl.datatype);       \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceColl.stream);         \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t, ceCollSync.nRanks);     \
+  LAGOM_SAME_FIELD(ns::ncclProfilerEventDescr_v6_t, lagom_nccl_profiler_descr_v6_t,                         \
+                   ceCollBatch.useIntraSync);                                                               \
+  static_assert(sizeof(ns::ncclProfilerEventStateArgs_v6_t) == sizeof(lagom_nccl_profiler_state_args_t));   \
   LAGOM_SAME_FIELD(ns::ncclProfilerEventStateArgs_v6_t, lagom_nccl_profiler_state_args_t, kernelCh.pTimer); \
-  static_assert(sizeof(ns::ncclProfiler_v6_t) == sizeof(lagom_nccl_profiler_v6_t));                     \
-  LAGOM_SAME_FIELD(ns::ncclProfiler_v6_t, lagom_nccl_profiler_v6_t, name);                              \
-  LAGOM_SAME_FIELD(ns::ncclProfiler_v6_t, lagom_nccl_profiler_v6_t, init);                              \
-  LAGOM_SAME_FIELD(ns::ncclProfiler_v6_t, lagom_nccl_profiler_v6_t, startEvent);                        \
-  LAGOM_SAME_FIELD(ns::ncclProfiler_v6_t, lagom_nccl_profiler_v6_t, stopEvent);                         \
-  LAGOM_SAME_FIELD(ns::ncclProfiler_v6_t, lagom_nccl_profiler_v6_t, recordEventState);                  \
-  LAGOM_SAME_FIELD(ns::ncclProfiler_v6_t, lagom_nccl_profiler_v6_t, finalize);                          \
-  static_assert(ns::ncclProfileColl == LAGOM_NCCL_PROFILE_COLL && ns::ncclProfileP2p == LAGOM_NCCL_PROFILE_P2P); \
-  static_assert(ns::ncclProfileKernelCh == LAGOM_NCCL_PROFILE_KERNEL_CH);                              \
-  static_assert(ns::ncclProfileCeColl == LAGOM_NCCL_PROFILE_CE_COLL);                                  \
-  static_assert(ns::ncclProfileCeSync == LAGOM_NCCL_PROFILE_CE_SYNC);                                  \
-  static_assert(ns::ncclProfileCeBatch == LAGOM_NCCL_PROFILE_CE_BATCH);                                \
+  static_assert(sizeof(ns::ncclProfiler_v6_t) == sizeof(lagom_nccl_profiler_v6_t));                         \
+  LAGOM_SAME_FIELD(ns::ncclProfiler_v6_t, lagom_nccl_profiler_v6_t, name);                                  \
+  LAGOM_SAME_FIELD(ns::ncclProfiler_v6_t, lagom_nccl_profiler_v6_t, init);                                  \
+  LAGOM_SAME_FIELD(ns::ncclProfiler_v6_t, lagom_nccl_profiler_v6_t, startEvent);                            \
+  LAGOM_SAME_FIELD(ns::ncclProfiler_v6_t, lagom_nccl_profiler_v6_t, stopEvent);                             \
+  LAGOM_SAME_FIELD(ns::ncclProfiler_v6_t, lagom_nccl_profiler_v6_t, recordEventState);                      \
+  LAGOM_SAME_FIELD(ns::ncclProfiler_v6_t, lagom_nccl_profiler_v6_t, finalize);                              \
+  static_assert(ns::ncclProfileColl == LAGOM_NCCL_PROFILE_COLL &&                                           \
+                ns::ncclProfileP2p == LAGOM_NCCL_PROFILE_P2P);                                              \
+  static_assert(ns::ncclProfileKernelCh == LAGOM_NCCL_PROFILE_KERNEL_CH);                                   \
+  static_assert(ns::ncclProfileCeColl == LAGOM_NCCL_PROFILE_CE_COLL);                                       \
+  static_assert(ns::ncclProfileCeSync == LAGOM_NCCL_PROFILE_CE_SYNC);                                       \
+  static_assert(ns::ncclProfileCeBatch == LAGOM_NCCL_PROFILE_CE_BATCH);                                     \
   static_assert(ns::ncclProfilerKernelChStop == LAGOM_NCCL_PROFILER_KERNEL_CH_STOP)

@@ -5,9 +5,12 @@
 
 // Last: the tag's nccl_common.h redefines a libstdc++ visibility macro for what follows.
 namespace nccl_v2_30_7 {
-#include "plugin/nccl_tuner.h"  // first: it brings nccl.h and nccl_common.h, which nccl_profiler.h assumes
+// Not sorted: nccl_tuner.h first, it brings nccl.h and nccl_common.h, which nccl_profiler.h assumes.
+// clang-format off
+#include "plugin/nccl_tuner.h"
 #include "plugin/nccl_profiler.h"
-}
+// clang-format on
+}  // namespace nccl_v2_30_7
 
 LAGOM_CHECK_NCCL_CONSTANTS(nccl_v2_30_7);
 LAGOM_CHECK_PROFILER_V6(nccl_v2_30_7);

@@ -823,9 +823,10 @@ TEST_CASE("v6 applies a line's chunk only to the pair it chose, and never to a l
     CHECK(chunk_after(ctx, {LAGOM_NCCL_FUNC_ALLREDUCE, 512}) == 131072);
     std::vector<std::string> traces = log_at(LAGOM_NCCL_LOG_TRACE);
     REQUIRE(!traces.empty());
-    CHECK(traces.back() ==
-          "lagom tuner: allreduce 64 bytes ring/ll: chunk 8 is below the protocol's grain of 16 bytes; NCCL's "
-          "chunk 131072 stands");
+    CHECK(
+        traces.back() ==
+        "lagom tuner: allreduce 64 bytes ring/ll: chunk 8 is below the protocol's grain of 16 bytes; NCCL's "
+        "chunk 131072 stands");
   }
   SECTION("a pair NCCL ruled out: NCCL picks another, and keeps its own chunk for it") {
     CHECK(chunk_after(ctx, {LAGOM_NCCL_FUNC_ALLGATHER, 4096},
