@@ -50,9 +50,8 @@ void run_gemm(const CostOptions& o, const Context& context, const model::CostMod
   const std::string precision_name = o.precision.empty() ? "bf16" : o.precision;
   const auto precision = model::k_precision_names.parse(precision_name);
   if (!precision)
-    fail(ErrorCode::invalid_input,
-         fmt::format("cost: --precision: '{}' is not one of {}", o.precision,
-                     model::k_precision_names.choices()));
+    fail(ErrorCode::invalid_input, fmt::format("cost: --precision: '{}' is not one of {}", o.precision,
+                                               model::k_precision_names.choices()));
   if (cost.cluster().gpu.peak_tflops(*precision) <= 0) {
     fail(ErrorCode::invalid_input, fmt::format("cost: --precision: {} is not supported by {}", precision_name,
                                                cost.cluster().gpu.name));
@@ -81,8 +80,8 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
   using namespace lagom::model;
   const auto collective = parse_collective(o.collective);
   if (!collective) {
-    fail(ErrorCode::invalid_input,
-         fmt::format("cost: --collective: '{}' is not one of {}", o.collective, k_collective_names.choices()));
+    fail(ErrorCode::invalid_input, fmt::format("cost: --collective: '{}' is not one of {}", o.collective,
+                                               k_collective_names.choices()));
   }
   if (o.bytes.empty()) fail(ErrorCode::invalid_input, "cost: --bytes: required with --collective");
   const auto bytes_result = units::parse_size(o.bytes);

@@ -43,8 +43,9 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   auto pinned = [&f](const char* key, auto value) {
     return f.has(key) ? std::optional<decltype(value)>(value) : std::nullopt;
   };
-  pins.tp = pinned("tp", f.values.tp), pins.pp = pinned("pp", f.values.pp), pins.dp = pinned("dp", f.values.dp),
-  pins.cp = pinned("cp", f.values.cp), pins.ep = pinned("ep", f.values.ep), pins.vpp = pinned("vpp", f.values.vpp),
+  pins.tp = pinned("tp", f.values.tp), pins.pp = pinned("pp", f.values.pp),
+  pins.dp = pinned("dp", f.values.dp), pins.cp = pinned("cp", f.values.cp),
+  pins.ep = pinned("ep", f.values.ep), pins.vpp = pinned("vpp", f.values.vpp),
   pins.zero = pinned("zero", f.values.zero);
   if (f.values.sp) pins.sp = true;
   pins.micro_batch = pinned("micro_batch", f.values.micro_batch);

@@ -84,7 +84,8 @@ std::string money(std::optional<double> usd) {
 }
 
 std::string strategy_text(const model::Strategy& s) {
-  return fmt::format("tp{} pp{} dp{}{}{} mb{}{}", s.tp, s.pp, s.dp, s.cp > 1 ? fmt::format(" cp{}", s.cp) : "",
+  return fmt::format("tp{} pp{} dp{}{}{} mb{}{}", s.tp, s.pp, s.dp,
+                     s.cp > 1 ? fmt::format(" cp{}", s.cp) : "",
                      s.vpp > 1 ? fmt::format(" vpp{}", s.vpp) : "", s.micro_batch,
                      s.zero > 0 ? fmt::format(" z{}", s.zero) : "");
 }
@@ -92,11 +93,24 @@ std::string strategy_text(const model::Strategy& s) {
 void print_plan(const plan::PlanResult& result) {
   const plan::PlanOptions& o = result.options;
   fmt::print("# lagom plan: {} ({:.1f} B parameters), {:.3g} tokens, global batch {} × {} tokens\n",
-             result.workload_name, result.parameters / 1e9, o.tokens, o.explore.base.global_batch, result.seq);
+             result.workload_name, result.parameters / 1e9, o.tokens, o.explore.base.global_batch,
+             result.seq);
   if (o.deadline_s) fmt::print("# deadline {:.1f} days\n", *o.deadline_s / 86400);
   if (o.budget_usd) fmt::print("# budget ${:.0f}\n", *o.budget_usd);
-  Table table({{"cluster", true}, {"gpus"}, {"strategy", true}, {"step_s"}, {"p50_s"}, {"p99_s"}, {"goodput_%"},
-               {"ckpt_min"}, {"days"}, {"gpu_hours"}, {"cost_$"}, {"gpu_w"}, {"mwh"}, {"j/token"}});
+  Table table({{"cluster", true},
+               {"gpus"},
+               {"strategy", true},
+               {"step_s"},
+               {"p50_s"},
+               {"p99_s"},
+               {"goodput_%"},
+               {"ckpt_min"},
+               {"days"},
+               {"gpu_hours"},
+               {"cost_$"},
+               {"gpu_w"},
+               {"mwh"},
+               {"j/token"}});
   for (const plan::PlanRow& r : result.rows) {
     if (!r.feasible() && r.iteration_s <= 0) {
       table.add_row({r.cluster_name, std::to_string(r.gpus), "-", "-", "-", "-", "-", "-", "-", "-", "-", "-",
@@ -104,14 +118,15 @@ void print_plan(const plan::PlanResult& result) {
       continue;
     }
     const bool run = r.feasible();
-    table.add_row({r.cluster_name, std::to_string(r.gpus), strategy_text(r.strategy),
-                   fmt::format("{:.3f}", r.step.mean_s), fmt::format("{:.3f}", r.step.p50_s),
-                   fmt::format("{:.3f}", r.step.p99_s), fmt::format("{:.1f}", 100 * r.goodput.useful),
-                   std::isfinite(r.goodput.interval_s) ? fmt::format("{:.0f}", r.goodput.interval_s / 60) : "-",
-                   run ? days(r.wall_s) : "-", run ? fmt::format("{:.0f}", r.gpu_hours) : "-",
-                   money(r.cost_usd), r.gpu_power_w ? fmt::format("{:.0f}", *r.gpu_power_w) : "-",
-                   r.energy ? figure(r.energy->facility_j / 3.6e9) : "-",
-                   r.joules_per_token ? fmt::format("{:.2f}", *r.joules_per_token) : "-"});
+    table.add_row(
+        {r.cluster_name, std::to_string(r.gpus), strategy_text(r.strategy),
+         fmt::format("{:.3f}", r.step.mean_s), fmt::format("{:.3f}", r.step.p50_s),
+         fmt::format("{:.3f}", r.step.p99_s), fmt::format("{:.1f}", 100 * r.goodput.useful),
+         std::isfinite(r.goodput.interval_s) ? fmt::format("{:.0f}", r.goodput.interval_s / 60) : "-",
+         run ? days(r.wall_s) : "-", run ? fmt::format("{:.0f}", r.gpu_hours) : "-", money(r.cost_usd),
+         r.gpu_power_w ? fmt::format("{:.0f}", *r.gpu_power_w) : "-",
+         r.energy ? figure(r.energy->facility_j / 3.6e9) : "-",
+         r.joules_per_token ? fmt::format("{:.2f}", *r.joules_per_token) : "-"});
   }
   fmt::print("{}", table.render());
   for (const plan::PlanRow& r : result.rows) {
@@ -129,12 +144,14 @@ void print_plan(const plan::PlanResult& result) {
   };
   if (s.cheapest) fmt::print("# cheapest by {}: {}\n", unit, name(*s.cheapest));
   if (s.fastest) fmt::print("# fastest: {}\n", name(*s.fastest));
-  if (s.cheapest_in_deadline) fmt::print("# cheapest within the deadline: {}\n", name(*s.cheapest_in_deadline));
+  if (s.cheapest_in_deadline)
+    fmt::print("# cheapest within the deadline: {}\n", name(*s.cheapest_in_deadline));
   if (s.fastest_in_budget) fmt::print("# fastest within the budget: {}\n", name(*s.fastest_in_budget));
   if (s.chosen && (o.deadline_s || o.budget_usd)) fmt::print("# chosen: {}\n", name(*s.chosen));
   std::string front;
   for (const std::size_t i : s.pareto) {
-    front += (front.empty() ? "" : ", ") + fmt::format("{}×{}", result.rows[i].cluster_name, result.rows[i].gpus);
+    front +=
+        (front.empty() ? "" : ", ") + fmt::format("{}×{}", result.rows[i].cluster_name, result.rows[i].gpus);
   }
   fmt::print("# time–{} front (fastest first): {}\n", s.by_dollars ? "cost" : "GPU-hours", front);
   if (!s.why.empty()) fmt::print("# {}\n", s.why);
@@ -145,7 +162,8 @@ void print_plan(const plan::PlanResult& result) {
 void run_plan(const PlanFlags& flags, const Context& context) {
   if (flags.model.empty()) fail(ErrorCode::invalid_input, "--model: required");
   if (flags.clusters.empty()) fail(ErrorCode::invalid_input, "--cluster: required (one or more)");
-  if (flags.gpus.empty()) fail(ErrorCode::invalid_input, "--gpus: required (a list 1024,2048 or a range 256..16384)");
+  if (flags.gpus.empty())
+    fail(ErrorCode::invalid_input, "--gpus: required (a list 1024,2048 or a range 256..16384)");
   if (flags.tokens.empty()) fail(ErrorCode::invalid_input, "--tokens: required (e.g. 15T)");
   if (flags.global_batch && !flags.batch_tokens.empty())
     fail(ErrorCode::invalid_input, "--global-batch and --batch-tokens: give one of them");
@@ -157,26 +175,29 @@ void run_plan(const PlanFlags& flags, const Context& context) {
   const model::WorkloadSpec workload = unwrap(load_workload(spec, &context.progress()));
   plan::PlanOptions options;
   options.tokens = flag_value("--tokens", plan::parse_quantity(flags.tokens));
-  if (!flags.deadline.empty()) options.deadline_s = flag_value("--deadline", plan::parse_duration_s(flags.deadline));
+  if (!flags.deadline.empty())
+    options.deadline_s = flag_value("--deadline", plan::parse_duration_s(flags.deadline));
   if (!flags.budget.empty()) options.budget_usd = flag_value("--budget", plan::parse_quantity(flags.budget));
-  if (options.budget_usd && *options.budget_usd <= 0) fail(ErrorCode::invalid_input, "--budget: must be positive");
+  if (options.budget_usd && *options.budget_usd <= 0)
+    fail(ErrorCode::invalid_input, "--budget: must be positive");
   model::Strategy& base = options.explore.base;
-  base.precision = flag_value("--precision", [&]() -> Result<model::Precision> {
-    if (const auto p = model::parse_precision(flags.precision)) return *p;
-    return make_error(ErrorCode::invalid_input, fmt::format("'{}' is not bf16|fp16|fp8|tf32|fp32", flags.precision));
-  }());
+  base.precision = flag_value("--precision", model::k_precision_names.parse_or_error(flags.precision));
   if (flags.global_batch) {
     base.global_batch = *flags.global_batch;
   } else if (!flags.batch_tokens.empty()) {
     const double tokens = flag_value("--batch-tokens", plan::parse_quantity(flags.batch_tokens));
     base.global_batch = std::lround(tokens / static_cast<double>(workload.seq));
-    if (base.global_batch < 1 || std::abs(static_cast<double>(base.global_batch * workload.seq) - tokens) > 0.5)
-      fail(ErrorCode::invalid_input, fmt::format("--batch-tokens: {:g} is not a whole number of sequences of {} tokens (K, M, T are powers of 10: or give --global-batch)",
-                                                 tokens, workload.seq));
+    if (base.global_batch < 1 ||
+        std::abs(static_cast<double>(base.global_batch * workload.seq) - tokens) > 0.5)
+      fail(ErrorCode::invalid_input,
+           fmt::format("--batch-tokens: {:g} is not a whole number of sequences of {} tokens (K, M, T are "
+                       "powers of 10: or give --global-batch)",
+                       tokens, workload.seq));
   } else if (workload.global_batch) {
     base.global_batch = *workload.global_batch;
   } else {
-    fail(ErrorCode::invalid_input, "--global-batch or --batch-tokens: required (the model has no global_batch)");
+    fail(ErrorCode::invalid_input,
+         "--global-batch or --batch-tokens: required (the model has no global_batch)");
   }
   options.explore.framework = unwrap(search::parse_framework_flag(flags.framework));
   options.explore.threads = flags.threads;
@@ -203,22 +224,27 @@ void add_plan_command(CLI::App& app, Context& context) {
       "plan", "Plan a whole training run: GPUs, time, goodput, dollars and energy per cluster and GPU count");
   add_common_flags(*command, context);
   auto flags = std::make_shared<PlanFlags>();
-  command->add_option("--model", flags->model, "Model: a preset name, a lagom workload JSON or a HuggingFace config.json");
+  command->add_option("--model", flags->model,
+                      "Model: a preset name, a lagom workload JSON or a HuggingFace config.json");
   command->add_option_function<long>(
-      "--seq", [flags](const long& v) { flags->seq = bounded("--seq", v, 1L, 1L << 24); }, "Sequence length [the model's]");
-  command->add_option("--cluster", flags->clusters, "Cluster: a preset or a cluster JSON file (repeat to compare)");
+      "--seq", [flags](const long& v) { flags->seq = bounded("--seq", v, 1L, 1L << 24); },
+      "Sequence length [the model's]");
+  command->add_option("--cluster", flags->clusters,
+                      "Cluster: a preset or a cluster JSON file (repeat to compare)");
   command->add_option("--db", flags->db, "Profile database: its fits replace the model's defaults");
   command->add_option("--gpus", flags->gpus, "GPU counts: a list 1024,2048 or a range 256..16384 (doubling)");
   command->add_option("--tokens", flags->tokens, "Training tokens, e.g. 15T (suffixes K M B T P)");
   command->add_option("--deadline", flags->deadline, "Wall-clock time the run must finish in: 60d, 36h, 2w");
   command->add_option("--budget", flags->budget, "Dollars the run may cost, e.g. 2.5M (needs a price)");
   command->add_option_function<long>(
-      "--global-batch", [flags](const long& v) { flags->global_batch = bounded("--global-batch", v, 1L, 1L << 30); },
+      "--global-batch",
+      [flags](const long& v) { flags->global_batch = bounded("--global-batch", v, 1L, 1L << 30); },
       "Sequences per iteration [the model's]");
   command->add_option("--batch-tokens", flags->batch_tokens, "Tokens per iteration instead, e.g. 16M");
   command->add_option("--price", flags->prices,
                       "Dollars per GPU-hour: X for every cluster or CLUSTER=X [the cluster file's]");
-  auto number_flag = [&](const char* name, std::optional<double>& target, double lo, double hi, const char* help) {
+  auto number_flag = [&](const char* name, std::optional<double>& target, double lo, double hi,
+                         const char* help) {
     command->add_option_function<double>(
         name,
         [&target, name, lo, hi](const double& v) {
@@ -233,7 +259,8 @@ void add_plan_command(CLI::App& app, Context& context) {
   number_flag("--restart", flags->restart_s, 0, 1e6, "Seconds to restart after one [the cluster's; 600]");
   number_flag("--checkpoint-gbps", flags->checkpoint_GBps_per_node, 1e-6, 1e6,
               "Checkpoint write bandwidth per node, GB/s [the cluster's; 0.977]");
-  number_flag("--step-cv", flags->step_time_cv, 0, 1, "Per-GPU step-time spread (std/mean) [the cluster's; 0.01]");
+  number_flag("--step-cv", flags->step_time_cv, 0, 1,
+              "Per-GPU step-time spread (std/mean) [the cluster's; 0.01]");
   number_flag("--pue", flags->pue, 1, 10, "Power usage effectiveness [the cluster's; 1.10]");
   command->add_option("--framework", flags->framework,
                       "Only strategies this framework runs: megatron-lm|torch-fsdp|deepspeed|any [any]");

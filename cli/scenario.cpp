@@ -79,7 +79,8 @@ struct FlagAdder {
   }
   void operator()(const model::BooleanKnob& knob, bool& field) { on_off_option(knob.name, field); }
   void operator()(const model::ToggleKnob& knob, bool& field) {
-    if (knob.name.flag.empty()) return;  // set by another knob's flag (bucket_mb_per_chunk: --bucket-mb chunk)
+    if (knob.name.flag.empty())
+      return;  // set by another knob's flag (bucket_mb_per_chunk: --bucket-mb chunk)
     command.add_flag_callback(
         std::string(knob.name.flag),
         [target = &field, given = &flags.given, key = std::string(knob.name.key)] {
@@ -90,11 +91,11 @@ struct FlagAdder {
   }
   template <typename E, std::size_t N>
   void operator()(const model::ChoiceKnob<E, N>& knob, E& field) {
-    option<std::string>(knob.name, fmt::format("{}: {}", knob.table.choices(), knob.name.help),
-                        [target = &field, flag = std::string(knob.name.flag),
-                         table = &knob.table](const std::string& value) {
-                          *target = flag_value(flag, table->parse_or_error(value));
-                        });
+    option<std::string>(
+        knob.name, fmt::format("{}: {}", knob.table.choices(), knob.name.help),
+        [target = &field, flag = std::string(knob.name.flag), table = &knob.table](const std::string& value) {
+          *target = flag_value(flag, table->parse_or_error(value));
+        });
   }
   void operator()(const model::NumberKnob& knob, double& field) {
     option<double>(knob.name, std::string(knob.name.help), [target = &field, knob](const double& value) {

@@ -31,11 +31,11 @@ struct SpecFlags {
   std::optional<double> memory_reserve_gib;  // --memory-reserve-gib GIB (replaces the cluster's reserve)
 };
 
-// The strategy flags: one per knob of model/strategy_knobs.h, each parsed and bounded at the flag (a bad value
-// ends the command there: "lagom: error: --recompute: 'some' is not none, selective or full").
+// The strategy flags: one per knob of model/strategy_knobs.h, each parsed and bounded at the flag (a bad
+// value ends the command there: "lagom: error: --recompute: 'some' is not none, selective or full").
 struct StrategyFlags {
-  model::Strategy values;          // every knob: its flag's value when given, else model::Strategy's default
-  std::set<std::string> given;     // the JSON keys of the knobs whose flag was given (explore's pinned ones)
+  model::Strategy values;       // every knob: its flag's value when given, else model::Strategy's default
+  std::set<std::string> given;  // the JSON keys of the knobs whose flag was given (explore's pinned ones)
   [[nodiscard]] bool has(const std::string& key) const { return given.count(key) > 0; }
 };
 

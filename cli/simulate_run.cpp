@@ -16,7 +16,8 @@ void add_simulate_run_flags(CLI::App& command, SimulateRunFlags& flags) {
   command.add_option_function<double>(
       "--price",
       [&flags](const double& v) {
-        if (!std::isfinite(v) || v < 0) fail(ErrorCode::invalid_input, fmt::format("--price: {:g} must be >= 0", v));
+        if (!std::isfinite(v) || v < 0)
+          fail(ErrorCode::invalid_input, fmt::format("--price: {:g} must be >= 0", v));
         flags.price = v;
       },
       "Dollars per GPU-hour, with --tokens [the cluster file's operations.price_per_gpu_hour]");
@@ -26,7 +27,8 @@ bool wants_run(const SimulateRunFlags& flags) {
   return !flags.tokens.empty();
 }
 
-Result<std::optional<plan::PlanRow>> simulate_run(const SimulateRunFlags& flags, const simulator::Scenario& scenario,
+Result<std::optional<plan::PlanRow>> simulate_run(const SimulateRunFlags& flags,
+                                                  const simulator::Scenario& scenario,
                                                   const simulator::SimulationResult& result) {
   if (!wants_run(flags)) {
     if (flags.price) return make_error(ErrorCode::invalid_input, "--price: needs --tokens");
@@ -60,7 +62,8 @@ void print_simulate_run(const plan::PlanRow& r) {
   fmt::print("step_p50_s              {:.6f}\n", r.step.p50_s);
   fmt::print("step_p99_s              {:.6f}\n", r.step.p99_s);
   fmt::print("goodput_%               {:.2f}  (checkpoint {:.2f}, restart {:.2f}, lost {:.2f})\n",
-             100 * r.goodput.useful, 100 * r.goodput.checkpoint, 100 * r.goodput.restart, 100 * r.goodput.lost);
+             100 * r.goodput.useful, 100 * r.goodput.checkpoint, 100 * r.goodput.restart,
+             100 * r.goodput.lost);
   if (!r.feasible()) {
     fmt::print("# {}\n", r.infeasible);
     return;

@@ -86,7 +86,9 @@ constexpr EnumTable<E, N> enum_table(const std::pair<E, std::string_view> (&entr
 
 // An enum whose table `enum_names(E{})` finds (declared beside the enum).
 template <typename E>
-concept NamedEnum = std::is_enum_v<E> && requires(E value) { enum_names(value).name(value); };
+concept NamedEnum = std::is_enum_v<E> && requires(E value) {
+  enum_names(value).name(value);
+};
 
 template <NamedEnum E>
 constexpr std::string_view to_string(E value) {

@@ -12,7 +12,8 @@ namespace lagom::model {
 using lagom::to_string;  // the name of every enum with a table (core/enum_table.h)
 
 // Names as nccl-tests' binaries spell them (all_reduce_perf → allreduce). The other maps of collective names:
-// NCCL's own ("AllReduce") in records/record.cpp, the CUDA profiler module's calls in profiler/nccl/module.cu.
+// NCCL's own ("AllReduce") in records/record.cpp, the CUDA profiler module's calls in
+// profiler/nccl/module.cu.
 enum class Collective { allreduce, allgather, reducescatter, alltoall, broadcast, reduce, sendrecv };
 inline constexpr auto k_collective_names = enum_table<Collective>({
     {Collective::allreduce, "allreduce"},
@@ -23,7 +24,9 @@ inline constexpr auto k_collective_names = enum_table<Collective>({
     {Collective::reduce, "reduce"},
     {Collective::sendrecv, "sendrecv"},
 });
-constexpr const auto& enum_names(Collective) { return k_collective_names; }
+constexpr const auto& enum_names(Collective) {
+  return k_collective_names;
+}
 // parse_enum<Collective>, under the name its many readers call.
 inline std::optional<Collective> parse_collective(std::string_view name) {
   return k_collective_names.parse(name);

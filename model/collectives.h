@@ -26,17 +26,21 @@ inline constexpr std::array<Algo, 7> k_all_algos{
 inline constexpr std::array<Proto, 3> k_all_protos{Proto::ll, Proto::ll128, Proto::simple};
 
 inline constexpr auto k_algo_names = enum_table<Algo>({{Algo::tree, "tree"},
-                                                        {Algo::ring, "ring"},
-                                                        {Algo::collnet_direct, "collnet_direct"},
-                                                        {Algo::collnet_chain, "collnet_chain"},
-                                                        {Algo::nvls, "nvls"},
-                                                        {Algo::nvls_tree, "nvls_tree"},
-                                                        {Algo::pat, "pat"},
-                                                        {Algo::p2p, "p2p"}});
-constexpr const auto& enum_names(Algo) { return k_algo_names; }
+                                                       {Algo::ring, "ring"},
+                                                       {Algo::collnet_direct, "collnet_direct"},
+                                                       {Algo::collnet_chain, "collnet_chain"},
+                                                       {Algo::nvls, "nvls"},
+                                                       {Algo::nvls_tree, "nvls_tree"},
+                                                       {Algo::pat, "pat"},
+                                                       {Algo::p2p, "p2p"}});
+constexpr const auto& enum_names(Algo) {
+  return k_algo_names;
+}
 inline constexpr auto k_proto_names =
     enum_table<Proto>({{Proto::ll, "ll"}, {Proto::ll128, "ll128"}, {Proto::simple, "simple"}});
-constexpr const auto& enum_names(Proto) { return k_proto_names; }
+constexpr const auto& enum_names(Proto) {
+  return k_proto_names;
+}
 
 // Knob defaults of NCCL (NVIDIA/nccl@v2.28.9-1):
 inline constexpr int k_nccl_default_threads =
@@ -90,20 +94,26 @@ enum class KnobScope {
 };
 inline constexpr auto k_runtime_names =
     enum_table<Runtime>({{Runtime::nccl, "nccl"}, {Runtime::nccl_extended, "nccl-extended"}});
-constexpr const auto& enum_names(Runtime) { return k_runtime_names; }
+constexpr const auto& enum_names(Runtime) {
+  return k_runtime_names;
+}
 inline constexpr auto k_knob_names = enum_table<Knob>({{Knob::algo, "algo"},
                                                        {Knob::proto, "proto"},
                                                        {Knob::channels, "channels"},
                                                        {Knob::comm_ctas, "comm_ctas"},
                                                        {Knob::threads, "threads"},
                                                        {Knob::chunk, "chunk"}});
-constexpr const auto& enum_names(Knob) { return k_knob_names; }
+constexpr const auto& enum_names(Knob) {
+  return k_knob_names;
+}
 inline constexpr auto k_knob_scope_names =
     enum_table<KnobScope>({{KnobScope::per_call, "per_call"},
                            {KnobScope::per_communicator, "per_communicator"},
                            {KnobScope::per_process, "per_process"},
                            {KnobScope::not_settable, "not_settable"}});
-constexpr const auto& enum_names(KnobScope) { return k_knob_scope_names; }
+constexpr const auto& enum_names(KnobScope) {
+  return k_knob_scope_names;
+}
 // True for the collectives NCCL asks a tuner plugin about: allreduce, allgather, reducescatter,
 // broadcast, reduce.
 bool tuner_collective(Collective collective);

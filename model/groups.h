@@ -30,7 +30,9 @@ inline constexpr auto k_group_names = enum_table<Group>({{Group::tp, "tp"},
                                                          {Group::expert_tp, "etp"},
                                                          {Group::expert_tp_ep, "etpep"}});
 static_assert(k_group_names.size() == k_groups);
-constexpr const auto& enum_names(Group) { return k_group_names; }
+constexpr const auto& enum_names(Group) {
+  return k_group_names;
+}
 
 // The shape of a communicator for a resolved strategy on nodes of `gpus_per_node` GPUs (Megatron's rank
 // order: tp fastest, then cp, dp, pp; expert groups carved from tp·cp·dp as expert-tp (consecutive), ep at

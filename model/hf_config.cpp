@@ -187,8 +187,7 @@ Status read_activation(HfKeys& k, const Family& family, bool t5, WorkloadSpec& w
   std::string act = family.gated ? "silu" : "gelu";
   const std::string key =
       k.pick({"hidden_activation", "hidden_act", "activation_function", "feed_forward_proj"});
-  for (const char* other :
-       {"hidden_activation", "hidden_act", "activation_function", "feed_forward_proj"}) {
+  for (const char* other : {"hidden_activation", "hidden_act", "activation_function", "feed_forward_proj"}) {
     if (other != key && k.r.has(other)) k.out.read.emplace_back(other);  // Gemma states it twice
   }
   if (k.r.has(key)) {

@@ -1,6 +1,7 @@
 // Internal to model/: reading the fields of a JSON spec file (a cluster, a workload, a HuggingFace config)
 // with errors that name the file and the field, "<origin>: <prefix><field>: <why>" (the enums' names come
-// from their tables, core/enum_table.h). specs.cpp and hf_config.cpp share it; nothing outside model/ includes it.
+// from their tables, core/enum_table.h). specs.cpp and hf_config.cpp share it; nothing outside model/
+// includes it.
 #pragma once
 
 #include <array>

@@ -42,10 +42,10 @@ double pcie_x16_GBps(int generation);
 // The NIC rates of a communicator, computed once for every formula that prices its network traffic
 // (CostModel's link bound, its physical bus bandwidth and its alltoall/sendrecv, NCCL's topology view).
 struct NicRates {
-  int usable = 1;            // NICs of a node serving the communicator: min(NICs, ranks per node), at least 1
-  double line_GBps = 0;      // one NIC's line rate at the communicator's share: gbit × nic_share / 8
-  double per_nic_GBps = 0;   // what one NIC achieves: min(line × efficiency, its PCIe x16 × pcie_efficiency)
-  double node_GBps = 0;      // usable × per_nic_GBps
+  int usable = 1;           // NICs of a node serving the communicator: min(NICs, ranks per node), at least 1
+  double line_GBps = 0;     // one NIC's line rate at the communicator's share: gbit × nic_share / 8
+  double per_nic_GBps = 0;  // what one NIC achieves: min(line × efficiency, its PCIe x16 × pcie_efficiency)
+  double node_GBps = 0;     // usable × per_nic_GBps
 };
 // `pcie_efficiency`: PCIe's achievable share of its raw x16 rate (model/cost_collectives.cpp's constant).
 NicRates nic_rates(const ClusterSpec& cluster, const CommGroup& group, double pcie_efficiency);

@@ -32,7 +32,9 @@ using lagom::to_string;  // the name of every enum with a table (core/enum_table
 enum class OverlapKernel { ag_gemm, gemm_rs, a2a };
 inline constexpr auto k_overlap_kernel_names = enum_table<OverlapKernel>(
     {{OverlapKernel::ag_gemm, "ag-gemm"}, {OverlapKernel::gemm_rs, "gemm-rs"}, {OverlapKernel::a2a, "a2a"}});
-constexpr const auto& enum_names(OverlapKernel) { return k_overlap_kernel_names; }
+constexpr const auto& enum_names(OverlapKernel) {
+  return k_overlap_kernel_names;
+}
 // ag-gemm | gemm-rs | a2a, else invalid_input "'x' is not ag-gemm, gemm-rs or a2a".
 inline Result<OverlapKernel> parse_overlap_kernel(std::string_view text) {
   return k_overlap_kernel_names.parse_or_error(text);

@@ -266,8 +266,7 @@ Status check_rank_arrivals(const OverlapPlan& plan, int r, PieceIndex& available
         const PlanComputeOp& op = rp.compute[static_cast<std::size_t>(c)];
         if (op.kind != ComputeKind::reduce) continue;
         const int i = op.piece.slice;
-        if (!reduced.insert(i).second)
-          return violation(fmt::format("rank {} reduces slice {} twice", r, i));
+        if (!reduced.insert(i).second) return violation(fmt::format("rank {} reduces slice {} twice", r, i));
         if (computed_at[{r, i}] > c) {
           return violation(fmt::format("rank {} reduces slice {} before computing its own piece", r, i));
         }
@@ -325,8 +324,7 @@ Status check_rank_plan(const OverlapPlan& plan, int r) {
   }
   const int expected = p * slices;  // ag-gemm: every X piece; others: every output piece of its rows
   if (static_cast<int>(computed_at.size()) != expected) {
-    return violation(
-        fmt::format("rank {} computes {} pieces, expected {}", r, computed_at.size(), expected));
+    return violation(fmt::format("rank {} computes {} pieces, expected {}", r, computed_at.size(), expected));
   }
   for (int j = 0; j < ncomm; ++j) {
     const PlanCommOp& op = rp.comm[static_cast<std::size_t>(j)];
@@ -346,8 +344,8 @@ Status check_rank_plan(const OverlapPlan& plan, int r) {
         }
       } else {
         if (t.piece.owner != t.peer) {
-          return violation(fmt::format("rank {} sends piece ({}, {}) to rank {}, not its owner", r,
-                                       key.first, key.second, t.peer));
+          return violation(fmt::format("rank {} sends piece ({}, {}) to rank {}, not its owner", r, key.first,
+                                       key.second, t.peer));
         }
         const auto it = computed_at.find(key);
         if (it == computed_at.end() || it->second > op.wait_compute) {
@@ -368,8 +366,7 @@ Status check_rank_plan(const OverlapPlan& plan, int r) {
         }
         available_at[key] = j;
       } else {
-        if (t.piece.owner != r)
-          return violation(fmt::format("rank {} receives a piece it does not own", r));
+        if (t.piece.owner != r) return violation(fmt::format("rank {} receives a piece it does not own", r));
         const auto rkey = std::make_pair(t.peer, t.piece.slice);
         if (received_at.count(rkey) != 0) {
           return violation(
@@ -479,7 +476,6 @@ Status check_no_deadlock(const OverlapPlan& plan) {
   }
   return {};
 }
-
 
 }  // namespace
 

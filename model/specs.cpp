@@ -17,7 +17,6 @@
 
 namespace lagom::model {
 
-
 // ---------------------------------------------------------------------------------------------------
 
 double bytes_per_element(Precision precision) {
@@ -49,7 +48,6 @@ std::optional<NcclVersion> parse_nccl_version(std::string_view text) {
   }
   return std::nullopt;
 }
-
 
 double GpuSpec::peak_tflops(Precision precision) const {
   switch (precision) {
@@ -88,11 +86,11 @@ Result<OperationsSpec> parse_operations(const Reader& r) {
   LAGOM_TRY(o.step_time_cv, p.number("step_time_cv", o.step_time_cv, true, 1.0));
   LAGOM_TRY(o.pue, p.number("pue", o.pue, false, 10.0));
   if (o.pue < 1.0) return p.error("pue", "must be at least 1 (facility power over IT power)");
-  for (const auto& [key, field] : {std::pair<const char*, std::optional<double>*>{"price_per_gpu_hour",
-                                                                                  &o.price_per_gpu_hour},
-                                   {"gpu_idle_w", &o.gpu_idle_w},
-                                   {"gpu_full_w", &o.gpu_full_w},
-                                   {"node_overhead_w", &o.node_overhead_w}}) {
+  for (const auto& [key, field] :
+       {std::pair<const char*, std::optional<double>*>{"price_per_gpu_hour", &o.price_per_gpu_hour},
+        {"gpu_idle_w", &o.gpu_idle_w},
+        {"gpu_full_w", &o.gpu_full_w},
+        {"node_overhead_w", &o.node_overhead_w}}) {
     if (p.has(key)) {
       LAGOM_TRY(*field, p.number(key, std::nullopt, true));
     } else {
@@ -619,7 +617,9 @@ struct KnobWriter {
   void operator()(const CountKnob<T>& knob, const T& value) const {
     j[std::string(knob.name.key)] = value;
   }
-  void operator()(const SwitchKnob& knob, bool value) const { j[std::string(knob.name.key)] = value ? "on" : "off"; }
+  void operator()(const SwitchKnob& knob, bool value) const {
+    j[std::string(knob.name.key)] = value ? "on" : "off";
+  }
   void operator()(const BooleanKnob& knob, bool value) const { j[std::string(knob.name.key)] = value; }
   void operator()(const ToggleKnob& knob, bool value) const { j[std::string(knob.name.key)] = value; }
   template <typename E, std::size_t N>

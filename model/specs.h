@@ -32,7 +32,9 @@ inline constexpr auto k_precision_names = enum_table<Precision>({{Precision::bf1
                                                                  {Precision::fp8, "fp8"},
                                                                  {Precision::tf32, "tf32"},
                                                                  {Precision::fp32, "fp32"}});
-constexpr const auto& enum_names(Precision) { return k_precision_names; }
+constexpr const auto& enum_names(Precision) {
+  return k_precision_names;
+}
 // Bytes per element of a tensor stored in this precision (fp8: 1, bf16/fp16: 2, tf32/fp32: 4).
 double bytes_per_element(Precision precision);
 
@@ -95,11 +97,14 @@ struct GpuSpec {
 [[nodiscard]] double gemm_schedule_efficiency(double tiles, double k, int sms);
 
 enum class FabricKind { nvswitch, nvlink_pairs, pcie, shm };
-inline constexpr auto k_fabric_kind_names = enum_table<FabricKind>({{FabricKind::nvswitch, "nvswitch"},
-                                                                    {FabricKind::nvlink_pairs, "nvlink_pairs"},
-                                                                    {FabricKind::pcie, "pcie"},
-                                                                    {FabricKind::shm, "shm"}});
-constexpr const auto& enum_names(FabricKind) { return k_fabric_kind_names; }
+inline constexpr auto k_fabric_kind_names =
+    enum_table<FabricKind>({{FabricKind::nvswitch, "nvswitch"},
+                            {FabricKind::nvlink_pairs, "nvlink_pairs"},
+                            {FabricKind::pcie, "pcie"},
+                            {FabricKind::shm, "shm"}});
+constexpr const auto& enum_names(FabricKind) {
+  return k_fabric_kind_names;
+}
 
 // The intra-node fabric joining a node's GPUs.
 struct FabricSpec {
@@ -118,7 +123,9 @@ struct FabricSpec {
 enum class NicKind { ib, roce, tcp };
 inline constexpr auto k_nic_kind_names =
     enum_table<NicKind>({{NicKind::ib, "ib"}, {NicKind::roce, "roce"}, {NicKind::tcp, "tcp"}});
-constexpr const auto& enum_names(NicKind) { return k_nic_kind_names; }
+constexpr const auto& enum_names(NicKind) {
+  return k_nic_kind_names;
+}
 
 struct NicSpec {
   int count = 0;    // NICs per node (0: single-node only)
@@ -142,8 +149,11 @@ struct NicSpec {
 };
 
 enum class CpuVendor { intel, amd };
-inline constexpr auto k_cpu_vendor_names = enum_table<CpuVendor>({{CpuVendor::intel, "intel"}, {CpuVendor::amd, "amd"}});
-constexpr const auto& enum_names(CpuVendor) { return k_cpu_vendor_names; }
+inline constexpr auto k_cpu_vendor_names =
+    enum_table<CpuVendor>({{CpuVendor::intel, "intel"}, {CpuVendor::amd, "amd"}});
+constexpr const auto& enum_names(CpuVendor) {
+  return k_cpu_vendor_names;
+}
 
 // An NCCL release, e.g. 2.28.9 (the tag v2.28.9-1).
 struct NcclVersion {
@@ -234,7 +244,9 @@ inline constexpr auto k_ffn_type_names = enum_table<FfnType>({{FfnType::gelu, "g
                                                               {FfnType::swiglu, "swiglu"},
                                                               {FfnType::geglu, "geglu"},
                                                               {FfnType::squared_relu, "squared_relu"}});
-constexpr const auto& enum_names(FfnType) { return k_ffn_type_names; }
+constexpr const auto& enum_names(FfnType) {
+  return k_ffn_type_names;
+}
 [[nodiscard]] constexpr bool is_gated(FfnType type) {
   return type == FfnType::swiglu || type == FfnType::geglu;
 }
@@ -322,24 +334,33 @@ enum class CpCommType { a2a, p2p, allgather, a2a_p2p };
 enum class MoeDispatcher { alltoall, allgather };
 inline constexpr auto k_recompute_names = enum_table<Recompute>(
     {{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}});
-constexpr const auto& enum_names(Recompute) { return k_recompute_names; }
+constexpr const auto& enum_names(Recompute) {
+  return k_recompute_names;
+}
 inline constexpr auto k_schedule_names = enum_table<Schedule>(
     {{Schedule::one_f_one_b, "1f1b"}, {Schedule::gpipe, "gpipe"}, {Schedule::interleaved, "interleaved"}});
-constexpr const auto& enum_names(Schedule) { return k_schedule_names; }
-inline constexpr auto k_attention_names = enum_table<Attention>(
-    {{Attention::flash, "flash"},
-     {Attention::flash2, "flash2"},
-     {Attention::flash1, "flash1"},
-     {Attention::standard, "standard"}});
-constexpr const auto& enum_names(Attention) { return k_attention_names; }
+constexpr const auto& enum_names(Schedule) {
+  return k_schedule_names;
+}
+inline constexpr auto k_attention_names = enum_table<Attention>({{Attention::flash, "flash"},
+                                                                 {Attention::flash2, "flash2"},
+                                                                 {Attention::flash1, "flash1"},
+                                                                 {Attention::standard, "standard"}});
+constexpr const auto& enum_names(Attention) {
+  return k_attention_names;
+}
 inline constexpr auto k_cp_comm_type_names = enum_table<CpCommType>({{CpCommType::a2a, "a2a"},
                                                                      {CpCommType::p2p, "p2p"},
                                                                      {CpCommType::allgather, "allgather"},
                                                                      {CpCommType::a2a_p2p, "a2a+p2p"}});
-constexpr const auto& enum_names(CpCommType) { return k_cp_comm_type_names; }
+constexpr const auto& enum_names(CpCommType) {
+  return k_cp_comm_type_names;
+}
 inline constexpr auto k_moe_dispatcher_names = enum_table<MoeDispatcher>(
     {{MoeDispatcher::alltoall, "alltoall"}, {MoeDispatcher::allgather, "allgather"}});
-constexpr const auto& enum_names(MoeDispatcher) { return k_moe_dispatcher_names; }
+constexpr const auto& enum_names(MoeDispatcher) {
+  return k_moe_dispatcher_names;
+}
 
 struct Strategy {
   int gpus = 1;                                // total GPUs

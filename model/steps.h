@@ -17,7 +17,9 @@ namespace lagom::model {
 enum class Phase { forward, backward, recompute };
 inline constexpr auto k_phase_names = enum_table<Phase>(
     {{Phase::forward, "forward"}, {Phase::backward, "backward"}, {Phase::recompute, "recompute"}});
-constexpr const auto& enum_names(Phase) { return k_phase_names; }
+constexpr const auto& enum_names(Phase) {
+  return k_phase_names;
+}
 
 enum class OpKind { gemm, attention, elementwise, norm, embedding, loss, optimizer };
 inline constexpr auto k_op_kind_names = enum_table<OpKind>({{OpKind::gemm, "gemm"},
@@ -27,7 +29,9 @@ inline constexpr auto k_op_kind_names = enum_table<OpKind>({{OpKind::gemm, "gemm
                                                             {OpKind::embedding, "embedding"},
                                                             {OpKind::loss, "loss"},
                                                             {OpKind::optimizer, "optimizer"}});
-constexpr const auto& enum_names(OpKind) { return k_op_kind_names; }
+constexpr const auto& enum_names(OpKind) {
+  return k_op_kind_names;
+}
 
 // A (batched) GEMM C[m×n] = A[m×k]·B[k×n], `batch` independent problems (e.g. heads, experts).
 struct GemmShape {

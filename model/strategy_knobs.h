@@ -87,7 +87,8 @@ void for_each_knob(S& s, Visit&& visit) {
   visit(CountKnob<int>{{"cp", "--cp", "Context parallelism (communication: --cp-comm-type) [1]"}}, s.cp);
   visit(CountKnob<int>{{"ep", "--ep", "Expert parallelism [1]"}}, s.ep);
   visit(ToggleKnob{{"sp", "--sp", "Sequence parallelism with TP"}}, s.sp);
-  visit(CountKnob<int>{{"vpp", "--vpp", "Virtual pipeline stages per rank (interleaved when > 1) [1]"}}, s.vpp);
+  visit(CountKnob<int>{{"vpp", "--vpp", "Virtual pipeline stages per rank (interleaved when > 1) [1]"}},
+        s.vpp);
   visit(CountKnob<int>{{"zero", "--zero", "ZeRO stage 0-3 (3 = FSDP) [0]"}, 0, 0, 3}, s.zero);
   visit(CountKnob<long>{{"micro_batch", "--micro-batch", "Sequences per micro-batch [1]"}, 1, 1, k_max_batch},
         s.micro_batch);
@@ -104,7 +105,8 @@ void for_each_knob(S& s, Visit&& visit) {
   visit(BucketKnob{{"bucket_mb", "--bucket-mb",
                     "DP gradient bucket, MB, or chunk (one bucket per model chunk) [25]"}},
         s.bucket_mb);
-  visit(ChoiceKnob{{"precision", "--precision", "Training precision [bf16]"}, k_precision_names}, s.precision);
+  visit(ChoiceKnob{{"precision", "--precision", "Training precision [bf16]"}, k_precision_names},
+        s.precision);
   visit(ChoiceKnob{{"attention", "--attention", "Attention kernel [flash]"}, k_attention_names}, s.attention);
   visit(ChoiceKnob{{"cp_comm_type", "--cp-comm-type",
                     "CP attention: a2a (Ulysses), p2p (K/V ring), allgather (K/V all-gather) [a2a]"},
@@ -115,14 +117,18 @@ void for_each_knob(S& s, Visit&& visit) {
         s.moe_dispatcher);
   visit(NumberKnob{{"moe_capacity_factor", "--moe-capacity-factor",
                     "MoE expert capacity factor (rows beyond capacity are dropped) [none: dropless]"},
-                   true, 1e6, true},
+                   true,
+                   1e6,
+                   true},
         s.moe_capacity_factor);
   visit(BooleanKnob{{"moe_pad_to_capacity", "--moe-pad-to-capacity",
                      "on|off: pad every expert's input to its capacity [off]"}},
         s.moe_pad_to_capacity);
-  visit(BooleanKnob{{"moe_grouped_gemm", "--moe-grouped-gemm",
-                     "on|off: one grouped GEMM for the local experts (off: one GEMM per expert in sequence) [on]"}},
-        s.moe_grouped_gemm);
+  visit(
+      BooleanKnob{
+          {"moe_grouped_gemm", "--moe-grouped-gemm",
+           "on|off: one grouped GEMM for the local experts (off: one GEMM per expert in sequence) [on]"}},
+      s.moe_grouped_gemm);
   visit(CountKnob<int>{{"expert_tp", "--expert-tp", "Expert tensor parallelism [= tp]"}, 0}, s.expert_tp);
   visit(CountKnob<int>{{"first_stage_layers", "--first-stage-layers",
                         "Layers on the first pipeline rank (the others share the rest) [even split]"},
@@ -155,18 +161,24 @@ void for_each_knob(S& s, Visit&& visit) {
                         "Pad the vocabulary to a multiple of N·tp [no padding]"},
                        0},
         s.vocab_divisible_by);
-  visit(CountKnob<int>{{"defer_embedding_wgrad", "--defer-embedding-wgrad",
-                        "Output-layer wgrad of the first N micro-batches computed in the pipeline flush (pp > 1) "
-                        "[0: off]"},
-                       0, 0, 1 << 20},
-        s.defer_embedding_wgrad);
+  visit(
+      CountKnob<int>{
+          {"defer_embedding_wgrad", "--defer-embedding-wgrad",
+           "Output-layer wgrad of the first N micro-batches computed in the pipeline flush (pp > 1) "
+           "[0: off]"},
+          0,
+          0,
+          1 << 20},
+      s.defer_embedding_wgrad);
   visit(SwitchKnob{{"cross_entropy_fusion", "--cross-entropy-fusion",
                     "The vocabulary-parallel loss in Megatron's fused kernels [off]"}},
         s.cross_entropy_fusion);
-  visit(SwitchKnob{{"tp_overlap_fp8_rs", "--tp-overlap-fp8-rs",
-                    "With --tp-overlap te and FP8, the pipelined reduce-scatters move FP8 (TE fp8_buf) [off]"}},
-        s.tp_overlap_fp8_rs);
-  visit(BooleanKnob{{"fp8_params", "--fp8-params", "FP8 primary weights with --precision fp8: true|false [false]"}},
+  visit(
+      SwitchKnob{{"tp_overlap_fp8_rs", "--tp-overlap-fp8-rs",
+                  "With --tp-overlap te and FP8, the pipelined reduce-scatters move FP8 (TE fp8_buf) [off]"}},
+      s.tp_overlap_fp8_rs);
+  visit(BooleanKnob{{"fp8_params", "--fp8-params",
+                     "FP8 primary weights with --precision fp8: true|false [false]"}},
         s.fp8_params);
   visit(BooleanKnob{{"fp8_wgrad", "--fp8-wgrad",
                      "Weight-gradient GEMMs in FP8 with --precision fp8: true|false [true]"}},

@@ -109,8 +109,8 @@ RunEnergy run_energy(const PowerSpec& power, long gpus, long nodes, double stepp
                      double busy) {
   RunEnergy e;
   const double n = static_cast<double>(gpus);
-  e.gpu_j = n * (gpu_power_w(power.gpu_idle_w, power.gpu_full_w, busy) * stepping_s +
-                 power.gpu_idle_w * waiting_s);
+  e.gpu_j =
+      n * (gpu_power_w(power.gpu_idle_w, power.gpu_full_w, busy) * stepping_s + power.gpu_idle_w * waiting_s);
   e.node_j = static_cast<double>(nodes) * power.node_overhead_w * (stepping_s + waiting_s);
   e.facility_j = (e.gpu_j + e.node_j) * power.pue;
   return e;

@@ -62,17 +62,18 @@ Status check_options(const std::vector<PlanPoint>& points, const PlanOptions& op
   if (options.explore.base.global_batch < 1) return bad("global-batch: required");
   for (const PlanPoint& p : points) {
     if (options.budget_usd && !p.cluster.operations.price_per_gpu_hour) {
-      return bad(fmt::format("budget: cluster {} has no price per GPU-hour (--price or the cluster file's "
-                             "operations.price_per_gpu_hour)",
-                             p.cluster_name));
+      return bad(
+          fmt::format("budget: cluster {} has no price per GPU-hour (--price or the cluster file's "
+                      "operations.price_per_gpu_hour)",
+                      p.cluster_name));
     }
   }
   return search::check_framework_pins(options.explore);
 }
 
 // One point: explore's best strategy, simulated again with its timeline, and the run built on it.
-Result<PlanRow> plan_point(const model::WorkloadSpec& workload, const PlanPoint& point, const PlanOptions& options,
-                           Progress& warnings, PlanResult& totals) {
+Result<PlanRow> plan_point(const model::WorkloadSpec& workload, const PlanPoint& point,
+                           const PlanOptions& options, Progress& warnings, PlanResult& totals) {
   PlanRow row;
   row.cluster_name = point.cluster_name;
   row.gpu_name = point.cluster.gpu.name;
@@ -83,7 +84,8 @@ Result<PlanRow> plan_point(const model::WorkloadSpec& workload, const PlanPoint&
   search::ExploreOptions explore = options.explore;
   explore.base.gpus = point.gpus;
   explore.top = 1;
-  Result<search::ExploreResult> explored = search::explore(workload, point.cluster, cost_model, explore, warnings);
+  Result<search::ExploreResult> explored =
+      search::explore(workload, point.cluster, cost_model, explore, warnings);
   if (!explored.ok()) {
     // No strategy divides this count (explore checked the options already): a row that says so.
     if (explored.error().code != ErrorCode::invalid_input) return explored.error();
@@ -172,7 +174,8 @@ Result<PlanRow> plan_run(const RunInputs& in) {
     row.energy = run_energy(power, s.gpus, row.nodes, row.wall_s * (g.useful + g.lost),
                             row.wall_s * (g.checkpoint + g.restart), row.busy.any);
     row.joules_per_token = row.energy->facility_j / in.tokens;
-    row.energy_per_iteration_j = run_energy(power, s.gpus, row.nodes, row.step.mean_s, 0, row.busy.any).facility_j;
+    row.energy_per_iteration_j =
+        run_energy(power, s.gpus, row.nodes, row.step.mean_s, 0, row.busy.any).facility_j;
   }
   return row;
 }
@@ -204,7 +207,8 @@ Selection select_plans(const std::vector<PlanRow>& rows, std::optional<double> d
   }
   // Pareto front: fastest first, each cheaper than every faster one.
   std::vector<std::size_t> by_time = feasible;
-  std::stable_sort(by_time.begin(), by_time.end(), [&](std::size_t a, std::size_t b) { return wall(a) < wall(b); });
+  std::stable_sort(by_time.begin(), by_time.end(),
+                   [&](std::size_t a, std::size_t b) { return wall(a) < wall(b); });
   double cheapest_so_far = std::numeric_limits<double>::infinity();
   for (const std::size_t i : by_time) {
     if (cost(i) < cheapest_so_far) out.pareto.push_back(i), cheapest_so_far = cost(i);
@@ -224,8 +228,8 @@ Selection select_plans(const std::vector<PlanRow>& rows, std::optional<double> d
   const PlanRow& c = rows[*out.closest];
   std::vector<std::string> parts;
   if (deadline_s && c.wall_s > *deadline_s) {
-    parts.push_back(fmt::format("takes {:.1f} days against a deadline of {:.1f} ({:+.0f} %)", c.wall_s / 86400,
-                                *deadline_s / 86400, 100 * (c.wall_s / *deadline_s - 1)));
+    parts.push_back(fmt::format("takes {:.1f} days against a deadline of {:.1f} ({:+.0f} %)",
+                                c.wall_s / 86400, *deadline_s / 86400, 100 * (c.wall_s / *deadline_s - 1)));
   }
   if (budget_usd && cost(*out.closest) > *budget_usd) {
     parts.push_back(fmt::format("costs ${:.0f} against a budget of ${:.0f} ({:+.0f} %)", cost(*out.closest),
@@ -251,7 +255,8 @@ Result<PlanResult> make_plan(const model::WorkloadSpec& workload, const std::vec
   out.parameters = workload.parameters();
   out.options = options;
   WarningsOnly warnings(progress);
-  progress.begin("plan: the best strategy and its run, per cluster and GPU count", static_cast<long>(points.size()));
+  progress.begin("plan: the best strategy and its run, per cluster and GPU count",
+                 static_cast<long>(points.size()));
   for (std::size_t i = 0; i < points.size(); ++i) {
     auto row = plan_point(workload, points[i], options, warnings, out);
     if (!row.ok()) {
@@ -259,7 +264,8 @@ Result<PlanResult> make_plan(const model::WorkloadSpec& workload, const std::vec
       return row.error().with_context(fmt::format("{} on {} GPUs", points[i].cluster_name, points[i].gpus));
     }
     out.rows.push_back(std::move(row).value());
-    progress.step(static_cast<long>(i + 1), fmt::format("{} × {} GPUs", points[i].cluster_name, points[i].gpus));
+    progress.step(static_cast<long>(i + 1),
+                  fmt::format("{} × {} GPUs", points[i].cluster_name, points[i].gpus));
   }
   progress.end();
   out.selection = select_plans(out.rows, options.deadline_s, options.budget_usd);

@@ -37,10 +37,10 @@ struct PlanPoint {
 };
 
 struct PlanOptions {
-  double tokens = 0;                  // training tokens, (0, k_max_tokens]
-  std::optional<double> deadline_s;   // wall-clock time the run must finish in, > 0
-  std::optional<double> budget_usd;   // what it may cost, > 0 (needs a price for every cluster)
-  search::ExploreOptions explore;     // base.global_batch set; base.gpus is each point's
+  double tokens = 0;                 // training tokens, (0, k_max_tokens]
+  std::optional<double> deadline_s;  // wall-clock time the run must finish in, > 0
+  std::optional<double> budget_usd;  // what it may cost, > 0 (needs a price for every cluster)
+  search::ExploreOptions explore;    // base.global_batch set; base.gpus is each point's
 };
 
 // One cluster at one GPU count: its best strategy and the run built on it.
@@ -49,23 +49,23 @@ struct PlanRow {
   int gpus = 0, nodes = 0;
   std::string infeasible;  // why no strategy runs here ("" when one does); the fields below are then unset
   model::Strategy strategy;
-  double iteration_s = 0;            // simulated, one iteration, every rank at its mean
-  StepTimes step;                    // the synchronous step with the slowest of `gpus` ranks
-  double tokens_per_iteration = 0;   // global batch · sequence length
-  double iterations = 0;             // ⌈tokens / tokens_per_iteration⌉
-  double checkpoint_bytes = 0;       // weights and optimizer state of the whole model (memory model)
-  double checkpoint_write_s = 0;     // δ: checkpoint_bytes over every node writing at its bandwidth
-  double restart_s = 0;              // R: the spec's restart time plus reading the checkpoint back
-  double mtbf_s = 0;                 // M: the job's mean time between interruptions (+inf: none)
-  Goodput goodput;                   // at Daly's interval
-  double useful_s = 0;               // iterations · mean step
-  double wall_s = 0;                 // useful_s / goodput.useful
+  double iteration_s = 0;           // simulated, one iteration, every rank at its mean
+  StepTimes step;                   // the synchronous step with the slowest of `gpus` ranks
+  double tokens_per_iteration = 0;  // global batch · sequence length
+  double iterations = 0;            // ⌈tokens / tokens_per_iteration⌉
+  double checkpoint_bytes = 0;      // weights and optimizer state of the whole model (memory model)
+  double checkpoint_write_s = 0;    // δ: checkpoint_bytes over every node writing at its bandwidth
+  double restart_s = 0;             // R: the spec's restart time plus reading the checkpoint back
+  double mtbf_s = 0;                // M: the job's mean time between interruptions (+inf: none)
+  Goodput goodput;                  // at Daly's interval
+  double useful_s = 0;              // iterations · mean step
+  double wall_s = 0;                // useful_s / goodput.useful
   double gpu_hours = 0;
   std::optional<double> price_per_gpu_hour, cost_usd;
-  BusyFractions busy;                // of the simulated iteration (its timeline)
-  PowerFigures power;                // the figures used, and their source
-  std::optional<double> gpu_power_w; // one GPU while stepping
-  std::optional<RunEnergy> energy;   // unset when a power figure is unknown
+  BusyFractions busy;                            // of the simulated iteration (its timeline)
+  PowerFigures power;                            // the figures used, and their source
+  std::optional<double> gpu_power_w;             // one GPU while stepping
+  std::optional<RunEnergy> energy;               // unset when a power figure is unknown
   std::optional<double> energy_per_iteration_j;  // facility energy of one mean step (all GPUs and nodes, PUE)
   std::optional<double> joules_per_token;
   model::OperationsSpec operations;  // the cluster's failure, checkpoint, spread, price and PUE inputs

@@ -21,18 +21,18 @@ nlohmann::json index(const std::optional<std::size_t>& i) {
 }  // namespace
 
 nlohmann::json plan_row_json(const PlanRow& row) {
-  nlohmann::json j = {{"cluster", row.cluster_name}, {"gpu", row.gpu_name}, {"gpus", row.gpus},
-                      {"nodes", row.nodes}, {"feasible", row.feasible()}};
+  nlohmann::json j = {{"cluster", row.cluster_name},
+                      {"gpu", row.gpu_name},
+                      {"gpus", row.gpus},
+                      {"nodes", row.nodes},
+                      {"feasible", row.feasible()}};
   if (!row.feasible()) j["why"] = row.infeasible;
   if (row.iteration_s <= 0) return j;
   const model::OperationsSpec& o = row.operations;
   j["strategy"] = model::to_json(row.strategy);
-  j["step"] = {{"simulated_s", row.iteration_s},
-               {"mean_s", row.step.mean_s},
-               {"p50_s", row.step.p50_s},
-               {"p99_s", row.step.p99_s},
-               {"ranks", row.gpus},
-               {"step_time_cv", o.step_time_cv}};
+  j["step"] = {
+      {"simulated_s", row.iteration_s}, {"mean_s", row.step.mean_s}, {"p50_s", row.step.p50_s},
+      {"p99_s", row.step.p99_s},        {"ranks", row.gpus},         {"step_time_cv", o.step_time_cv}};
   j["tokens_per_iteration"] = row.tokens_per_iteration;
   j["iterations"] = row.iterations;
   j["failures"] = {{"failures_per_gpu_hour", o.failures_per_gpu_hour},

@@ -7,9 +7,9 @@ namespace lagom::plan {
 namespace {
 
 struct PowerRow {
-  std::string_view gpu;  // GpuSpec::name
-  double full_w;         // datasheet maximum board power (TDP)
-  double idle_w;         // unverified: no datasheet states it
+  std::string_view gpu;    // GpuSpec::name
+  double full_w;           // datasheet maximum board power (TDP)
+  double idle_w;           // unverified: no datasheet states it
   double node_overhead_w;  // 0 = not known
   std::string_view source;
 };

@@ -1,7 +1,7 @@
 #include "plan/quantities.h"
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -39,8 +39,9 @@ Result<double> parse_quantity(std::string_view text) {
       if (number->second == suffix && std::isfinite(number->first * scale)) return number->first * scale;
     }
   }
-  return make_error(ErrorCode::invalid_input,
-                    fmt::format("'{}' is not a number >= 0 with an optional suffix K, M, B (or G), T or P", text));
+  return make_error(
+      ErrorCode::invalid_input,
+      fmt::format("'{}' is not a number >= 0 with an optional suffix K, M, B (or G), T or P", text));
 }
 
 Result<double> parse_duration_s(std::string_view text) {
@@ -52,16 +53,16 @@ Result<double> parse_duration_s(std::string_view text) {
       if (number->second == unit && std::isfinite(number->first * scale)) return number->first * scale;
     }
   }
-  return make_error(ErrorCode::invalid_input,
-                    fmt::format("'{}' is not a positive duration such as 60d, 36h, 90m, 2w (a bare number: days)",
-                                text));
+  return make_error(
+      ErrorCode::invalid_input,
+      fmt::format("'{}' is not a positive duration such as 60d, 36h, 90m, 2w (a bare number: days)", text));
 }
 
 Result<std::vector<int>> parse_gpu_counts(std::string_view text, int max_gpus) {
   auto count = [&](std::string_view part) -> Result<int> {
     const auto number = leading_number(part);
-    if (!number || !number->second.empty() || number->first != std::floor(number->first) || number->first < 1 ||
-        number->first > max_gpus) {
+    if (!number || !number->second.empty() || number->first != std::floor(number->first) ||
+        number->first < 1 || number->first > max_gpus) {
       return make_error(ErrorCode::invalid_input,
                         fmt::format("'{}' is not a GPU count within 1..{}", part, max_gpus));
     }
@@ -72,7 +73,8 @@ Result<std::vector<int>> parse_gpu_counts(std::string_view text, int max_gpus) {
     LAGOM_TRY(const int lo, count(text.substr(0, dots)));
     LAGOM_TRY(const int hi, count(text.substr(dots + 2)));
     if (lo > hi) {
-      return make_error(ErrorCode::invalid_input, fmt::format("'{}': the range's start exceeds its end", text));
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("'{}': the range's start exceeds its end", text));
     }
     for (long g = lo; g < hi; g *= 2) out.push_back(static_cast<int>(g));
     out.push_back(hi);
@@ -80,7 +82,8 @@ Result<std::vector<int>> parse_gpu_counts(std::string_view text, int max_gpus) {
     std::size_t start = 0;
     while (true) {
       const std::size_t comma = text.find(',', start);
-      LAGOM_TRY(const int g, count(text.substr(start, comma == std::string_view::npos ? comma : comma - start)));
+      LAGOM_TRY(const int g,
+                count(text.substr(start, comma == std::string_view::npos ? comma : comma - start)));
       out.push_back(g);
       if (comma == std::string_view::npos) break;
       start = comma + 1;

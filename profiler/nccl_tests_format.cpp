@@ -197,8 +197,7 @@ void import_row(ImportedLog& log, std::size_t line_number, const std::vector<std
     return;
   }
   const auto count_cell = to_number(fields[1]);
-  if (!count_cell || !(*count_cell >= 0 && *count_cell <= *size) ||
-      *count_cell != std::floor(*count_cell)) {
+  if (!count_cell || !(*count_cell >= 0 && *count_cell <= *size) || *count_cell != std::floor(*count_cell)) {
     skip("count is not a whole number of elements within the size");
     return;
   }
@@ -214,20 +213,20 @@ void import_row(ImportedLog& log, std::size_t line_number, const std::vector<std
     }
     const auto wrong = to_number(fields[at + 3]);  // N/A when checking was off
     if (wrong && *wrong != 0) {
-      skip(fmt::format("{} #wrong {}: the collective returned wrong data, its time is no measurement",
-                       which, fields[at + 3]));
+      skip(fmt::format("{} #wrong {}: the collective returned wrong data, its time is no measurement", which,
+                       fields[at + 3]));
       continue;
     }
-    auto sample = make_sample(log.collective, log.ranks, log.nodes, bytes, count, fields[2], fields[3],
-                              root, place == 1, *time_us, wrong ? 0 : -1);
+    auto sample = make_sample(log.collective, log.ranks, log.nodes, bytes, count, fields[2], fields[3], root,
+                              place == 1, *time_us, wrong ? 0 : -1);
     // The log's own bandwidth columns must be what its size and time say (algbw = size / time, busbw =
     // algbw × the collective's bus factor for these ranks): a mismatch is a corrupt row, or a log of
     // another collective or rank count than the one given.
     const auto algbw = to_number(fields[at + 1]);
     const auto busbw = to_number(fields[at + 2]);
     if (algbw && !agrees(*algbw, sample.algbw_GBps)) {
-      skip(fmt::format("{} algbw {} GB/s is not size / time = {:.2f} GB/s", which, *algbw,
-                       sample.algbw_GBps));
+      skip(
+          fmt::format("{} algbw {} GB/s is not size / time = {:.2f} GB/s", which, *algbw, sample.algbw_GBps));
       continue;
     }
     if (algbw && busbw && !agrees(*busbw, *algbw * bus_factor)) {

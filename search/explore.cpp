@@ -168,7 +168,9 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
   const unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
                                                : std::max(1U, std::thread::hardware_concurrency());
   bool warned_threads = false;
-  auto parallel = [&](std::size_t n, auto&& body) { run_parallel(n, threads, progress, warned_threads, body); };
+  auto parallel = [&](std::size_t n, auto&& body) {
+    run_parallel(n, threads, progress, warned_threads, body);
+  };
 
   // Phase 1: memory (the same figure simulate reports) and the cheap lower bound, for every candidate.
   constexpr double k_inf = std::numeric_limits<double>::infinity();

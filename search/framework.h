@@ -31,10 +31,12 @@ using lagom::to_string;  // the name of every enum with a table (core/enum_table
 enum class Framework { any, megatron_lm, torch_fsdp, deepspeed };
 // Listed as --framework's help offers them, the default last.
 inline constexpr auto k_framework_names = enum_table<Framework>({{Framework::megatron_lm, "megatron-lm"},
-                                                                {Framework::torch_fsdp, "torch-fsdp"},
-                                                                {Framework::deepspeed, "deepspeed"},
-                                                                {Framework::any, "any"}});
-constexpr const auto& enum_names(Framework) { return k_framework_names; }
+                                                                 {Framework::torch_fsdp, "torch-fsdp"},
+                                                                 {Framework::deepspeed, "deepspeed"},
+                                                                 {Framework::any, "any"}});
+constexpr const auto& enum_names(Framework) {
+  return k_framework_names;
+}
 // The value of --framework: invalid_input "framework: 'x' is not megatron-lm, torch-fsdp, deepspeed or any".
 Result<Framework> parse_framework_flag(std::string_view name);
 
@@ -46,10 +48,12 @@ enum class BucketUnit {
   elements,    // DeepSpeed's reduce_bucket_size: gradient elements per bucket
 };
 inline constexpr auto k_bucket_unit_names = enum_table<BucketUnit>({{BucketUnit::megabytes, "MB"},
-                                                                   {BucketUnit::parameters, "parameters"},
-                                                                   {BucketUnit::mebibytes, "MiB"},
-                                                                   {BucketUnit::elements, "elements"}});
-constexpr const auto& enum_names(BucketUnit) { return k_bucket_unit_names; }
+                                                                    {BucketUnit::parameters, "parameters"},
+                                                                    {BucketUnit::mebibytes, "MiB"},
+                                                                    {BucketUnit::elements, "elements"}});
+constexpr const auto& enum_names(BucketUnit) {
+  return k_bucket_unit_names;
+}
 
 // What one framework can run. Lists hold what the framework offers, the framework's default first where it
 // has one; an empty cp_comms means "the strategy's own" (any).

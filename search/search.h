@@ -37,10 +37,12 @@ namespace lagom::search {
 enum class SearchKind { default_, exhaustive, autoccl, lagom };
 // Listed as --search's help offers them, the recommended first.
 inline constexpr auto k_search_kind_names = enum_table<SearchKind>({{SearchKind::lagom, "lagom"},
-                                                                   {SearchKind::autoccl, "autoccl"},
-                                                                   {SearchKind::exhaustive, "exhaustive"},
-                                                                   {SearchKind::default_, "default"}});
-constexpr const auto& enum_names(SearchKind) { return k_search_kind_names; }
+                                                                    {SearchKind::autoccl, "autoccl"},
+                                                                    {SearchKind::exhaustive, "exhaustive"},
+                                                                    {SearchKind::default_, "default"}});
+constexpr const auto& enum_names(SearchKind) {
+  return k_search_kind_names;
+}
 
 inline constexpr double k_exhaustive_limit = 1e6;  // evaluations the oracle may need at most
 

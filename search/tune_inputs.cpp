@@ -209,7 +209,8 @@ Result<TuneInputs> parse_tune_inputs(const nlohmann::json& config, const std::st
   in.search = *kind;
   LAGOM_TRY(const std::string runtime, f.get<std::string>("runtime"));
   const auto parsed_runtime = model::k_runtime_names.parse(runtime);
-  if (!parsed_runtime) return f.error("runtime", fmt::format("'{}' is not {}", runtime, model::k_runtime_names.alternatives()));
+  if (!parsed_runtime)
+    return f.error("runtime", fmt::format("'{}' is not {}", runtime, model::k_runtime_names.alternatives()));
   in.runtime = *parsed_runtime;
   LAGOM_TRY(const nlohmann::json pins, f.get<nlohmann::json>("pins"));
   const Fields p(pins, origin + ": tune.pins.");
@@ -220,15 +221,15 @@ Result<TuneInputs> parse_tune_inputs(const nlohmann::json& config, const std::st
   LAGOM_TRY(const std::string priority, f.get<std::string>("issue_priority"));
   const auto parsed_priority = simulator::k_issue_priority_names.parse(priority);
   if (!parsed_priority) {
-    return f.error("issue_priority", fmt::format("'{}' is not {}", priority, simulator::k_issue_priority_names.alternatives()));
+    return f.error("issue_priority",
+                   fmt::format("'{}' is not {}", priority, simulator::k_issue_priority_names.alternatives()));
   }
   in.priority = *parsed_priority;
   LAGOM_TRY(in.search_nccl_knobs, f.get<bool>("search_nccl_knobs"));
   LAGOM_TRY(const std::string framework, f.get<std::string>("framework"));
   const auto parsed_framework = k_framework_names.parse(framework);
   if (!parsed_framework) {
-    return f.error("framework",
-                   fmt::format("'{}' is not {}", framework, k_framework_names.alternatives()));
+    return f.error("framework", fmt::format("'{}' is not {}", framework, k_framework_names.alternatives()));
   }
   in.framework = *parsed_framework;
   if (doc.contains("calibration") && !doc["calibration"].is_null()) {

@@ -118,7 +118,8 @@ Result<CommAssignment> parse_comm_config(const nlohmann::json& document, const s
     }
     if (overlap.contains("priority")) {
       const auto& value = overlap.at("priority");
-      const auto priority = value.is_string() ? k_issue_priority_names.parse(value.get<std::string>()) : std::nullopt;
+      const auto priority =
+          value.is_string() ? k_issue_priority_names.parse(value.get<std::string>()) : std::nullopt;
       if (!priority) return bad(origin, "overlap.priority", "must be \"as-scheduled\" or \"critical-first\"");
       assignment.priority = *priority;
     }

@@ -70,7 +70,9 @@ struct OpClass {
 enum class IssuePriority { as_scheduled, critical_first };
 inline constexpr auto k_issue_priority_names = enum_table<IssuePriority>(
     {{IssuePriority::as_scheduled, "as-scheduled"}, {IssuePriority::critical_first, "critical-first"}});
-constexpr const auto& enum_names(IssuePriority) { return k_issue_priority_names; }
+constexpr const auto& enum_names(IssuePriority) {
+  return k_issue_priority_names;
+}
 
 // One full assignment of the communication knobs (what `lagom tune` searches, what --comm-config holds).
 struct CommAssignment {
@@ -106,7 +108,9 @@ inline constexpr auto k_stream_kind_names = enum_table<StreamKind>({{StreamKind:
                                                                     {StreamKind::fsdp, "fsdp"},
                                                                     {StreamKind::emb, "emb"}});
 static_assert(k_stream_kind_names.size() == k_stream_kinds);
-constexpr const auto& enum_names(StreamKind) { return k_stream_kind_names; }
+constexpr const auto& enum_names(StreamKind) {
+  return k_stream_kind_names;
+}
 
 // One event of the timeline (trace.h records and renders them).
 struct TimelineEvent {

@@ -166,11 +166,12 @@ nlohmann::json chrome_trace(const SimulationResult& result) {
     events.push_back(
         {{"name", "process_sort_index"}, {"ph", "M"}, {"pid", s}, {"tid", 0}, {"args", {{"sort_index", s}}}});
     for (std::size_t t = 0; t < k_stream_kinds; ++t) {
-      events.push_back({{"name", "thread_name"},
-                        {"ph", "M"},
-                        {"pid", s},
-                        {"tid", static_cast<int>(t)},
-                        {"args", {{"name", std::string(k_stream_kind_names.name(static_cast<StreamKind>(t)))}}}});
+      events.push_back(
+          {{"name", "thread_name"},
+           {"ph", "M"},
+           {"pid", s},
+           {"tid", static_cast<int>(t)},
+           {"args", {{"name", std::string(k_stream_kind_names.name(static_cast<StreamKind>(t)))}}}});
     }
   }
   for (const auto& event : result.timeline) {

@@ -7,7 +7,9 @@ namespace lagom::test_enum {
 enum class Color { red, green, blue };
 inline constexpr auto k_color_names =
     enum_table<Color>({{Color::red, "red"}, {Color::green, "green"}, {Color::blue, "light-blue"}});
-constexpr const auto& enum_names(Color) { return k_color_names; }
+constexpr const auto& enum_names(Color) {
+  return k_color_names;
+}
 
 enum class Lonely { only };
 inline constexpr auto k_lonely_names = enum_table<Lonely>({{Lonely::only, "only"}});

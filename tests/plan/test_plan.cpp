@@ -16,14 +16,18 @@ using namespace lagom;
 using namespace lagom::plan;
 using simulator::StreamKind;
 
-TEST_CASE("busy fractions are the union of a stage's tasks over the iteration, averaged over stages", "[plan]") {
+TEST_CASE("busy fractions are the union of a stage's tasks over the iteration, averaged over stages",
+          "[plan]") {
   // Iteration 10 s. Stage 0: compute [0, 6), a bubble [6, 10), a dp bucket [5, 8): compute 0.6, links 0.3,
   // any [0, 8) = 0.8. Stage 1: a bubble [0, 2), compute [2, 10), a pp send [1, 3): compute 0.8, links 0.2,
   // any [1, 10) = 0.9. Means: 0.7, 0.25, 0.85.
   const std::vector<simulator::TimelineEvent> timeline{
-      {0, StreamKind::compute, "fwd", "compute", 0, 4e6},  {0, StreamKind::compute, "bwd", "compute", 4e6, 2e6},
-      {0, StreamKind::compute, "bubble", "bubble", 6e6, 4e6}, {0, StreamKind::dp, "bucket", "comm", 5e6, 3e6},
-      {1, StreamKind::compute, "bubble", "bubble", 0, 2e6}, {1, StreamKind::compute, "fwd", "compute", 2e6, 8e6},
+      {0, StreamKind::compute, "fwd", "compute", 0, 4e6},
+      {0, StreamKind::compute, "bwd", "compute", 4e6, 2e6},
+      {0, StreamKind::compute, "bubble", "bubble", 6e6, 4e6},
+      {0, StreamKind::dp, "bucket", "comm", 5e6, 3e6},
+      {1, StreamKind::compute, "bubble", "bubble", 0, 2e6},
+      {1, StreamKind::compute, "fwd", "compute", 2e6, 8e6},
       {1, StreamKind::pp, "send", "comm", 1e6, 2e6},
   };
   const BusyFractions b = busy_fractions(timeline, 10.0, 2);
@@ -65,7 +69,8 @@ TEST_CASE("the plan chooses the cheapest within the deadline, and says what is c
   CHECK(!none.chosen);
   CHECK(none.closest == 2u);
   CHECK(none.why ==
-        "nothing meets both the deadline and the budget; the closest, 32 GPUs of c, costs $120 against a budget "
+        "nothing meets both the deadline and the budget; the closest, 32 GPUs of c, costs $120 against a "
+        "budget "
         "of $100 (+20 %)");
 }
 

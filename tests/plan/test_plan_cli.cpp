@@ -10,9 +10,9 @@ using lagom::test::run_lagom;
 
 namespace {
 
-const std::vector<std::string> k_small{"plan",     "--model",    "llama3-8b", "--cluster", "dgx-h100",
+const std::vector<std::string> k_small{"plan",      "--model",   "llama3-8b", "--cluster", "dgx-h100",
                                        "--cluster", "dgx-a100",  "--gpus",    "8,16",      "--global-batch",
-                                       "64",       "--threads",  "2"};
+                                       "64",        "--threads", "2"};
 const std::vector<std::string> k_tokens{"--tokens", "20B"};
 
 std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
@@ -23,8 +23,8 @@ std::vector<std::string> with(std::vector<std::string> args, const std::vector<s
 }  // namespace
 
 TEST_CASE("lagom plan prints a row per cluster and GPU count and chooses within the deadline", "[plan]") {
-  const auto run = run_lagom(with(with(k_small, k_tokens), {"--price", "dgx-h100=3", "--price", "2", "--deadline", "60d", "--json",
-                                            "--quiet"}));
+  const auto run = run_lagom(with(with(k_small, k_tokens), {"--price", "dgx-h100=3", "--price", "2",
+                                                            "--deadline", "60d", "--json", "--quiet"}));
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   const auto doc = nlohmann::json::parse(run.out);
@@ -40,8 +40,8 @@ TEST_CASE("lagom plan prints a row per cluster and GPU count and chooses within 
   CHECK(rows[2].at("price_per_gpu_hour") == 2.0);
   for (const auto& r : rows) {
     REQUIRE(r.at("feasible") == true);
-    CHECK(r.at("cost_usd").get<double>() == Approx(r.at("gpu_hours").get<double>() *
-                                                   r.at("price_per_gpu_hour").get<double>()));
+    CHECK(r.at("cost_usd").get<double>() ==
+          Approx(r.at("gpu_hours").get<double>() * r.at("price_per_gpu_hour").get<double>()));
     CHECK(r.at("step").at("p99_s") > r.at("step").at("p50_s"));
     CHECK(r.at("energy").at("mwh") > 0);
   }
@@ -54,7 +54,8 @@ TEST_CASE("lagom plan prints a row per cluster and GPU count and chooses within 
     if (r.at("wall_s").get<double>() <= 60 * 86400.0) CHECK(r.at("cost_usd") >= chosen.at("cost_usd"));
   }
 
-  const auto table = run_lagom(with(with(k_small, k_tokens), {"--price", "2", "--deadline", "60d", "--quiet"}));
+  const auto table =
+      run_lagom(with(with(k_small, k_tokens), {"--price", "2", "--deadline", "60d", "--quiet"}));
   REQUIRE(table.exit_code == 0);
   CHECK(table.out.find("# lagom plan: llama3-8b") == 0);
   CHECK(table.out.find("# chosen: ") != std::string::npos);
@@ -65,7 +66,8 @@ TEST_CASE("lagom plan says which plan is closest when nothing meets the deadline
   const auto run = run_lagom(with(with(k_small, k_tokens), {"--deadline", "1h", "--quiet"}));
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
-  CHECK(run.out.find("# nothing meets the deadline; the closest, 16 GPUs of dgx-h100, takes ") != std::string::npos);
+  CHECK(run.out.find("# nothing meets the deadline; the closest, 16 GPUs of dgx-h100, takes ") !=
+        std::string::npos);
 }
 
 TEST_CASE("lagom plan refuses bad input with exit 2", "[plan]") {
@@ -82,8 +84,9 @@ TEST_CASE("lagom plan refuses bad input with exit 2", "[plan]") {
 
 TEST_CASE("lagom simulate --tokens adds the run's figures: p99 step, goodput, cost and energy per iteration",
           "[plan]") {
-  const std::vector<std::string> sim{"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100",
-                                     "--gpus",   "16",      "--tp",      "2",         "--global-batch", "64"};
+  const std::vector<std::string> sim{"simulate", "--model",        "llama3-8b", "--cluster",
+                                     "dgx-h100", "--gpus",         "16",        "--tp",
+                                     "2",        "--global-batch", "64"};
   const auto run = run_lagom(with(sim, {"--tokens", "1T", "--price", "2.5", "--json"}));
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
