@@ -56,6 +56,10 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   const model::CostModel cost_model(cluster, source.calibration);
   const search::ExploreResult result =
       unwrap(search::explore(workload, cluster, cost_model, options, context.progress()));
+  if (result.evaluated == 0) {
+    fail(ErrorCode::invalid_input,
+         fmt::format("explore: no valid strategy for {} GPUs with the pinned flags", options.base.gpus));
+  }
   if (context.json) {
     nlohmann::json doc = explore_json(result, options.base, cluster, workload);
     if (options.framework != search::Framework::any)

@@ -174,7 +174,7 @@ void run_plan(const PlanFlags& flags, const Context& context) {
   spec.seq = flags.seq;
   const model::WorkloadSpec workload = unwrap(load_workload(spec, &context.progress()));
   plan::PlanOptions options;
-  options.tokens = flag_value("--tokens", plan::parse_quantity(flags.tokens));
+  options.tokens = flag_value("--tokens", plan::parse_tokens(flags.tokens));
   if (!flags.deadline.empty())
     options.deadline_s = flag_value("--deadline", plan::parse_duration_s(flags.deadline));
   if (!flags.budget.empty()) options.budget_usd = flag_value("--budget", plan::parse_quantity(flags.budget));

@@ -34,17 +34,12 @@ Result<std::optional<plan::PlanRow>> simulate_run(const SimulateRunFlags& flags,
     if (flags.price) return make_error(ErrorCode::invalid_input, "--price: needs --tokens");
     return std::optional<plan::PlanRow>();
   }
-  const Result<double> parsed = plan::parse_quantity(flags.tokens);
-  if (!parsed.ok()) return parsed.error().with_context("--tokens");
-  const double tokens = *parsed;
-  if (!(tokens > 0) || tokens > plan::k_max_tokens) {
-    return make_error(ErrorCode::invalid_input,
-                      fmt::format("--tokens: {:g} is not within (0, {:g}]", tokens, plan::k_max_tokens));
-  }
+  const Result<double> tokens = plan::parse_tokens(flags.tokens);
+  if (!tokens.ok()) return tokens.error().with_context("--tokens");
   model::ClusterSpec cluster = scenario.cluster;
   if (flags.price) cluster.operations.price_per_gpu_hour = *flags.price;
   plan::RunInputs in;
-  in.tokens = tokens;
+  in.tokens = *tokens;
   in.workload = &scenario.workload;
   in.cluster = &cluster;
   in.cost_model = scenario.model.get();

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -71,27 +72,30 @@ Status check_options(const std::vector<PlanPoint>& points, const PlanOptions& op
   return search::check_framework_pins(options.explore);
 }
 
+// What every row says of its point, feasible or not.
+PlanRow row_of(std::string cluster_name, const model::ClusterSpec& cluster, int gpus) {
+  PlanRow row;
+  row.cluster_name = std::move(cluster_name);
+  row.gpu_name = cluster.gpu.name;
+  row.gpus = gpus;
+  row.nodes = (gpus + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
+  row.operations = cluster.operations;
+  return row;
+}
+
 // One point: explore's best strategy, simulated again with its timeline, and the run built on it.
 Result<PlanRow> plan_point(const model::WorkloadSpec& workload, const PlanPoint& point,
                            const PlanOptions& options, Progress& warnings, PlanResult& totals) {
-  PlanRow row;
-  row.cluster_name = point.cluster_name;
-  row.gpu_name = point.cluster.gpu.name;
-  row.gpus = point.gpus;
-  row.nodes = (point.gpus + point.cluster.gpus_per_node - 1) / point.cluster.gpus_per_node;
-  row.operations = point.cluster.operations;
+  PlanRow row = row_of(point.cluster_name, point.cluster, point.gpus);
   const model::CostModel cost_model(point.cluster, point.calibration);
   search::ExploreOptions explore = options.explore;
   explore.base.gpus = point.gpus;
   explore.top = 1;
   Result<search::ExploreResult> explored =
       search::explore(workload, point.cluster, cost_model, explore, warnings);
-  if (!explored.ok()) {
-    // No strategy divides this count (explore checked the options already): a row that says so.
-    if (explored.error().code != ErrorCode::invalid_input) return explored.error();
-    // explore's message for an empty space speaks of pinned flags, which the plan has none of.
-    const bool empty_space = explored.error().message.rfind("explore: no valid strategy", 0) == 0;
-    if (!empty_space) return explored.error();
+  if (!explored.ok()) return explored.error();
+  if (explored->evaluated == 0) {
+    // No strategy divides this count: a row that says so.
     row.infeasible = fmt::format(
         "no valid strategy for {} GPUs (tp·pp·cp·dp = GPUs with tp dividing the heads, pp the layers, cp the "
         "sequence and dp the global batch of {})",
@@ -130,13 +134,8 @@ Result<PlanRow> plan_run(const RunInputs& in) {
   const model::Strategy& s = in.strategy;
   const simulator::SimulationResult& r = *in.timeline_result;
   const model::OperationsSpec& o = c.operations;
-  PlanRow row;
-  row.cluster_name = c.name;
-  row.gpu_name = c.gpu.name;
-  row.gpus = s.gpus;
-  row.nodes = (s.gpus + c.gpus_per_node - 1) / c.gpus_per_node;
+  PlanRow row = row_of(c.name, c, s.gpus);
   row.strategy = s;
-  row.operations = o;
   row.iteration_s = r.iteration_time_s;
   row.step = straggler_step(r.iteration_time_s, o.step_time_cv, s.gpus);
   row.tokens_per_iteration = static_cast<double>(s.global_batch) * static_cast<double>(w.seq);

@@ -20,13 +20,10 @@
 #include "plan/busy.h"
 #include "plan/formulas.h"
 #include "plan/power.h"
+#include "plan/quantities.h"
 #include "search/explore.h"
 
 namespace lagom::plan {
-
-// The most tokens a plan takes: 10^16, over 600 times Llama 3's 15.6 trillion; a larger figure is a unit
-// mistake (and iteration counts beyond 2^53 would no longer be exact doubles).
-inline constexpr double k_max_tokens = 1e16;
 
 // One cluster at one GPU count (the caller resolves the cluster for the count: nodes, profile fits).
 struct PlanPoint {

@@ -44,6 +44,15 @@ Result<double> parse_quantity(std::string_view text) {
       fmt::format("'{}' is not a number >= 0 with an optional suffix K, M, B (or G), T or P", text));
 }
 
+Result<double> parse_tokens(std::string_view text) {
+  LAGOM_TRY(const double tokens, parse_quantity(text));
+  if (!(tokens > 0) || tokens > k_max_tokens) {
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("{:g} is not within (0, {:g}]", tokens, k_max_tokens));
+  }
+  return tokens;
+}
+
 Result<double> parse_duration_s(std::string_view text) {
   constexpr std::array<std::pair<std::string_view, double>, 6> k_units{
       {{"", 86400}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}, {"w", 604800}}};

@@ -13,6 +13,13 @@ namespace lagom::plan {
 // ("15T" = 1.5e13, "2.5M", "1e9", "300").
 Result<double> parse_quantity(std::string_view text);
 
+// The most tokens a plan takes: 10^16, over 600 times Llama 3's 15.6 trillion; a larger figure is a unit
+// mistake (and iteration counts beyond 2^53 would no longer be exact doubles).
+inline constexpr double k_max_tokens = 1e16;
+
+// Training tokens: a quantity (parse_quantity) within (0, k_max_tokens].
+Result<double> parse_tokens(std::string_view text);
+
 // A duration > 0: a number with a unit s, m (minutes), h, d (days) or w (weeks); a bare number is days
 // ("60d", "36h", "2w", "90"). In seconds.
 Result<double> parse_duration_s(std::string_view text);

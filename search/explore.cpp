@@ -160,11 +160,7 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
   const std::vector<model::Strategy> candidates = explore_candidates(workload, cluster, options);
   ExploreResult out;
   out.evaluated = candidates.size();
-  if (candidates.empty()) {
-    return make_error(
-        ErrorCode::invalid_input,
-        fmt::format("explore: no valid strategy for {} GPUs with the pinned flags", options.base.gpus));
-  }
+  if (candidates.empty()) return out;  // evaluated 0: the caller says what that means for its user
   const unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
                                                : std::max(1U, std::thread::hardware_concurrency());
   bool warned_threads = false;

@@ -73,7 +73,7 @@ TEST_CASE("lagom plan says which plan is closest when nothing meets the deadline
 TEST_CASE("lagom plan refuses bad input with exit 2", "[plan]") {
   const auto tokens = run_lagom(with(k_small, {"--tokens", "1e30"}));
   CHECK(tokens.exit_code == 2);
-  CHECK(tokens.err == "lagom: error: tokens: 1e+30 is not within (0, 1e+16]\n");
+  CHECK(tokens.err == "lagom: error: --tokens: 1e+30 is not within (0, 1e+16]\n");
   const auto budget = run_lagom(with(with(k_small, k_tokens), {"--budget", "1M"}));
   CHECK(budget.exit_code == 2);
   CHECK(budget.err.find("lagom: error: budget: cluster dgx-h100 has no price per GPU-hour") == 0);
