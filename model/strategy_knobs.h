@@ -57,6 +57,9 @@ struct ChoiceKnob {
   KnobName name;
   const EnumTable<E, N>& table;
 };
+// Clang 14 has no class template argument deduction for aggregates (P1816), so the guide is spelled out.
+template <typename E, std::size_t N>
+ChoiceKnob(KnobName, const EnumTable<E, N>&) -> ChoiceKnob<E, N>;
 struct NumberKnob {
   KnobName name;
   bool zero_allowed = false;
