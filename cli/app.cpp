@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include "cli/adapt.h"
 #include "cli/output.h"
 #include "lagom/build_info.h"
 
@@ -91,27 +90,12 @@ int run_cli(int argc, char** argv) {
       "Run 'lagom <command> --help' for a command's flags. Exit codes: 0 ok, 1 failure or regression, "
       "2 bad usage or input.");
 
-  add_presets_command(app, context);
-  add_simulate_command(app, context);
-  add_explore_command(app, context);
-  add_cost_command(app, context);
-  add_tune_command(app, context);
-  add_profile_command(app, context);
-  add_db_command(app, context);
-  add_check_command(app, context);
-  add_bench_overlap_command(app, context);
-  add_validate_command(app, context);
-  add_calibrate_command(app, context);
-  add_report_command(app, context);
-  add_model_command(app, context);
-  add_adapt_command(app, context);
+  for (const Command& command : k_commands) command.add(app, context);
 
   // An unknown command gets a clear message rather than CLI11's "argument was not expected".
   if (args.size() > 1 && !args[1].empty() && args[1][0] != '-') {
     bool known = false;
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-      if (sub->get_name() == args[1]) known = true;
-    }
+    for (const Command& command : k_commands) known = known || args[1] == command.name;
     if (!known) {
       fmt::print(stderr, "lagom: error: unknown command '{}' (see 'lagom --help')\n", args[1]);
       return k_exit_usage;

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/progress.h"
+#include "model/strategy_knobs.h"
 
 namespace lagom::cli {
 
@@ -50,9 +51,8 @@ T flag_value(const std::string& flag, Result<T> parsed) {
   return std::move(parsed).value();
 }
 
-// The most GPUs (or ranks) a flag takes: 2^20, beyond any cluster built, so that products of counts and
-// sizes stay far from overflow in the cost model.
-inline constexpr int k_max_gpus = 1 << 20;
+// The most GPUs (or ranks) a flag takes (model/strategy_knobs.h).
+inline constexpr int k_max_gpus = model::k_max_gpus;
 
 // `value` of an integer flag, when within [lo, hi]; otherwise the command fails with
 // "<flag>: <value> is not within <lo>..<hi>" (exit 2), at the flag, before anything runs.
@@ -68,7 +68,7 @@ T bounded(const std::string& flag, T value, T lo, T hi) {
 // Adds --json and --quiet to a subcommand (after the command name, anywhere among its flags).
 void add_common_flags(CLI::App& command, Context& context);
 
-// Each command's registration (cmd_<name>.cpp).
+// Each command's registration (cmd_<name>.cpp): adds the subcommand of its name, with its summary and flags.
 void add_presets_command(CLI::App& app, Context& context);
 void add_simulate_command(CLI::App& app, Context& context);
 void add_explore_command(CLI::App& app, Context& context);
@@ -82,6 +82,18 @@ void add_validate_command(CLI::App& app, Context& context);
 void add_calibrate_command(CLI::App& app, Context& context);
 void add_report_command(CLI::App& app, Context& context);
 void add_model_command(CLI::App& app, Context& context);
+void add_adapt_command(CLI::App& app, Context& context);
+void add_plan_command(CLI::App& app, Context& context);
+
+// One command of `lagom`: its name (what `lagom <name>` and the link `lagom-<name>` select) and its
+// registration. The one list of commands is k_commands (cli/commands.cpp): run_cli registers from it,
+// cli/CMakeLists.txt makes the `lagom-<name>` links from it, and the repo test
+// (tests/repo/check_commands.py) fails when docs/cli.md or the build's links disagree with it.
+struct Command {
+  const char* name;
+  void (*add)(CLI::App& app, Context& context);
+};
+extern const std::vector<Command> k_commands;
 
 // Runs the command line; returns the exit status. argv[0]'s base name `lagom-<command>` selects <command>.
 int run_cli(int argc, char** argv);

@@ -120,7 +120,8 @@ Result<std::vector<OpClassPrediction>> predictions_from_config(const nlohmann::j
 }
 
 int match_op_class(const std::vector<OpClassPrediction>& classes, const records::Record& record) {
-  if (record.kind != records::Kind::collective) return -1;
+  // A copy-engine record's times are its enqueue's (docs/records.md): nothing to compare.
+  if (record.kind != records::Kind::collective || !record.times_execution()) return -1;
   const auto bytes = static_cast<std::uint64_t>(profiler::nccl_tests_bytes(record));
   for (std::size_t i = 0; i < classes.size(); ++i) {
     const auto& c = classes[i];

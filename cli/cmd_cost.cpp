@@ -48,10 +48,10 @@ void run_gemm(const CostOptions& o, const Context& context, const model::CostMod
     fail(ErrorCode::invalid_input,
          fmt::format("cost: --gemm: '{}' is not M,N,K (three positive integers)", o.gemm));
   const std::string precision_name = o.precision.empty() ? "bf16" : o.precision;
-  const auto precision = model::parse_precision(precision_name);
+  const auto precision = model::k_precision_names.parse(precision_name);
   if (!precision)
-    fail(ErrorCode::invalid_input,
-         fmt::format("cost: --precision: '{}' is not one of bf16|fp16|fp8|tf32|fp32", o.precision));
+    fail(ErrorCode::invalid_input, fmt::format("cost: --precision: '{}' is not one of {}", o.precision,
+                                               model::k_precision_names.choices()));
   if (cost.cluster().gpu.peak_tflops(*precision) <= 0) {
     fail(ErrorCode::invalid_input, fmt::format("cost: --precision: {} is not supported by {}", precision_name,
                                                cost.cluster().gpu.name));
@@ -80,10 +80,8 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
   using namespace lagom::model;
   const auto collective = parse_collective(o.collective);
   if (!collective) {
-    fail(ErrorCode::invalid_input,
-         fmt::format("cost: --collective: '{}' is not one of allreduce|allgather|reducescatter|"
-                     "alltoall|broadcast|reduce|sendrecv",
-                     o.collective));
+    fail(ErrorCode::invalid_input, fmt::format("cost: --collective: '{}' is not one of {}", o.collective,
+                                               k_collective_names.choices()));
   }
   if (o.bytes.empty()) fail(ErrorCode::invalid_input, "cost: --bytes: required with --collective");
   const auto bytes_result = units::parse_size(o.bytes);
@@ -103,19 +101,17 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
   std::optional<Algo> algo;
   std::optional<Proto> proto;
   if (!o.algo.empty()) {
-    algo = parse_algo(o.algo);
+    algo = k_algo_names.parse(o.algo);
     if (!algo) {
       fail(ErrorCode::invalid_input,
-           fmt::format("cost: --algo: '{}' is not one of "
-                       "tree|ring|collnet_direct|collnet_chain|nvls|nvls_tree|pat|p2p",
-                       o.algo));
+           fmt::format("cost: --algo: '{}' is not one of {}", o.algo, k_algo_names.choices()));
     }
   }
   if (!o.proto.empty()) {
-    proto = parse_proto(o.proto);
+    proto = k_proto_names.parse(o.proto);
     if (!proto)
       fail(ErrorCode::invalid_input,
-           fmt::format("cost: --proto: '{}' is not one of ll|ll128|simple", o.proto));
+           fmt::format("cost: --proto: '{}' is not one of {}", o.proto, k_proto_names.choices()));
   }
   if (!algo && !proto) {
     config = cost.nccl_default(*collective, bytes, group);

@@ -41,17 +41,26 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   const search::FrameworkProfile& profile = search::framework_profile(options.framework);
   const StrategyFlags& f = flags.strategy;
   auto& pins = options.pinned;
-  pins.tp = f.tp, pins.pp = f.pp, pins.dp = f.dp, pins.cp = f.cp, pins.ep = f.ep, pins.vpp = f.vpp,
-  pins.zero = f.zero;
-  if (f.sp) pins.sp = true;
-  pins.micro_batch = f.micro_batch;
-  if (f.recompute) pins.recompute = base.recompute;
-  if (f.tp_overlap) pins.tp_overlap = base.tp_overlap;
-  if (f.cp_comm_type) pins.cp_comm = base.cp_comm;
-  pins.bucket_mb = f.bucket_mb.has_value();
+  auto pinned = [&f](const char* key, auto value) {
+    return f.has(key) ? std::optional<decltype(value)>(value) : std::nullopt;
+  };
+  pins.tp = pinned("tp", f.values.tp), pins.pp = pinned("pp", f.values.pp),
+  pins.dp = pinned("dp", f.values.dp), pins.cp = pinned("cp", f.values.cp),
+  pins.ep = pinned("ep", f.values.ep), pins.vpp = pinned("vpp", f.values.vpp),
+  pins.zero = pinned("zero", f.values.zero);
+  if (f.values.sp) pins.sp = true;
+  pins.micro_batch = pinned("micro_batch", f.values.micro_batch);
+  if (f.has("recompute")) pins.recompute = base.recompute;
+  if (f.has("tp_overlap")) pins.tp_overlap = base.tp_overlap;
+  if (f.has("cp_comm_type")) pins.cp_comm = base.cp_comm;
+  pins.bucket_mb = f.has("bucket_mb");
   const model::CostModel cost_model(cluster, source.calibration);
   const search::ExploreResult result =
       unwrap(search::explore(workload, cluster, cost_model, options, context.progress()));
+  if (result.evaluated == 0) {
+    fail(ErrorCode::invalid_input,
+         fmt::format("explore: no valid strategy for {} GPUs with the pinned flags", options.base.gpus));
+  }
   if (context.json) {
     nlohmann::json doc = documents::explore_json(result, options.base, cluster, workload);
     if (options.framework != search::Framework::any)

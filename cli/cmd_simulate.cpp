@@ -10,7 +10,9 @@
 #include "cli/app.h"
 #include "cli/output.h"
 #include "cli/scenario.h"
+#include "cli/simulate_run.h"
 #include "documents/model.h"
+#include "documents/plan.h"
 #include "documents/simulate.h"
 #include "model/presets.h"
 #include "simulator/comm_config.h"
@@ -27,6 +29,7 @@ struct SimulateFlags {
   std::string comm_config;
   std::string trace;
   std::optional<std::string> issue_priority;
+  SimulateRunFlags run;  // --tokens, --price (cli/simulate_run.h)
 };
 
 // A lagom-config.json that tune wrote names the model, cluster and strategy it was tuned for; its op
@@ -74,9 +77,10 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
   }
   if (flags.issue_priority) assignment.priority = unwrap(parse_issue_priority_flag(*flags.issue_priority));
   simulator::SimulateOptions options;
-  options.timeline = !flags.trace.empty();
+  options.timeline = !flags.trace.empty() || wants_run(flags.run);
   const simulator::SimulationResult result =
       unwrap(simulator::simulate(workload, cluster, strategy, costs, assignment, options));
+  const std::optional<plan::PlanRow> run = unwrap(simulate_run(flags.run, *scenario, result));
   if (!flags.trace.empty()) {
     check(write_output_file(flags.trace, simulator::chrome_trace(result).dump(),
                             {flags.spec.model, flags.spec.cluster, flags.comm_config, flags.spec.db}));
@@ -94,6 +98,7 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
                             {"op_classes", assignment.per_class.size()},
                             {"communicators", assignment.comm_ctas.size()}};
     }
+    if (run) doc["run"] = documents::plan_row_json(*run);
     print_json(doc);
     return;
   }
@@ -144,6 +149,7 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
   fmt::print("memory_margin_gib       {:.2f}\n", result.memory_budget_gib - m.total);
   fmt::print("fits_in_memory          {}\n", result.fits_in_memory ? "yes" : "no");
   if (!flags.trace.empty()) fmt::print("# trace written to {}\n", flags.trace);
+  if (run) print_simulate_run(*run);
 }
 
 }  // namespace
@@ -162,6 +168,7 @@ void add_simulate_command(CLI::App& app, Context& context) {
       "--issue-priority", [flags](const std::string& v) { flags->issue_priority = v; },
       "Concurrent collectives on one link: as-scheduled (share it) | critical-first [as-scheduled; overrides "
       "--comm-config]");
+  add_simulate_run_flags(*command, flags->run);
   command->callback([flags, &context] { run_simulate(*flags, context); });
 }
 

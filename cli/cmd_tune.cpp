@@ -108,22 +108,16 @@ void print_explain(const search::TuneResult& r, const std::vector<search::OpRepo
 }
 
 void run_tune(const TuneFlags& flags, const Context& context) {
-  const auto kind = search::parse_search(flags.search);
-  if (!kind) {
-    fail(ErrorCode::invalid_input,
-         fmt::format("search: '{}' is not lagom, autoccl, exhaustive or default", flags.search));
-  }
-  const auto runtime = model::parse_runtime(flags.runtime);
-  if (!runtime)
-    fail(ErrorCode::invalid_input, fmt::format("runtime: '{}' is not nccl or nccl-extended", flags.runtime));
+  const auto kind = flag_value("search", search::k_search_kind_names.parse_or_error(flags.search));
+  const auto runtime = flag_value("runtime", model::k_runtime_names.parse_or_error(flags.runtime));
 
   const search::Framework framework = unwrap(search::parse_framework_flag(flags.framework));
   const search::FrameworkProfile& profile = search::framework_profile(framework);
   auto scenario = unwrap(load_scenario(flags.spec, flags.strategy, &context.progress()));
   // The baseline is the framework's defaults: its own bucket size unless --bucket-mb pins one.
-  if (framework != search::Framework::any && !flags.strategy.bucket_mb) {
+  if (framework != search::Framework::any && !flags.strategy.has("bucket_mb")) {
     StrategyFlags with_bucket = flags.strategy;
-    with_bucket.bucket_mb = search::default_bucket_mb(profile, scenario->strategy);
+    with_bucket.values.bucket_mb = search::default_bucket_mb(profile, scenario->strategy);
     scenario = unwrap(load_scenario(flags.spec, with_bucket));
   }
   check(search::check_strategy(profile, scenario->strategy));
@@ -147,16 +141,16 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   problem.costs = &costs;
   problem.space.model = &cost_model;
   problem.space.strategy = strategy;
-  problem.space.runtime = *runtime;
-  problem.space.pins.tp_overlap = flags.strategy.tp_overlap.has_value();
-  problem.space.pins.bucket_mb = flags.strategy.bucket_mb.has_value();
+  problem.space.runtime = runtime;
+  problem.space.pins.tp_overlap = flags.strategy.has("tp_overlap");
+  problem.space.pins.bucket_mb = flags.strategy.has("bucket_mb");
   problem.space.pins.priority = flags.issue_priority.has_value();
   if (flags.issue_priority) problem.space.priority = unwrap(parse_issue_priority_flag(*flags.issue_priority));
   check(search::check_priority(profile, problem.space.priority));
   problem.space.framework = framework;
 
   context.progress().begin(fmt::format("tune ({} search)", flags.search), 0);
-  const search::TuneResult result = unwrap(search::run_search(*kind, problem));
+  const search::TuneResult result = unwrap(search::run_search(kind, problem));
   // The speedup split against the same baseline: the NCCL knobs alone (every framework knob held at the
   // strategy's value), the framework knobs alone (NCCL's defaults), both (the result above).
   search::Problem nccl_only = problem;
@@ -164,8 +158,8 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   search::Problem framework_only = problem;
   framework_only.space.search_nccl_knobs = false;
   documents::SpeedupSplit split;
-  split.nccl = unwrap(search::run_search(*kind, nccl_only)).speedup();
-  split.framework = unwrap(search::run_search(*kind, framework_only)).speedup();
+  split.nccl = unwrap(search::run_search(kind, nccl_only)).speedup();
+  split.framework = unwrap(search::run_search(kind, framework_only)).speedup();
   context.progress().end();
 
   search::OutputContext out;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 #include "cli/output.h"
 #include "model/hf_config.h"
 #include "model/presets.h"
+#include "model/strategy_knobs.h"
 
 namespace lagom::cli {
 
@@ -33,122 +35,133 @@ void add_spec_flags(CLI::App& command, SpecFlags& flags) {
       "[the cluster's]");
 }
 
-void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
-  // Counts are bounded at the flag (cli/app.h k_max_gpus), so a typo never reaches the model as an
-  // overflow.
-  auto int_flag = [&](const char* name, std::optional<int>& target, const char* help, int lo = 1,
-                      int hi = k_max_gpus) {
-    command.add_option_function<int>(
-        name, [&target, name, lo, hi](const int& value) { target = bounded(name, value, lo, hi); }, help);
-  };
-  auto text_flag = [&](const char* name, std::optional<std::string>& target, const char* help) {
+namespace {
+
+// A switch's value: on|off or true|false (runs files write either).
+Result<bool> on_off(std::string_view value) {
+  if (value == "on" || value == "true") return true;
+  if (value == "off" || value == "false") return false;
+  return make_error(ErrorCode::invalid_input, fmt::format("'{}' is not on/off or true/false", value));
+}
+
+// add_strategy_flags: one CLI11 option per knob of model/strategy_knobs.h, parsing and bounding its value at
+// the flag into its field of flags.values (the callbacks hold pointers into `flags`, which outlives the
+// parse) and recording its key in flags.given.
+struct FlagAdder {
+  CLI::App& command;
+  StrategyFlags& flags;
+
+  // An option taking a T, stored through `set(value)`; the knob's key recorded as given.
+  template <typename T, typename Set>
+  void option(const model::KnobName& name, std::string help, Set set) {
+    command.add_option_function<T>(
+        std::string(name.flag),
+        [given = &flags.given, key = std::string(name.key), set](const T& value) {
+          set(value);
+          given->insert(key);
+        },
+        std::move(help));
+  }
+  template <typename T>
+  void operator()(const model::CountKnob<T>& knob, T& field) {
+    option<T>(knob.name, std::string(knob.name.help),
+              [target = &field, flag = std::string(knob.name.flag), lo = knob.flag_min,
+               hi = knob.flag_max](const T& value) { *target = bounded(flag, value, lo, hi); });
+  }
+  void on_off_option(const model::KnobName& name, bool& field) {
+    option<std::string>(name, std::string(name.help),
+                        [target = &field, flag = std::string(name.flag)](const std::string& value) {
+                          *target = flag_value(flag, on_off(value));
+                        });
+  }
+  void operator()(const model::SwitchKnob& knob, bool& field) {
+    on_off_option({knob.name.key, knob.name.flag, fmt::format("on|off: {}", knob.name.help)}, field);
+  }
+  void operator()(const model::BooleanKnob& knob, bool& field) { on_off_option(knob.name, field); }
+  void operator()(const model::ToggleKnob& knob, bool& field) {
+    if (knob.name.flag.empty())
+      return;  // set by another knob's flag (bucket_mb_per_chunk: --bucket-mb chunk)
+    command.add_flag_callback(
+        std::string(knob.name.flag),
+        [target = &field, given = &flags.given, key = std::string(knob.name.key)] {
+          *target = true;
+          given->insert(key);
+        },
+        std::string(knob.name.help));
+  }
+  template <typename E, std::size_t N>
+  void operator()(const model::ChoiceKnob<E, N>& knob, E& field) {
+    option<std::string>(
+        knob.name, fmt::format("{}: {}", knob.table.choices(), knob.name.help),
+        [target = &field, flag = std::string(knob.name.flag), table = &knob.table](const std::string& value) {
+          *target = flag_value(flag, table->parse_or_error(value));
+        });
+  }
+  void operator()(const model::NumberKnob& knob, double& field) {
+    option<double>(knob.name, std::string(knob.name.help), [target = &field, knob](const double& value) {
+      const bool positive = knob.flag_positive || !knob.zero_allowed;
+      if (!std::isfinite(value) || value < 0 || (positive && value == 0) || value > knob.max) {
+        fail(ErrorCode::invalid_input, fmt::format("{}: {} is not a {} number (at most {:g})", knob.name.flag,
+                                                   value, positive ? "positive" : "non-negative", knob.max));
+      }
+      *target = value;
+    });
+  }
+  void operator()(const model::MethodKnob& knob, model::OverlapMethod& field) {
+    option<std::string>(knob.name, std::string(knob.name.help),
+                        [target = &field, flag = std::string(knob.name.flag)](const std::string& value) {
+                          *target = flag_value(flag, model::parse_overlap_method(value));
+                        });
+  }
+  void operator()(const model::DtypeKnob& knob, std::optional<model::Precision>& field) {
+    option<std::string>(knob.name, std::string(knob.name.help),
+                        [target = &field, flag = std::string(knob.name.flag)](const std::string& value) {
+                          const auto dtype = model::k_precision_names.parse(value);
+                          if (!dtype || *dtype == model::Precision::fp8 || *dtype == model::Precision::tf32) {
+                            fail(ErrorCode::invalid_input,
+                                 fmt::format("{}: '{}' is not bf16, fp16 or fp32", flag, value));
+                          }
+                          *target = *dtype;
+                        });
+  }
+  // A number of MB, or `chunk`: one bucket per model chunk (bucket_mb_per_chunk given instead).
+  void operator()(const model::BucketKnob& knob, double& field) {
     command.add_option_function<std::string>(
-        name, [&target](const std::string& value) { target = value; }, help);
-  };
-  int_flag("--gpus", flags.gpus, "Total GPUs (nodes = ⌈N / GPUs per node⌉)");
-  int_flag("--tp", flags.tp, "Tensor parallelism [1]");
-  int_flag("--pp", flags.pp, "Pipeline parallelism [1]");
-  int_flag("--dp", flags.dp, "Data parallelism [gpus/(tp·pp·cp)]");
-  int_flag("--cp", flags.cp, "Context parallelism (communication: --cp-comm-type) [1]");
-  int_flag("--ep", flags.ep, "Expert parallelism [1]");
-  int_flag("--vpp", flags.vpp, "Virtual pipeline stages per rank (interleaved when > 1) [1]");
-  int_flag("--zero", flags.zero, "ZeRO stage 0-3 (3 = FSDP) [0]", 0, 3);
-  command.add_flag("--sp", flags.sp, "Sequence parallelism with TP");
-  constexpr long k_max_batch = std::numeric_limits<int>::max();
-  command.add_option_function<long>(
-      "--global-batch",
-      [&flags](const long& v) { flags.global_batch = bounded("--global-batch", v, 1L, k_max_batch); },
-      "Sequences per iteration");
-  command.add_option_function<long>(
-      "--micro-batch",
-      [&flags](const long& v) { flags.micro_batch = bounded("--micro-batch", v, 1L, k_max_batch); },
-      "Sequences per micro-batch [1]");
-  text_flag("--recompute", flags.recompute, "none|selective|full [none]");
-  text_flag("--schedule", flags.schedule, "1f1b|gpipe|interleaved [1f1b]");
-  command.add_option_function<std::string>(
-      "--tp-overlap",
-      [&flags](const std::string& v) {
-        flags.tp_overlap = flag_value("--tp-overlap", model::parse_overlap_method(v));
-      },
-      "none|slice:K (K 2..4096)|flash|te (Transformer Engine userbuffers) [none]");
-  text_flag("--dp-overlap", flags.dp_overlap, "on|off [on]");
-  command.add_option_function<std::string>(
-      "--bucket-mb",
-      [&flags](const std::string& v) {
-        if (v == "chunk") {
-          flags.bucket_per_chunk = true;
-          flags.bucket_mb.reset();
-          return;
-        }
-        std::size_t used = 0;
-        double mb = 0;
-        try {
-          mb = std::stod(v, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used != v.size())
-          throw CLI::ValidationError("--bucket-mb", "'" + v + "' is not a number or chunk");
-        flags.bucket_mb = mb;
-        flags.bucket_per_chunk = false;
-      },
-      "DP gradient bucket, MB, or chunk (one bucket per model chunk) [25]");
-  text_flag("--precision", flags.precision, "bf16|fp16|fp8|tf32|fp32 [bf16]");
-  text_flag("--attention", flags.attention, "flash|flash2|standard [flash]");
-  text_flag("--cp-comm-type", flags.cp_comm_type,
-            "CP attention: a2a (Ulysses)|p2p (K/V ring)|allgather (K/V all-gather) [a2a]");
-  text_flag("--moe-dispatcher", flags.moe_dispatcher, "MoE token dispatcher: alltoall|allgather [alltoall]");
-  command.add_option_function<double>(
-      "--moe-capacity-factor", [&flags](const double& v) { flags.moe_capacity_factor = v; },
-      "MoE expert capacity factor (rows beyond capacity are dropped) [none: dropless]");
-  text_flag("--moe-pad-to-capacity", flags.moe_pad_to_capacity,
-            "on|off: pad every expert's input to its capacity [off]");
-  text_flag("--moe-grouped-gemm", flags.moe_grouped_gemm,
-            "on|off: one grouped GEMM for the local experts (off: one GEMM per expert in sequence) [on]");
-  int_flag("--expert-tp", flags.expert_tp, "Expert tensor parallelism [= tp]");
-  int_flag("--first-stage-layers", flags.first_stage_layers,
-           "Layers on the first pipeline rank (the others share the rest) [even split]");
-  int_flag("--last-stage-layers", flags.last_stage_layers,
-           "Layers on the last pipeline rank (the others share the rest) [even split]");
-  command.add_flag("--embedding-in-pipeline-split", flags.embedding_in_split,
-                   "The embedding counts as one layer in the pipeline split");
-  command.add_flag("--loss-in-pipeline-split", flags.loss_in_split,
-                   "The output layer and loss count as one layer in the pipeline split");
-  text_flag("--cross-entropy-fusion", flags.cross_entropy_fusion,
-            "on|off: the vocabulary-parallel loss in Megatron's fused kernels [off]");
-  text_flag(
-      "--tp-overlap-fp8-rs", flags.tp_overlap_fp8_rs,
-      "on|off: with --tp-overlap te and FP8, the pipelined reduce-scatters move FP8 (TE fp8_buf) [off]");
-  text_flag("--p2p-overlap", flags.p2p_overlap,
-            "on|off: interleaved schedule's sends/receives overlapped with compute [off]");
-  text_flag("--param-gather-overlap", flags.param_gather_overlap,
-            "on|off: ZeRO 1/2 parameter all-gathers overlapped with the next forward [off]");
-  text_flag("--param-gather-with-optimizer", flags.param_gather_with_optimizer,
-            "on|off: with --param-gather-overlap, chunk 0's all-gather starts in the optimizer step [off]");
-  text_flag("--grad-reduce-dtype", flags.grad_reduce_dtype,
-            "bf16|fp16|fp32: gradient buffer and reduction dtype [the parameters']");
-  int_flag("--vocab-divisible-by", flags.vocab_divisible_by,
-           "Pad the vocabulary to a multiple of N·tp [no padding]");
-  int_flag("--defer-embedding-wgrad", flags.defer_embedding_wgrad,
-           "Output-layer wgrad of the first N micro-batches computed in the pipeline flush (pp > 1) [0: off]",
-           0, 1 << 20);
-  text_flag("--fp8-params", flags.fp8_params, "FP8 primary weights with --precision fp8: true|false [false]");
-  text_flag("--fp8-wgrad", flags.fp8_wgrad,
-            "Weight-gradient GEMMs in FP8 with --precision fp8: true|false [true]");
-  text_flag("--fp8-attention", flags.fp8_attention,
-            "Core attention in FP8 with --precision fp8: true|false [false]");
-  command.add_option_function<double>(
-      "--dropout", [&flags](const double& v) { flags.dropout = v; },
-      "Hidden and attention dropout probability [0]");
+        std::string(knob.name.flag),
+        [target = &field, f = &flags, flag = std::string(knob.name.flag)](const std::string& value) {
+          const bool chunk = value == "chunk";
+          std::size_t used = 0;
+          double mb = model::Strategy{}.bucket_mb;
+          if (!chunk) {
+            try {
+              mb = std::stod(value, &used);
+            } catch (const std::exception&) {
+              used = 0;
+            }
+            if (used != value.size() || !std::isfinite(mb) || !(mb > 0) || mb > 1e6) {
+              fail(ErrorCode::invalid_input,
+                   fmt::format("{}: '{}' is not a positive number of MB or chunk", flag, value));
+            }
+          }
+          *target = mb;
+          f->values.bucket_per_chunk = chunk;
+          f->given.erase(chunk ? "bucket_mb" : "bucket_mb_per_chunk");
+          f->given.insert(chunk ? "bucket_mb_per_chunk" : "bucket_mb");
+        },
+        std::string(knob.name.help));
+  }
+};
+
+}  // namespace
+
+void add_strategy_flags(CLI::App& command, StrategyFlags& flags) {
+  model::for_each_knob(flags.values, FlagAdder{command, flags});
 }
 
 Result<simulator::IssuePriority> parse_issue_priority_flag(const std::string& value) {
-  const auto priority = simulator::parse_issue_priority(value);
-  if (!priority) {
-    return make_error(ErrorCode::invalid_input,
-                      fmt::format("issue-priority: '{}' is not as-scheduled or critical-first", value));
-  }
-  return *priority;
+  auto priority = simulator::k_issue_priority_names.parse_or_error(value);
+  if (!priority.ok()) return priority.error().with_context("issue-priority");
+  return priority;
 }
 
 Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, Progress* warnings) {
@@ -243,25 +256,12 @@ Result<ClusterSource> load_cluster(const SpecFlags& flags, int gpus) {
   return source;
 }
 
-namespace {
-
-// A switch given as a value: on|off or true|false (runs files write either); `fallback` when not given.
-Result<bool> on_off(const char* flag, const std::optional<std::string>& value, bool fallback) {
-  if (!value) return fallback;
-  if (*value == "on" || *value == "true") return true;
-  if (*value == "off" || *value == "false") return false;
-  return make_error(ErrorCode::invalid_input,
-                    fmt::format("{}: '{}' is not on/off or true/false", flag, *value));
-}
-
-}  // namespace
-
 Status check_required_flags(const SpecFlags& spec, const StrategyFlags& strategy) {
   std::vector<std::string> missing;
   if (spec.model.empty() && !spec.layers && !spec.hidden && !spec.heads)
     missing.emplace_back("--model PRESET|FILE (or --layers --hidden --heads --vocab --seq)");
   if (spec.cluster.empty()) missing.emplace_back("--cluster PRESET|FILE|localhost");
-  if (!strategy.gpus) missing.emplace_back("--gpus N");
+  if (!strategy.has("gpus")) missing.emplace_back("--gpus N");
   if (missing.empty()) return {};
   std::string list;
   for (const auto& flag : missing) list += (list.empty() ? "" : ", ") + flag;
@@ -269,139 +269,15 @@ Status check_required_flags(const SpecFlags& spec, const StrategyFlags& strategy
 }
 
 Result<model::Strategy> strategy_from_flags(const StrategyFlags& f) {
-  model::Strategy s;
-  if (!f.gpus) return make_error(ErrorCode::invalid_input, "gpus: required (--gpus N)");
-  s.gpus = *f.gpus;
-  s.tp = f.tp.value_or(1);
-  s.pp = f.pp.value_or(1);
-  s.dp = f.dp.value_or(0);
-  s.cp = f.cp.value_or(1);
-  s.ep = f.ep.value_or(1);
-  s.vpp = f.vpp.value_or(1);
-  s.zero = f.zero.value_or(0);
-  s.sp = f.sp;
-  s.global_batch = f.global_batch.value_or(0);
-  s.micro_batch = f.micro_batch.value_or(1);
-  if (f.recompute) {
-    const auto v = model::parse_recompute(*f.recompute);
-    if (!v)
-      return make_error(ErrorCode::invalid_input,
-                        fmt::format("recompute: '{}' is not none, selective or full", *f.recompute));
-    s.recompute = *v;
-  }
-  if (f.schedule) {
-    const auto v = model::parse_schedule(*f.schedule);
-    if (!v)
-      return make_error(ErrorCode::invalid_input,
-                        fmt::format("schedule: '{}' is not 1f1b, gpipe or interleaved", *f.schedule));
-    s.schedule = *v;
-    // vpp > 1 runs the interleaved schedule: another schedule named with it is a contradiction, not a
-    // request to quietly ignore.
-    if (s.vpp > 1 && s.schedule != model::Schedule::interleaved) {
-      return make_error(ErrorCode::invalid_input,
-                        fmt::format("schedule {} with vpp={}: vpp > 1 runs the interleaved schedule (give "
-                                    "--schedule interleaved or leave it out)",
-                                    *f.schedule, s.vpp));
-    }
-  }
-  if (f.tp_overlap) s.tp_overlap = *f.tp_overlap;
-  if (f.dp_overlap) {
-    if (*f.dp_overlap != "on" && *f.dp_overlap != "off") {
-      return make_error(ErrorCode::invalid_input,
-                        fmt::format("dp-overlap: '{}' is not on or off", *f.dp_overlap));
-    }
-    s.dp_overlap = *f.dp_overlap == "on";
-  }
-  if (f.bucket_mb) s.bucket_mb = *f.bucket_mb;
-  s.bucket_per_chunk = f.bucket_per_chunk;
-  s.first_stage_layers = f.first_stage_layers.value_or(0);
-  s.last_stage_layers = f.last_stage_layers.value_or(0);
-  if (f.first_stage_layers && *f.first_stage_layers < 1) {
+  if (!f.has("gpus")) return make_error(ErrorCode::invalid_input, "gpus: required (--gpus N)");
+  const model::Strategy& s = f.values;
+  // vpp > 1 runs the interleaved schedule: another schedule named with it is a contradiction, not a request
+  // to quietly ignore.
+  if (f.has("schedule") && s.vpp > 1 && s.schedule != model::Schedule::interleaved) {
     return make_error(ErrorCode::invalid_input,
-                      fmt::format("first-stage-layers={} must be a positive integer", *f.first_stage_layers));
-  }
-  if (f.last_stage_layers && *f.last_stage_layers < 1) {
-    return make_error(ErrorCode::invalid_input,
-                      fmt::format("last-stage-layers={} must be a positive integer", *f.last_stage_layers));
-  }
-  s.embedding_in_split = f.embedding_in_split;
-  s.loss_in_split = f.loss_in_split;
-  LAGOM_TRY(s.p2p_overlap, on_off("p2p-overlap", f.p2p_overlap, false));
-  LAGOM_TRY(s.cross_entropy_fusion, on_off("cross-entropy-fusion", f.cross_entropy_fusion, false));
-  LAGOM_TRY(s.tp_overlap_fp8_rs, on_off("tp-overlap-fp8-rs", f.tp_overlap_fp8_rs, false));
-  LAGOM_TRY(s.param_gather_overlap, on_off("param-gather-overlap", f.param_gather_overlap, false));
-  LAGOM_TRY(s.param_gather_with_optimizer,
-            on_off("param-gather-with-optimizer", f.param_gather_with_optimizer, false));
-  if (f.grad_reduce_dtype) {
-    const auto v = model::parse_precision(*f.grad_reduce_dtype);
-    if (!v ||
-        (*v != model::Precision::bf16 && *v != model::Precision::fp16 && *v != model::Precision::fp32)) {
-      return make_error(
-          ErrorCode::invalid_input,
-          fmt::format("grad-reduce-dtype: '{}' is not bf16, fp16 or fp32", *f.grad_reduce_dtype));
-    }
-    s.grad_reduce_dtype = *v;
-  }
-  if (f.vocab_divisible_by) {
-    if (*f.vocab_divisible_by < 1) {
-      return make_error(
-          ErrorCode::invalid_input,
-          fmt::format("vocab-divisible-by={} must be a positive integer", *f.vocab_divisible_by));
-    }
-    s.vocab_divisible_by = *f.vocab_divisible_by;
-  }
-  if (f.defer_embedding_wgrad) s.defer_embedding_wgrad = *f.defer_embedding_wgrad;
-  if (f.precision) {
-    const auto v = model::parse_precision(*f.precision);
-    if (!v)
-      return make_error(ErrorCode::invalid_input,
-                        fmt::format("precision: '{}' is not bf16, fp16, fp8, tf32 or fp32", *f.precision));
-    s.precision = *v;
-  }
-  LAGOM_TRY(s.fp8_params, on_off("fp8-params", f.fp8_params, false));
-  LAGOM_TRY(s.fp8_wgrad, on_off("fp8-wgrad", f.fp8_wgrad, true));
-  LAGOM_TRY(s.fp8_attention, on_off("fp8-attention", f.fp8_attention, false));
-  if (f.dropout) s.dropout = *f.dropout;
-  if (f.attention) {
-    const auto v = model::parse_attention(*f.attention);
-    if (!v)
-      return make_error(ErrorCode::invalid_input,
-                        fmt::format("attention: '{}' is not flash, flash2 or standard", *f.attention));
-    s.attention = *v;
-  }
-  if (f.cp_comm_type) {
-    const auto v = model::parse_cp_comm_type(*f.cp_comm_type);
-    if (!v) {
-      return make_error(
-          ErrorCode::invalid_input,
-          fmt::format("cp-comm-type: '{}' is not a2a, p2p, allgather or a2a+p2p", *f.cp_comm_type));
-    }
-    s.cp_comm = *v;
-  }
-  if (f.moe_dispatcher) {
-    const auto v = model::parse_moe_dispatcher(*f.moe_dispatcher);
-    if (!v) {
-      return make_error(ErrorCode::invalid_input,
-                        fmt::format("moe-dispatcher: '{}' is not alltoall or allgather", *f.moe_dispatcher));
-    }
-    s.moe_dispatcher = *v;
-  }
-  if (f.moe_capacity_factor) {
-    if (!(*f.moe_capacity_factor > 0) || !std::isfinite(*f.moe_capacity_factor)) {
-      return make_error(
-          ErrorCode::invalid_input,
-          fmt::format("moe-capacity-factor: {} is not a positive number", *f.moe_capacity_factor));
-    }
-    s.moe_capacity_factor = *f.moe_capacity_factor;
-  }
-  LAGOM_TRY(s.moe_pad_to_capacity, on_off("moe-pad-to-capacity", f.moe_pad_to_capacity, false));
-  LAGOM_TRY(s.moe_grouped_gemm, on_off("moe-grouped-gemm", f.moe_grouped_gemm, true));
-  if (f.expert_tp) {
-    if (*f.expert_tp < 1) {
-      return make_error(ErrorCode::invalid_input,
-                        fmt::format("expert-tp: {} is not a positive integer", *f.expert_tp));
-    }
-    s.expert_tp = *f.expert_tp;
+                      fmt::format("schedule {} with vpp={}: vpp > 1 runs the interleaved schedule (give "
+                                  "--schedule interleaved or leave it out)",
+                                  to_string(s.schedule), s.vpp));
   }
   return s;
 }

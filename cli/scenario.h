@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,26 +31,12 @@ struct SpecFlags {
   std::optional<double> memory_reserve_gib;  // --memory-reserve-gib GIB (replaces the cluster's reserve)
 };
 
-// Strategy flags; every field is optional so that explore can tell which dimensions are pinned.
+// The strategy flags: one per knob of model/strategy_knobs.h, each parsed and bounded at the flag (a bad
+// value ends the command there: "lagom: error: --recompute: 'some' is not none, selective or full").
 struct StrategyFlags {
-  std::optional<int> gpus, tp, pp, dp, cp, ep, vpp, zero;
-  bool sp = false;
-  std::optional<long> global_batch, micro_batch;
-  std::optional<std::string> recompute, schedule, dp_overlap, precision, attention;
-  std::optional<model::OverlapMethod> tp_overlap;  // parsed at the flag (model::parse_overlap_method)
-  std::optional<double> bucket_mb;
-  // Context parallelism's communication and MoE as run (docs/cli.md; model::Strategy's fields).
-  std::optional<std::string> cp_comm_type, moe_dispatcher, moe_pad_to_capacity, moe_grouped_gemm;
-  std::optional<double> moe_capacity_factor;
-  std::optional<int> expert_tp;
-  bool bucket_per_chunk = false;  // --bucket-mb chunk
-  // Pipeline split, pipeline and optimizer overlap, gradient dtype, vocabulary padding.
-  std::optional<int> first_stage_layers, last_stage_layers, vocab_divisible_by, defer_embedding_wgrad;
-  bool embedding_in_split = false, loss_in_split = false;
-  std::optional<std::string> p2p_overlap, param_gather_overlap, param_gather_with_optimizer,
-      grad_reduce_dtype, cross_entropy_fusion, tp_overlap_fp8_rs;
-  std::optional<std::string> fp8_params, fp8_wgrad, fp8_attention;  // true|false (on|off)
-  std::optional<double> dropout;
+  model::Strategy values;       // every knob: its flag's value when given, else model::Strategy's default
+  std::set<std::string> given;  // the JSON keys of the knobs whose flag was given (explore's pinned ones)
+  [[nodiscard]] bool has(const std::string& key) const { return given.count(key) > 0; }
 };
 
 void add_spec_flags(CLI::App& command, SpecFlags& flags);
@@ -64,7 +51,8 @@ Result<ClusterSource> load_cluster(const SpecFlags& flags, int gpus);
 // Every missing required flag at once (--model or the shape flags, --cluster, --gpus):
 // "required: --cluster PRESET|FILE|localhost, --gpus N".
 Status check_required_flags(const SpecFlags& spec, const StrategyFlags& strategy);
-// The strategy the flags describe (defaults for what is not given), not yet resolved.
+// The strategy the flags describe (defaults for what is not given), not yet resolved; refuses a --schedule
+// that contradicts --vpp > 1.
 Result<model::Strategy> strategy_from_flags(const StrategyFlags& flags);
 
 // --issue-priority as-scheduled|critical-first (simulator::IssuePriority).

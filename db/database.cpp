@@ -30,7 +30,7 @@ Error sqlite_error(sqlite3* db, const char* call, const char* file, int line) {
 // A prepared statement with RAII finalisation and typed binding/reading.
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql) : m_db(db) {
+  Statement(sqlite3* db, const char* sql) {
     m_rc = sqlite3_prepare_v2(db, sql, -1, &m_stmt, nullptr);
   }
   ~Statement() { sqlite3_finalize(m_stmt); }
@@ -60,7 +60,6 @@ class Statement {
   [[nodiscard]] double real(int column) const { return sqlite3_column_double(m_stmt, column); }
 
  private:
-  sqlite3* m_db;
   sqlite3_stmt* m_stmt = nullptr;
   int m_rc;
 };

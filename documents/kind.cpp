@@ -12,19 +12,6 @@ namespace lagom::documents {
 
 namespace {
 
-constexpr std::array<std::pair<Kind, std::string_view>, 19> k_names{{
-    {Kind::simulate, "simulate"},   {Kind::explore, "explore"},
-    {Kind::tune, "tune"},           {Kind::lagom_config, "lagom-config"},
-    {Kind::model, "model"},         {Kind::profile, "profile"},
-    {Kind::validate, "validate"},   {Kind::calibrate, "calibrate"},
-    {Kind::check, "check"},         {Kind::check_predicted, "check-predicted"},
-    {Kind::adapt, "adapt"},         {Kind::bench_overlap, "bench-overlap"},
-    {Kind::cost, "cost"},           {Kind::presets, "presets"},
-    {Kind::db_list, "db-list"},     {Kind::db_show, "db-show"},
-    {Kind::db_import, "db-import"}, {Kind::db_fit, "db-fit"},
-    {Kind::report, "report"},
-}};
-
 using T = nlohmann::json::value_t;
 
 bool is(const nlohmann::json& doc, const char* key, T type) {
@@ -89,24 +76,18 @@ std::optional<Kind> sniff(const nlohmann::json& doc) {
 const std::vector<Kind>& all_kinds() {
   static const std::vector<Kind> kinds = [] {
     std::vector<Kind> out;
-    for (const auto& [kind, name] : k_names) out.push_back(kind);
+    for (const auto& [kind, name] : k_kind_names) out.push_back(kind);
     return out;
   }();
   return kinds;
 }
 
 std::string_view to_string(Kind kind) {
-  for (const auto& [k, name] : k_names) {
-    if (k == kind) return name;
-  }
-  return "unknown";
+  return k_kind_names.name(kind);
 }
 
 std::optional<Kind> parse_kind(std::string_view name) {
-  for (const auto& [k, n] : k_names) {
-    if (n == name) return k;
-  }
-  return std::nullopt;
+  return k_kind_names.parse(name);
 }
 
 int version_of(Kind /*kind*/) {

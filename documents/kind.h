@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/enum_table.h"
 #include "core/error.h"
 
 namespace lagom::documents {
@@ -39,7 +40,22 @@ enum class Kind {
   db_import,        // db import --json
   db_fit,           // db fit --json
   report,           // report --json (what the page holds)
+  plan,             // plan --json (documents/plan.h)
 };
+
+inline constexpr auto k_kind_names = enum_table<Kind>({
+    {Kind::simulate, "simulate"},   {Kind::explore, "explore"},
+    {Kind::tune, "tune"},           {Kind::lagom_config, "lagom-config"},
+    {Kind::model, "model"},         {Kind::profile, "profile"},
+    {Kind::validate, "validate"},   {Kind::calibrate, "calibrate"},
+    {Kind::check, "check"},         {Kind::check_predicted, "check-predicted"},
+    {Kind::adapt, "adapt"},         {Kind::bench_overlap, "bench-overlap"},
+    {Kind::cost, "cost"},           {Kind::presets, "presets"},
+    {Kind::db_list, "db-list"},     {Kind::db_show, "db-show"},
+    {Kind::db_import, "db-import"}, {Kind::db_fit, "db-fit"},
+    {Kind::report, "report"},       {Kind::plan, "plan"},
+});
+constexpr const auto& enum_names(Kind) { return k_kind_names; }
 
 // Every kind, in the order above.
 const std::vector<Kind>& all_kinds();

@@ -174,13 +174,16 @@ Result<TuneInputs> parse_tune_inputs(const nlohmann::json& config, const std::st
   LAGOM_TRY_STATUS(f.object("strategy"));
   LAGOM_TRY(in.strategy, model::parse_strategy(f.at("strategy"), origin + ": tune.strategy"));
   LAGOM_TRY(const std::string search_name, f.string("search", std::nullopt));
-  const auto kind = search::parse_search(search_name);
-  if (!kind)
-    return f.error("search", fmt::format("'{}' is not lagom, autoccl, exhaustive or default", search_name));
+  const auto kind = search::k_search_kind_names.parse(search_name);
+  if (!kind) {
+    return f.error("search",
+                   fmt::format("'{}' is not {}", search_name, search::k_search_kind_names.alternatives()));
+  }
   in.search = *kind;
   LAGOM_TRY(const std::string runtime, f.string("runtime", std::nullopt));
-  const auto parsed_runtime = model::parse_runtime(runtime);
-  if (!parsed_runtime) return f.error("runtime", fmt::format("'{}' is not nccl or nccl-extended", runtime));
+  const auto parsed_runtime = model::k_runtime_names.parse(runtime);
+  if (!parsed_runtime)
+    return f.error("runtime", fmt::format("'{}' is not {}", runtime, model::k_runtime_names.alternatives()));
   in.runtime = *parsed_runtime;
   LAGOM_TRY(const FieldReader p, f.object("pins"));
   LAGOM_TRY(in.pins.tp_overlap, p.boolean("tp_overlap", std::nullopt));
@@ -188,17 +191,18 @@ Result<TuneInputs> parse_tune_inputs(const nlohmann::json& config, const std::st
   LAGOM_TRY(in.pins.prefetch, p.boolean("prefetch", std::nullopt));
   LAGOM_TRY(in.pins.priority, p.boolean("issue_priority", std::nullopt));
   LAGOM_TRY(const std::string priority, f.string("issue_priority", std::nullopt));
-  const auto parsed_priority = simulator::parse_issue_priority(priority);
+  const auto parsed_priority = simulator::k_issue_priority_names.parse(priority);
   if (!parsed_priority) {
-    return f.error("issue_priority", fmt::format("'{}' is not as-scheduled or critical-first", priority));
+    return f.error("issue_priority",
+                   fmt::format("'{}' is not {}", priority, simulator::k_issue_priority_names.alternatives()));
   }
   in.priority = *parsed_priority;
   LAGOM_TRY(in.search_nccl_knobs, f.boolean("search_nccl_knobs", std::nullopt));
   LAGOM_TRY(const std::string framework, f.string("framework", std::nullopt));
-  const auto parsed_framework = search::parse_framework(framework);
+  const auto parsed_framework = search::k_framework_names.parse(framework);
   if (!parsed_framework) {
     return f.error("framework",
-                   fmt::format("'{}' is not any, megatron-lm, torch-fsdp or deepspeed", framework));
+                   fmt::format("'{}' is not {}", framework, search::k_framework_names.alternatives()));
   }
   in.framework = *parsed_framework;
   if (f.has("calibration")) {

@@ -25,10 +25,22 @@ inline constexpr std::array<Algo, 7> k_all_algos{
     Algo::nvls_tree, Algo::pat};
 inline constexpr std::array<Proto, 3> k_all_protos{Proto::ll, Proto::ll128, Proto::simple};
 
-std::string_view to_string(Algo algo);
-std::string_view to_string(Proto proto);
-std::optional<Algo> parse_algo(std::string_view name);
-std::optional<Proto> parse_proto(std::string_view name);
+inline constexpr auto k_algo_names = enum_table<Algo>({{Algo::tree, "tree"},
+                                                       {Algo::ring, "ring"},
+                                                       {Algo::collnet_direct, "collnet_direct"},
+                                                       {Algo::collnet_chain, "collnet_chain"},
+                                                       {Algo::nvls, "nvls"},
+                                                       {Algo::nvls_tree, "nvls_tree"},
+                                                       {Algo::pat, "pat"},
+                                                       {Algo::p2p, "p2p"}});
+constexpr const auto& enum_names(Algo) {
+  return k_algo_names;
+}
+inline constexpr auto k_proto_names =
+    enum_table<Proto>({{Proto::ll, "ll"}, {Proto::ll128, "ll128"}, {Proto::simple, "simple"}});
+constexpr const auto& enum_names(Proto) {
+  return k_proto_names;
+}
 
 // Knob defaults of NCCL (NVIDIA/nccl@v2.28.9-1):
 inline constexpr int k_nccl_default_threads =
@@ -52,6 +64,11 @@ std::int64_t default_chunk_bytes(Proto proto, std::int64_t buffsize_bytes = k_nc
 struct CommGroup {
   int ranks = 2;
   int nodes = 1;
+  // The fraction of each of its NICs' line rate this communicator's calls get (model/nccl_topology.h
+  // nic_rates): 1 for a communicator alone on its nodes, as nccl-tests runs it; below 1 when the node's
+  // other ranks run symmetric copies of it at the same time over the same NICs (the simulator's shared-NIC
+  // rule, simulator/model_costs.h). In (0, 1].
+  double nic_share = 1.0;
   [[nodiscard]] int ranks_per_node() const { return (ranks + nodes - 1) / nodes; }
   bool operator==(const CommGroup&) const = default;
 };
@@ -75,10 +92,28 @@ enum class KnobScope {
   per_process,       // environment (NCCL_NTHREADS, NCCL_BUFFSIZE): one value for every communicator
   not_settable,      // the runtime offers no way to set it for this collective
 };
-std::string_view to_string(Runtime runtime);
-std::optional<Runtime> parse_runtime(std::string_view name);
-std::string_view to_string(KnobScope scope);
-std::string_view to_string(Knob knob);
+inline constexpr auto k_runtime_names =
+    enum_table<Runtime>({{Runtime::nccl, "nccl"}, {Runtime::nccl_extended, "nccl-extended"}});
+constexpr const auto& enum_names(Runtime) {
+  return k_runtime_names;
+}
+inline constexpr auto k_knob_names = enum_table<Knob>({{Knob::algo, "algo"},
+                                                       {Knob::proto, "proto"},
+                                                       {Knob::channels, "channels"},
+                                                       {Knob::comm_ctas, "comm_ctas"},
+                                                       {Knob::threads, "threads"},
+                                                       {Knob::chunk, "chunk"}});
+constexpr const auto& enum_names(Knob) {
+  return k_knob_names;
+}
+inline constexpr auto k_knob_scope_names =
+    enum_table<KnobScope>({{KnobScope::per_call, "per_call"},
+                           {KnobScope::per_communicator, "per_communicator"},
+                           {KnobScope::per_process, "per_process"},
+                           {KnobScope::not_settable, "not_settable"}});
+constexpr const auto& enum_names(KnobScope) {
+  return k_knob_scope_names;
+}
 // True for the collectives NCCL asks a tuner plugin about: allreduce, allgather, reducescatter,
 // broadcast, reduce.
 bool tuner_collective(Collective collective);

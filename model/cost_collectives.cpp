@@ -276,10 +276,7 @@ double CostModel::link_bus_GBps(const CommGroup& g, Algo algo) const {
   if (algo == Algo::nvls || algo == Algo::nvls_tree)
     intra *= k_nvls_efficiency[compcap_index(m_cluster.gpu.sm_arch)];
   if (g.nodes <= 1 || ppn < 1) return intra;
-  const int usable_nics = std::max(1, std::min(m_cluster.nic.count, ppn));
-  const double per_nic = std::min(m_cluster.nic.gbit / 8.0 * m_cluster.nic.efficiency,
-                                  pcie_x16_GBps(nic_pcie_gen(m_cluster)) * k_pcie_efficiency);
-  const double inter = usable_nics * per_nic;
+  const double inter = nic_rates(m_cluster, g, k_pcie_efficiency).node_GBps;
   if (ppn == 1) return inter;
   return std::min(intra, inter);
 }
@@ -474,6 +471,63 @@ Status CostModel::validate_config(Collective c, double bytes, const CommGroup& g
 // carrying its share once; NVLS moves (g+1)/g over each GPU's NVLink (reduce-scatter through the switch,
 // then the multicast); NVLSTree does that inside the node and the tree across nodes.
 
+namespace {
+
+// The rates physical_busbw compares loads against, 10^9 bytes/s: the GPU's NVLink and PCIe hops, the node's
+// NICs for the communicator (nic_rates), and one channel's copy loop and network connection, for a call
+// of `bytes` with `cfg`.
+struct BusRates {
+  double nvlink = 0, fabric_pcie = 0, node_nic = 0, copy = 0, connection = 0;
+  int usable_nics = 1;
+};
+BusRates bus_rates(const ClusterSpec& cluster, Collective c, double bytes, const CommGroup& g,
+                   const CollConfig& cfg) {
+  const int n = std::max(2, g.ranks);
+  const int cc = compcap_index(cluster.gpu.sm_arch);
+  const FabricSpec& f = cluster.intra;
+  const double pe = k_proto_eff[idx(cfg.proto)];
+  const int channels = std::max(1, cfg.channels);
+  const double nvlink = (f.kind == FabricKind::nvlink_pairs ? f.pair_bw_GBps : f.bw_GBps) * f.efficiency;
+  const double fabric_pcie = f.kind == FabricKind::nvswitch
+                                 ? pcie_x16_GBps(gpu_pcie_gen(cluster)) * k_pcie_efficiency
+                                 : f.bw_GBps * f.efficiency;
+  const NicRates net = nic_rates(cluster, g, k_pcie_efficiency);
+  const int usable_nics = net.usable;
+  const double node_nic = usable_nics * std::max(1e-9, net.per_nic_GBps);
+  const double threads = static_cast<double>(std::max(32, cfg.threads));
+  const double thread_factor = (threads / (threads + k_threads_half)) / (512.0 / (512.0 + k_threads_half));
+  double copy = cluster.gpu.channel_GBps * thread_factor * pe;
+  if (cfg.proto == Proto::ll128) copy = std::min(copy, k_per_ch_ring_ll128[cc][0] * thread_factor);
+  double connection = resolved_net_channel_GBps(cluster);
+  if (cluster.nic.connection_GBps > 0) connection = std::min(connection, cluster.nic.connection_GBps);
+  connection *= thread_factor * pe;
+  // Per-chunk synchronisation (a flag post/poll across the link: the link's hop latency for this protocol)
+  // for every chunk after the first of a step slows a channel's copy loop.
+  double per_step = bytes / n;
+  if (c == Collective::broadcast || c == Collective::reduce || cfg.algo == Algo::tree) per_step = bytes;
+  const double d_ch = per_step / channels;
+  const double scale = cluster.intra.latency_us / 3.4;
+  const double hop_us = std::max(
+      0.05,
+      k_hw_lat[f.kind == FabricKind::nvswitch ? k_nvlink : k_pci][idx(Algo::ring)][idx(cfg.proto)] * scale);
+  const double chunks = d_ch / static_cast<double>(std::max<std::int64_t>(4096, cfg.chunk_bytes));
+  const double transfer_us = d_ch / (copy * 1e3);
+  const double extra_us = std::max(0.0, chunks - 1.0) * hop_us;
+  copy *= transfer_us > 0 ? transfer_us / (transfer_us + extra_us) : 1.0;
+  return BusRates{nvlink, fabric_pcie, node_nic, copy, connection, usable_nics};
+}
+
+// NCCL's measured NVLSTree rate per NVLS head channel (tuning.cc:193-197 perChMaxNVLSTreeBws, busbw) spread
+// over the CTAs NCCL runs it with (nvls.cc:148): the measured default, linear in CTAs; bus GB/s per CTA.
+double nvls_tree_cta_bus(const ClusterSpec& cluster, const CommGroup& g, int nodes) {
+  const NcclComm comm = nccl_comm(cluster, g);
+  const int cc = compcap_index(cluster.gpu.sm_arch);
+  const int default_ctas = std::max(1, comm.nvls_ctas > 0 ? comm.nvls_ctas : 16);
+  return k_per_ch_nvls_tree[cc][nodes_col(nodes)] * std::max(1, comm.nvls.channels) / default_ctas;
+}
+
+}  // namespace
+
 double CostModel::physical_busbw(Collective c, double bytes, const CommGroup& g, const CollConfig& cfg,
                                  double* link_out) const {
   const int n = std::max(2, g.ranks);
@@ -485,36 +539,7 @@ double CostModel::physical_busbw(Collective c, double bytes, const CommGroup& g,
   const int channels = std::max(1, cfg.channels);
   const double factor = busbw_factor(c, n);
 
-  // Rates, 10^9 bytes/s.
-  const double nvlink = (f.kind == FabricKind::nvlink_pairs ? f.pair_bw_GBps : f.bw_GBps) * f.efficiency;
-  const double fabric_pcie = f.kind == FabricKind::nvswitch
-                                 ? pcie_x16_GBps(gpu_pcie_gen(m_cluster)) * k_pcie_efficiency
-                                 : f.bw_GBps * f.efficiency;
-  const int usable_nics = std::max(1, std::min(m_cluster.nic.count, ppn));
-  const double per_nic = std::min(m_cluster.nic.gbit / 8.0 * m_cluster.nic.efficiency,
-                                  pcie_x16_GBps(nic_pcie_gen(m_cluster)) * k_pcie_efficiency);
-  const double node_nic = usable_nics * std::max(1e-9, per_nic);
-  const double threads = static_cast<double>(std::max(32, cfg.threads));
-  const double thread_factor = (threads / (threads + k_threads_half)) / (512.0 / (512.0 + k_threads_half));
-  double copy = m_cluster.gpu.channel_GBps * thread_factor * pe;
-  if (cfg.proto == Proto::ll128) copy = std::min(copy, k_per_ch_ring_ll128[cc][0] * thread_factor);
-  double connection = resolved_net_channel_GBps(m_cluster);
-  if (m_cluster.nic.connection_GBps > 0) connection = std::min(connection, m_cluster.nic.connection_GBps);
-  connection *= thread_factor * pe;
-  // Per-chunk synchronisation (a flag post/poll across the link: the link's hop latency for this protocol)
-  // for every chunk after the first of a step slows a channel's copy loop.
-  double per_step = bytes / n;
-  if (c == Collective::broadcast || c == Collective::reduce || cfg.algo == Algo::tree) per_step = bytes;
-  const double d_ch = per_step / channels;
-  const double scale = m_cluster.intra.latency_us / 3.4;
-  const double hop_us = std::max(
-      0.05,
-      k_hw_lat[f.kind == FabricKind::nvswitch ? k_nvlink : k_pci][idx(Algo::ring)][idx(cfg.proto)] * scale);
-  const double chunks = d_ch / static_cast<double>(std::max<std::int64_t>(4096, cfg.chunk_bytes));
-  const double transfer_us = d_ch / (copy * 1e3);
-  const double extra_us = std::max(0.0, chunks - 1.0) * hop_us;
-  copy *= transfer_us > 0 ? transfer_us / (transfer_us + extra_us) : 1.0;
-
+  const BusRates r = bus_rates(m_cluster, c, bytes, g, cfg);
   // The busiest resource: worst = max(load / rate) in seconds per 10^9 bytes; link_worst over links only.
   double worst = 0, link_worst = 0;
   auto link = [&](double load, double rate) {
@@ -531,15 +556,15 @@ double CostModel::physical_busbw(Collective c, double bytes, const CommGroup& g,
   // the pair and send the other half, and the NIC hop, over PCIe; a PCIe node sends everything over PCIe.
   auto hops = [&](double per_gpu, double nic_bytes) {
     if (f.kind == FabricKind::nvswitch) {
-      link(nodes > 1 ? per_gpu * (ppn - 1) / ppn : per_gpu, nvlink);
-      if (nodes > 1) link(nic_bytes / usable_nics, fabric_pcie);
+      link(nodes > 1 ? per_gpu * (ppn - 1) / ppn : per_gpu, r.nvlink);
+      if (nodes > 1) link(nic_bytes / r.usable_nics, r.fabric_pcie);
     } else if (f.kind == FabricKind::nvlink_pairs && ppn == 2 && nodes == 1) {
-      link(per_gpu, nvlink);
+      link(per_gpu, r.nvlink);
     } else if (f.kind == FabricKind::nvlink_pairs && ppn >= 2) {
-      link(per_gpu / 2, nvlink);
-      link(per_gpu / 2, fabric_pcie);
+      link(per_gpu / 2, r.nvlink);
+      link(per_gpu / 2, r.fabric_pcie);
     } else {
-      link(per_gpu, fabric_pcie);
+      link(per_gpu, r.fabric_pcie);
     }
   };
   const bool p2p_like = c == Collective::alltoall || c == Collective::sendrecv;
@@ -553,11 +578,11 @@ double CostModel::physical_busbw(Collective c, double bytes, const CommGroup& g,
       const double nic = nodes > 1 ? factor / (cfg.algo == Algo::pat ? 0.75 : 1.0) : 0.0;
       if (ppn > 1 || nodes == 1) hops(factor, nic);
       if (nodes > 1) {
-        link(nic, node_nic);
-        if (ppn == 1) link(nic, fabric_pcie);
-        cta(factor / channels, std::min(copy, connection));
+        link(nic, r.node_nic);
+        if (ppn == 1) link(nic, r.fabric_pcie);
+        cta(factor / channels, std::min(r.copy, r.connection));
       } else {
-        cta(factor / channels, copy);
+        cta(factor / channels, r.copy);
       }
       break;
     }
@@ -568,38 +593,33 @@ double CostModel::physical_busbw(Collective c, double bytes, const CommGroup& g,
       const TreeLoad t = double_tree_load(nodes);
       if (chain > 0) hops(chain, t.node_bytes_per_byte);
       if (nodes > 1) {
-        link(t.node_bytes_per_byte, node_nic);
-        if (ppn == 1) link(t.node_bytes_per_byte, fabric_pcie);
-        cta(1.0 / channels, connection);
+        link(t.node_bytes_per_byte, r.node_nic);
+        if (ppn == 1) link(t.node_bytes_per_byte, r.fabric_pcie);
+        cta(1.0 / channels, r.connection);
       }
       // A head CTA copies its chain hop and one copy per tree neighbour.
-      cta(std::max(chain, nodes > 1 ? 1.0 + t.max_degree : 0.0) / channels, copy);
+      cta(std::max(chain, nodes > 1 ? 1.0 + t.max_degree : 0.0) / channels, r.copy);
       break;
     }
     case Algo::nvls:
     case Algo::nvls_tree: {
       // Through the switch each GPU sends and receives (g+1)/g of an all-reduce, about 1 of an all-gather
       // or reduce-scatter.
-      const double rate = nvlink * k_nvls_efficiency[cc];
+      const double rate = r.nvlink * k_nvls_efficiency[cc];
       const double per_gpu = c == Collective::allreduce ? (ppn + 1.0) / ppn : 1.0;
       link(per_gpu, rate);
-      cta(per_gpu / channels, copy);
+      cta(per_gpu / channels, r.copy);
       if (nodes > 1 && cfg.algo == Algo::nvls) {
-        link(1.0, node_nic);  // CollNet+NVLS: SHARP reduces; each node sends and receives the buffer once
-        cta(1.0 / channels, connection);
+        link(1.0, r.node_nic);  // CollNet+NVLS: SHARP reduces; each node sends and receives the buffer once
+        cta(1.0 / channels, r.connection);
       }
       if (cfg.algo == Algo::nvls_tree) {
         const TreeLoad t = double_tree_load(nodes);
-        const NcclComm comm = nccl_comm(m_cluster, g);
-        link(t.node_bytes_per_byte, node_nic);
-        link(t.node_bytes_per_byte / usable_nics, fabric_pcie);
-        cta(1.0 / channels, connection);
-        cta(t.max_degree / static_cast<double>(channels), copy);
-        // NCCL's measured NVLSTree rate per NVLS head channel (tuning.cc:193-197 perChMaxNVLSTreeBws, busbw)
-        // spread over the CTAs NCCL runs it with (nvls.cc:148): the measured default, linear in CTAs.
-        const int default_ctas = std::max(1, comm.nvls_ctas > 0 ? comm.nvls_ctas : 16);
-        const double per_cta_bus =
-            k_per_ch_nvls_tree[cc][nodes_col(nodes)] * std::max(1, comm.nvls.channels) / default_ctas;
+        link(t.node_bytes_per_byte, r.node_nic);
+        link(t.node_bytes_per_byte / r.usable_nics, r.fabric_pcie);
+        cta(1.0 / channels, r.connection);
+        cta(t.max_degree / static_cast<double>(channels), r.copy);
+        const double per_cta_bus = nvls_tree_cta_bus(m_cluster, g, nodes);
         if (per_cta_bus > 0) cta(factor / channels, per_cta_bus);
       }
       break;
@@ -610,9 +630,9 @@ double CostModel::physical_busbw(Collective c, double bytes, const CommGroup& g,
       // chain (2×) or the direct all-to-all (2(g−1)/g).
       const double intra = cfg.algo == Algo::collnet_chain ? (ppn >= 3 ? 2.0 : 1.0) : 2.0 * (ppn - 1) / ppn;
       if (ppn > 1) hops(intra, 1.0);
-      link(1.0, node_nic);
-      cta(1.0 / channels, connection);
-      cta(intra / channels, copy);
+      link(1.0, r.node_nic);
+      cta(1.0 / channels, r.connection);
+      cta(intra / channels, r.copy);
       break;
     }
   }
@@ -659,9 +679,9 @@ CollectiveCost CostModel::collective_cost(Collective c, double bytes, const Comm
     ring_like.algo = Algo::ring;
     const CommGroup intra_group{std::max(2, ppn), 1};
     const double intra_bw = physical_busbw(c, bytes, intra_group, ring_like, &link);
-    const double per_nic = std::min(m_cluster.nic.gbit / 8.0 * m_cluster.nic.efficiency,
-                                    pcie_x16_GBps(nic_pcie_gen(m_cluster)) * k_pcie_efficiency);
-    const double node_nic = std::max(1, std::min(m_cluster.nic.count, ppn)) * per_nic;
+    const NicRates nic = nic_rates(m_cluster, g, k_pcie_efficiency);
+    const double per_nic = nic.per_nic_GBps;
+    const double node_nic = nic.node_GBps;
     if (c == Collective::sendrecv) {
       lat = k_base_lat[idx(Algo::ring)][idx(cfg.proto)] + hop;
       const double bw = nodes > 1 ? per_nic : intra_bw;

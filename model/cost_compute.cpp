@@ -79,6 +79,23 @@ double flash2_sm90_fraction(bool backward) {
   return backward ? 0.30 : 0.35;
 }
 
+// FlashAttention-1's kernels (Attention::flash1: flash-attn 1.0.x, whose csrc/flash_attn/src/fmha kernels
+// at Dao-AILab/flash-attention@v1.0.9 are sm80 code, mma.sync only) against FlashAttention-2's on the same
+// GPU: FlashAttention-2 (Dao, arXiv:2307.08691, abstract) is "around 2× faster than FlashAttention", which
+// "reaches only 25-40% of the theoretical maximum FLOPs/s" on A100 → 0.5 (plausible 0.35-0.6: the paper's
+// figures give 1.7-3× over the sequence lengths and head dims). FlashAttention-2's fraction is the
+// architecture's own on sm80 (0.62 / 0.52) and its sm80 kernels' on sm90 (0.35 / 0.30), so FlashAttention-1
+// runs at 0.31 / 0.26 of A100's peak and 0.175 / 0.15 of H100's. Both v1 kernels split the sequence when
+// batch × heads leaves SMs idle (fmha_fwd_launch_template.h:21-38, fmha_bwd_launch_template.h:12-28), so no
+// separate occupancy term.
+constexpr double k_flash1_over_flash2 = 0.5;
+
+double flash1_fraction(int sm_arch, bool backward) {
+  const double flash2 =
+      sm_arch >= 90 ? flash2_sm90_fraction(backward) : default_attention_fraction(sm_arch, backward);
+  return k_flash1_over_flash2 * flash2;
+}
+
 // Head-dim dependence of a fused attention kernel: per score element the kernel does 4·d matmul FLOPs
 // (Q·Kᵀ and P·V) and one exponential on the SFU (16 per clock per SM on sm80/sm90: CUDA C++ Programming
 // Guide, "Arithmetic Instructions" throughput table, exp2f), which the kernel overlaps only in part. With
@@ -222,8 +239,9 @@ double CostModel::compute_us(const ComputeOp& op, Precision precision) const {
     // scaled to this head dim and precision (op.gemm.k is the head dim).
     const double peak16 = gpu.peak_tflops(Precision::bf16) > 0 ? gpu.peak_tflops(Precision::bf16) : peak;
     const bool backward = op.phase == Phase::backward;
-    const double fraction = op.flash2 && gpu.sm_arch >= 90 ? flash2_sm90_fraction(backward)
-                                                           : resolved_attention_fraction(gpu, backward);
+    const double fraction = op.flash1                        ? flash1_fraction(gpu.sm_arch, backward)
+                            : op.flash2 && gpu.sm_arch >= 90 ? flash2_sm90_fraction(backward)
+                                                             : resolved_attention_fraction(gpu, backward);
     eff = fraction * head_dim_scale(gpu.sm_arch, static_cast<double>(std::max<std::int64_t>(op.gemm.k, 1)),
                                     peak / peak16);
   } else if (op.kind == OpKind::gemm || op.kind == OpKind::attention) {
@@ -413,6 +431,7 @@ struct LayerBuilder {
       steps.back().compute.model_flops = full;
       steps.back().compute.flash = true;
       steps.back().compute.flash2 = s.attention == Attention::flash2;
+      steps.back().compute.flash1 = s.attention == Attention::flash1;
       steps.back().compute.fp8 = fp8 && s.fp8_attention;
     } else {
       GemmShape scores{static_cast<std::int64_t>(seq), static_cast<std::int64_t>(seq),

@@ -214,7 +214,7 @@ Result<ClusterSpec> cluster_from_calibration(const Calibration& cal, int ranks, 
   c.nccl_channels = 1;
   c.gpu.name = "cpu";
   for (const auto& fit : cal.gemms) {
-    const auto p = parse_precision(fit.precision);
+    const auto p = k_precision_names.parse(fit.precision);
     if (!p || fit.peak_tflops <= 0) continue;
     switch (*p) {
       case Precision::bf16:

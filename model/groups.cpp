@@ -1,38 +1,8 @@
 #include "model/groups.h"
 
 #include <algorithm>
-#include <array>
-#include <utility>
 
 namespace lagom::model {
-
-namespace {
-
-constexpr std::array<std::pair<Group, std::string_view>, k_groups> k_names{{{Group::tp, "tp"},
-                                                                            {Group::cp, "cp"},
-                                                                            {Group::ep, "ep"},
-                                                                            {Group::pp, "pp"},
-                                                                            {Group::dp, "dp"},
-                                                                            {Group::expert_dp, "edp"},
-                                                                            {Group::embedding, "emb"},
-                                                                            {Group::expert_tp, "etp"},
-                                                                            {Group::expert_tp_ep, "etpep"}}};
-
-}  // namespace
-
-std::string_view to_string(Group group) {
-  for (const auto& [g, name] : k_names) {
-    if (g == group) return name;
-  }
-  return "?";
-}
-
-std::optional<Group> parse_group(std::string_view name) {
-  for (const auto& [g, n] : k_names) {
-    if (n == name) return g;
-  }
-  return std::nullopt;
-}
 
 CommGroup communicator_shape(Group group, const Strategy& s, int gpn) {
   const int etp = s.expert_tp > 0 ? s.expert_tp : s.tp;  // 0: not resolved yet, = tp

@@ -20,8 +20,19 @@ namespace lagom::model {
 // expert TP × EP (Megatron's expert tensor-and-model-parallel group, the allgather dispatcher's).
 enum class Group { tp, cp, ep, pp, dp, expert_dp, embedding, expert_tp, expert_tp_ep };
 inline constexpr std::size_t k_groups = 9;
-std::string_view to_string(Group group);  // "tp", "cp", "ep", "pp", "dp", "edp", "emb", "etp", "etpep"
-std::optional<Group> parse_group(std::string_view name);
+inline constexpr auto k_group_names = enum_table<Group>({{Group::tp, "tp"},
+                                                         {Group::cp, "cp"},
+                                                         {Group::ep, "ep"},
+                                                         {Group::pp, "pp"},
+                                                         {Group::dp, "dp"},
+                                                         {Group::expert_dp, "edp"},
+                                                         {Group::embedding, "emb"},
+                                                         {Group::expert_tp, "etp"},
+                                                         {Group::expert_tp_ep, "etpep"}});
+static_assert(k_group_names.size() == k_groups);
+constexpr const auto& enum_names(Group) {
+  return k_group_names;
+}
 
 // The shape of a communicator for a resolved strategy on nodes of `gpus_per_node` GPUs (Megatron's rank
 // order: tp fastest, then cp, dp, pp; expert groups carved from tp·cp·dp as expert-tp (consecutive), ep at

@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include "core/json_fields.h"
-#include "model/json_reader.h"
 
 namespace lagom::model {
 
@@ -160,6 +159,123 @@ bool contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
 
+// read_hf_config's view of the document: its reader, the reading it fills and the file's name.
+struct HfKeys {
+  const FieldReader& r;
+  HfReading& out;
+  const std::string& origin;
+  [[nodiscard]] Error refuse(const std::string& what) const {
+    return make_error(ErrorCode::invalid_input, origin + ": " + what);
+  }
+  // The first key present of `keys` (the first of them when none is), recorded as read.
+  std::string pick(std::initializer_list<const char*> keys) {
+    for (const char* key : keys) {
+      if (r.has(key)) {
+        out.read.emplace_back(key);
+        return key;
+      }
+    }
+    return *keys.begin();
+  }
+  void note_read(const char* key) {
+    if (r.has(key)) out.read.emplace_back(key);
+  }
+};
+
+// The activation, and with the family whether the FFN is gated: w.ffn_type.
+Status read_activation(HfKeys& k, const Family& family, bool t5, WorkloadSpec& w) {
+  std::string act = family.gated ? "silu" : "gelu";
+  const std::string key =
+      k.pick({"hidden_activation", "hidden_act", "activation_function", "feed_forward_proj"});
+  for (const char* other : {"hidden_activation", "hidden_act", "activation_function", "feed_forward_proj"}) {
+    if (other != key && k.r.has(other)) k.out.read.emplace_back(other);  // Gemma states it twice
+  }
+  if (k.r.has(key)) {
+    LAGOM_TRY(act, k.r.string(key, std::nullopt));
+  }
+  bool gated = family.gated;
+  if (t5 && act.rfind("gated-", 0) == 0) {  // T5 v1.1: "gated-gelu"
+    gated = true;
+    act = act.substr(6);
+  }
+  const bool silu = act == "silu" || act == "swish";
+  const bool gelu = contains(act, "gelu");
+  if (gated && silu) {
+    w.ffn_type = FfnType::swiglu;
+  } else if (gated && gelu) {
+    w.ffn_type = FfnType::geglu;
+  } else if (!gated && act == "relu2") {
+    w.ffn_type = FfnType::squared_relu;
+  } else if (!gated && (gelu || act == "relu")) {
+    w.ffn_type = FfnType::gelu;
+    if (act == "relu") k.out.notes.emplace_back(fmt::format("{}: relu priced as gelu (the same GEMMs)", key));
+  } else {
+    return k.refuse(
+        fmt::format("{}: '{}' is not modelled for a {} FFN", key, act, gated ? "gated" : "plain"));
+  }
+  return {};
+}
+
+// The experts, when the config has more than one: w.moe.
+Status read_experts(HfKeys& k, WorkloadSpec& w) {
+  const std::string experts_key = k.pick({"num_local_experts", "num_experts", "n_routed_experts"});
+  if (k.r.has(experts_key)) {
+    LAGOM_TRY(long experts, k.r.integer(experts_key, std::nullopt, 0));
+    if (experts > 1) {
+      MoeSpec moe;
+      moe.experts = static_cast<int>(experts);
+      LAGOM_TRY(long top_k, k.r.integer(k.pick({"num_experts_per_tok"}), std::nullopt));
+      moe.top_k = static_cast<int>(top_k);
+      LAGOM_TRY(moe.expert_ffn_hidden, k.r.integer(k.pick({"moe_intermediate_size"}), w.ffn_hidden));
+      LAGOM_TRY(long shared, k.r.integer(k.pick({"n_shared_experts"}), 0L, 0));
+      moe.shared_experts = static_cast<int>(shared);
+      if (k.r.has("shared_expert_intermediate_size")) {
+        // Qwen2-MoE: one shared expert of its own width. A gated FFN's weights and FLOPs are linear in its
+        // width, so a width k·expert_ffn_hidden is k shared experts of the routed experts' width.
+        LAGOM_TRY(long width, k.r.integer(k.pick({"shared_expert_intermediate_size"}), std::nullopt, 0));
+        if (width > 0) {
+          if (width % moe.expert_ffn_hidden != 0) {
+            return k.refuse(
+                fmt::format("shared_expert_intermediate_size: {} is not a multiple of "
+                            "moe_intermediate_size {} (one shared-expert width is modelled)",
+                            width, moe.expert_ffn_hidden));
+          }
+          moe.shared_experts += static_cast<int>(width / moe.expert_ffn_hidden);
+          k.out.notes.emplace_back(fmt::format(
+              "shared_expert_intermediate_size {} = {} shared experts of moe_intermediate_size {}", width,
+              width / moe.expert_ffn_hidden, moe.expert_ffn_hidden));
+        }
+      }
+      LAGOM_TRY(long first_dense, k.r.integer(k.pick({"first_k_dense_replace"}), 0L, 0));
+      moe.first_dense_layers = static_cast<int>(first_dense);
+      // Layouts other than "every layer after the first dense ones is MoE" are not modelled.
+      for (const char* key : {"decoder_sparse_step", "moe_layer_freq"}) {
+        if (!k.r.has(key)) continue;
+        k.out.read.emplace_back(key);
+        LAGOM_TRY(long step, k.r.integer(key, std::nullopt));
+        if (step != 1) {
+          return k.refuse(
+              fmt::format("{}: {} (MoE every {} layers) is not modelled; only every layer", key, step, step));
+        }
+      }
+      if (k.r.has("mlp_only_layers")) {
+        k.out.read.emplace_back("mlp_only_layers");
+        const auto& dense = k.r.at("mlp_only_layers");
+        if (!dense.is_array() || !dense.empty())
+          return k.refuse("mlp_only_layers: dense layers among MoE layers are not modelled");
+      }
+      w.moe = moe;
+    } else {
+      for (const char* key : {"num_experts_per_tok", "moe_intermediate_size",
+                              "shared_expert_intermediate_size", "n_shared_experts", "first_k_dense_replace",
+                              "decoder_sparse_step", "moe_layer_freq", "mlp_only_layers"})
+        k.note_read(key);
+    }
+  }
+
+  return {};
+}
+
 }  // namespace
 
 bool is_hf_config(const nlohmann::json& document) {
@@ -171,9 +287,8 @@ Result<HfReading> read_hf_config(const nlohmann::json& document, const std::stri
   FieldReader r(document, origin, "", UnknownFields::error, k_spec_number_maximum);
   HfReading out;
   WorkloadSpec& w = out.workload;
-  auto refuse = [&](const std::string& what) {
-    return make_error(ErrorCode::invalid_input, origin + ": " + what);
-  };
+  HfKeys k{r, out, origin};
+  auto refuse = [&k](const std::string& what) { return k.refuse(what); };
   auto present = [&](auto keys) {
     std::string list;
     for (std::string_view key : keys) {
@@ -181,19 +296,7 @@ Result<HfReading> read_hf_config(const nlohmann::json& document, const std::stri
     }
     return list;
   };
-  // The first key present of `keys` (the first of them when none is), recorded as read.
-  auto pick = [&](std::initializer_list<const char*> keys) -> std::string {
-    for (const char* key : keys) {
-      if (r.has(key)) {
-        out.read.emplace_back(key);
-        return key;
-      }
-    }
-    return *keys.begin();
-  };
-  auto note_read = [&](const char* key) {
-    if (r.has(key)) out.read.emplace_back(key);
-  };
+  auto pick = [&k](std::initializer_list<const char*> keys) { return k.pick(keys); };
 
   LAGOM_TRY(out.family, r.string("model_type", std::nullopt));
   out.read.emplace_back("model_type");
@@ -261,95 +364,9 @@ Result<HfReading> read_hf_config(const nlohmann::json& document, const std::stri
   LAGOM_TRY(w.seq, r.integer(pick({"seq"}), 0L, 0));
   LAGOM_TRY(w.tied_embeddings, r.boolean(pick({"tie_word_embeddings"}), family->tied_by_default));
 
-  // The activation, and with the family whether the FFN is gated.
-  {
-    std::string act = family->gated ? "silu" : "gelu";
-    const std::string key =
-        pick({"hidden_activation", "hidden_act", "activation_function", "feed_forward_proj"});
-    for (const char* other :
-         {"hidden_activation", "hidden_act", "activation_function", "feed_forward_proj"}) {
-      if (other != key && r.has(other)) out.read.emplace_back(other);  // Gemma states it twice
-    }
-    if (r.has(key)) {
-      LAGOM_TRY(act, r.string(key, std::nullopt));
-    }
-    bool gated = family->gated;
-    if (t5 && act.rfind("gated-", 0) == 0) {  // T5 v1.1: "gated-gelu"
-      gated = true;
-      act = act.substr(6);
-    }
-    const bool silu = act == "silu" || act == "swish";
-    const bool gelu = contains(act, "gelu");
-    if (gated && silu) {
-      w.ffn_type = FfnType::swiglu;
-    } else if (gated && gelu) {
-      w.ffn_type = FfnType::geglu;
-    } else if (!gated && act == "relu2") {
-      w.ffn_type = FfnType::squared_relu;
-    } else if (!gated && (gelu || act == "relu")) {
-      w.ffn_type = FfnType::gelu;
-      if (act == "relu") out.notes.emplace_back(fmt::format("{}: relu priced as gelu (the same GEMMs)", key));
-    } else {
-      return refuse(
-          fmt::format("{}: '{}' is not modelled for a {} FFN", key, act, gated ? "gated" : "plain"));
-    }
-  }
+  LAGOM_TRY_STATUS(read_activation(k, *family, t5, w));
 
-  // Experts.
-  const std::string experts_key = pick({"num_local_experts", "num_experts", "n_routed_experts"});
-  if (r.has(experts_key)) {
-    LAGOM_TRY(long experts, r.integer(experts_key, std::nullopt, 0));
-    if (experts > 1) {
-      MoeSpec moe;
-      moe.experts = static_cast<int>(experts);
-      LAGOM_TRY(long top_k, r.integer(pick({"num_experts_per_tok"}), std::nullopt));
-      moe.top_k = static_cast<int>(top_k);
-      LAGOM_TRY(moe.expert_ffn_hidden, r.integer(pick({"moe_intermediate_size"}), w.ffn_hidden));
-      LAGOM_TRY(long shared, r.integer(pick({"n_shared_experts"}), 0L, 0));
-      moe.shared_experts = static_cast<int>(shared);
-      if (r.has("shared_expert_intermediate_size")) {
-        // Qwen2-MoE: one shared expert of its own width. A gated FFN's weights and FLOPs are linear in its
-        // width, so a width k·expert_ffn_hidden is k shared experts of the routed experts' width.
-        LAGOM_TRY(long width, r.integer(pick({"shared_expert_intermediate_size"}), std::nullopt, 0));
-        if (width > 0) {
-          if (width % moe.expert_ffn_hidden != 0) {
-            return refuse(
-                fmt::format("shared_expert_intermediate_size: {} is not a multiple of "
-                            "moe_intermediate_size {} (one shared-expert width is modelled)",
-                            width, moe.expert_ffn_hidden));
-          }
-          moe.shared_experts += static_cast<int>(width / moe.expert_ffn_hidden);
-          out.notes.emplace_back(fmt::format(
-              "shared_expert_intermediate_size {} = {} shared experts of moe_intermediate_size {}", width,
-              width / moe.expert_ffn_hidden, moe.expert_ffn_hidden));
-        }
-      }
-      LAGOM_TRY(long first_dense, r.integer(pick({"first_k_dense_replace"}), 0L, 0));
-      moe.first_dense_layers = static_cast<int>(first_dense);
-      // Layouts other than "every layer after the first dense ones is MoE" are not modelled.
-      for (const char* key : {"decoder_sparse_step", "moe_layer_freq"}) {
-        if (!r.has(key)) continue;
-        out.read.emplace_back(key);
-        LAGOM_TRY(long step, r.integer(key, std::nullopt));
-        if (step != 1) {
-          return refuse(
-              fmt::format("{}: {} (MoE every {} layers) is not modelled; only every layer", key, step, step));
-        }
-      }
-      if (r.has("mlp_only_layers")) {
-        out.read.emplace_back("mlp_only_layers");
-        const auto& dense = r.at("mlp_only_layers");
-        if (!dense.is_array() || !dense.empty())
-          return refuse("mlp_only_layers: dense layers among MoE layers are not modelled");
-      }
-      w.moe = moe;
-    } else {
-      for (const char* key : {"num_experts_per_tok", "moe_intermediate_size",
-                              "shared_expert_intermediate_size", "n_shared_experts", "first_k_dense_replace",
-                              "decoder_sparse_step", "moe_layer_freq", "mlp_only_layers"})
-        note_read(key);
-    }
-  }
+  LAGOM_TRY_STATUS(read_experts(k, w));
 
   // Sliding-window attention: a window shorter than the sequence makes each query attend fewer keys.
   if (r.has("sliding_window")) {

@@ -225,9 +225,18 @@ int gpu_pcie_gen(const ClusterSpec& cluster) {
   if (cluster.gpu.pcie_gen > 0) return cluster.gpu.pcie_gen;
   return cluster.gpu.sm_arch >= 90 ? 5 : 4;
 }
-int nic_pcie_gen(const ClusterSpec& cluster) {
+int nic_pcie_gen(const ClusterSpec& cluster, double nic_share) {
   if (cluster.nic.pcie_gen > 0) return cluster.nic.pcie_gen;
-  return cluster.nic.gbit > 200 ? 5 : 4;
+  return cluster.nic.gbit * nic_share > 200 ? 5 : 4;
+}
+NicRates nic_rates(const ClusterSpec& cluster, const CommGroup& group, double pcie_efficiency) {
+  NicRates rates;
+  rates.usable = std::max(1, std::min(cluster.nic.count, group.ranks_per_node()));
+  rates.line_GBps = cluster.nic.gbit * group.nic_share / 8.0;
+  rates.per_nic_GBps = std::min(rates.line_GBps * cluster.nic.efficiency,
+                                pcie_x16_GBps(nic_pcie_gen(cluster, group.nic_share)) * pcie_efficiency);
+  rates.node_GBps = rates.usable * rates.per_nic_GBps;
+  return rates;
 }
 double pcie_x16_GBps(int generation) {
   // 8, 16, 32, 64 GT/s per lane, 16 lanes, 128b/130b encoding (Gen6's FLIT mode is close to it).
@@ -242,7 +251,7 @@ double resolved_net_channel_GBps(const ClusterSpec& cluster) {
   return cluster.gpu.sm_arch >= 90 ? 22.9 : 12.0;
 }
 
-NcclLinks nccl_links(const ClusterSpec& cluster) {
+NcclLinks nccl_links(const ClusterSpec& cluster, const CommGroup& group) {
   NcclLinks l;
   const int arch = cluster.gpu.sm_arch;
   const double per_link = nccl_nvlink_per_link(arch);
@@ -253,8 +262,8 @@ NcclLinks nccl_links(const ClusterSpec& cluster) {
         std::max(1.0, std::round(cluster.intra.pair_bw_GBps / datasheet_link_GBps(arch))) * per_link;
   }
   l.gpu_pcie_GBps = nccl_pcie_x16(gpu_pcie_gen(cluster));
-  l.nic_pcie_GBps = nccl_pcie_x16(nic_pcie_gen(cluster));
-  l.nic_GBps = cluster.nic.gbit * 1000.0 / 8000.0;
+  l.nic_pcie_GBps = nccl_pcie_x16(nic_pcie_gen(cluster, group.nic_share));
+  l.nic_GBps = cluster.nic.gbit * group.nic_share * 1000.0 / 8000.0;
   return l;
 }
 
@@ -268,7 +277,7 @@ NcclComm nccl_comm(const ClusterSpec& cluster, const CommGroup& group) {
     comm.ctas = std::max(1, cluster.nccl_channels);
     return comm;
   }
-  const NcclLinks links = nccl_links(cluster);
+  const NcclLinks links = nccl_links(cluster, group);
   const int g = comm.local_ranks;
   comm.ring = ring_search(cluster, links, g, comm.nodes);
   comm.tree = tree_search(cluster, links, g, comm.nodes, comm.ring);
@@ -311,7 +320,7 @@ int nccl_nvls_heads(const ClusterSpec& cluster, const CommGroup& group) {
       cluster.intra.kind != FabricKind::nvswitch || g < 2) {
     return 0;
   }
-  const int heads = nvls_search(cluster, nccl_links(cluster), g, std::max(1, group.nodes)).channels;
+  const int heads = nvls_search(cluster, nccl_links(cluster, group), g, std::max(1, group.nodes)).channels;
   return heads >= 2 ? heads : 0;
 }
 

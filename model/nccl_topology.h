@@ -28,14 +28,28 @@ struct NcclLinks {
   double nic_pcie_GBps = 0;  // the NIC's x16 link
   double nic_GBps = 0;       // one NIC: Mbit/s / 8000 (topo.cc:373)
 };
-NcclLinks nccl_links(const ClusterSpec& cluster);
+// For the NICs of `group`, at its share of their rate (CommGroup::nic_share).
+NcclLinks nccl_links(const ClusterSpec& cluster, const CommGroup& group);
 
-// PCIe generation of the GPU's and the NIC's link with the spec's defaults applied (specs.h).
+// PCIe generation of the GPU's and the NIC's link with the spec's defaults applied (specs.h). The NIC's
+// derived generation follows the line rate the communicator sees (gbit × nic_share): the rule the simulator's
+// shared NICs were priced by when they were a rescaled cluster, kept so that no prediction moves.
 int gpu_pcie_gen(const ClusterSpec& cluster);
-int nic_pcie_gen(const ClusterSpec& cluster);
+int nic_pcie_gen(const ClusterSpec& cluster, double nic_share = 1.0);
 // Raw x16 bandwidth of a PCIe generation per direction, 10^9 bytes/s (GT/s × 16 lanes × 128/130 ÷ 8:
 // Gen3 15.75, Gen4 31.5, Gen5 63.0, Gen6 126).
 double pcie_x16_GBps(int generation);
+// The NIC rates of a communicator, computed once for every formula that prices its network traffic
+// (CostModel's link bound, its physical bus bandwidth and its alltoall/sendrecv, NCCL's topology view).
+struct NicRates {
+  int usable = 1;           // NICs of a node serving the communicator: min(NICs, ranks per node), at least 1
+  double line_GBps = 0;     // one NIC's line rate at the communicator's share: gbit × nic_share / 8
+  double per_nic_GBps = 0;  // what one NIC achieves: min(line × efficiency, its PCIe x16 × pcie_efficiency)
+  double node_GBps = 0;     // usable × per_nic_GBps
+};
+// `pcie_efficiency`: PCIe's achievable share of its raw x16 rate (model/cost_collectives.cpp's constant).
+NicRates nic_rates(const ClusterSpec& cluster, const CommGroup& group, double pcie_efficiency);
+
 // One channel's network connection rate with the architecture default applied (GpuSpec::net_channel_GBps).
 double resolved_net_channel_GBps(const ClusterSpec& cluster);
 

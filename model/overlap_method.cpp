@@ -6,26 +6,6 @@
 
 namespace lagom::model {
 
-std::string_view to_string(OverlapKernel kernel) {
-  switch (kernel) {
-    case OverlapKernel::ag_gemm:
-      return "ag-gemm";
-    case OverlapKernel::gemm_rs:
-      return "gemm-rs";
-    case OverlapKernel::a2a:
-      return "a2a";
-  }
-  return "?";
-}
-
-Result<OverlapKernel> parse_overlap_kernel(std::string_view text) {
-  if (text == "ag-gemm") return OverlapKernel::ag_gemm;
-  if (text == "gemm-rs") return OverlapKernel::gemm_rs;
-  if (text == "a2a") return OverlapKernel::a2a;
-  return make_error(ErrorCode::invalid_input,
-                    fmt::format("'{}': unknown kernel (expected ag-gemm, gemm-rs or a2a)", text));
-}
-
 std::string to_string(const OverlapMethod& method) {
   switch (method.kind) {
     case OverlapMethodKind::none:

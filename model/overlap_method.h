@@ -19,16 +19,26 @@
 #include <string>
 #include <string_view>
 
+#include "core/enum_table.h"
 #include "core/error.h"
 
 namespace lagom::model {
+
+using lagom::to_string;  // the name of every enum with a table (core/enum_table.h)
 
 // The decomposed pairs (model/overlap_plan.h has their data layout): ag-gemm (all-gather feeding a
 // column-parallel GEMM), gemm-rs (a row-parallel GEMM feeding a reduce-scatter), a2a (a projection
 // feeding Ulysses' all-to-all). A TP layer's overlap uses the first two.
 enum class OverlapKernel { ag_gemm, gemm_rs, a2a };
-std::string_view to_string(OverlapKernel kernel);                   // "ag-gemm", "gemm-rs", "a2a"
-Result<OverlapKernel> parse_overlap_kernel(std::string_view text);  // ag-gemm | gemm-rs | a2a
+inline constexpr auto k_overlap_kernel_names = enum_table<OverlapKernel>(
+    {{OverlapKernel::ag_gemm, "ag-gemm"}, {OverlapKernel::gemm_rs, "gemm-rs"}, {OverlapKernel::a2a, "a2a"}});
+constexpr const auto& enum_names(OverlapKernel) {
+  return k_overlap_kernel_names;
+}
+// ag-gemm | gemm-rs | a2a, else invalid_input "'x' is not ag-gemm, gemm-rs or a2a".
+inline Result<OverlapKernel> parse_overlap_kernel(std::string_view text) {
+  return k_overlap_kernel_names.parse_or_error(text);
+}
 
 inline constexpr int k_min_slices = 2;     // slice:K, smallest K (slice:1 is none)
 inline constexpr int k_max_slices = 4096;  // slice:K, largest K (pieces per rank stay addressable)

@@ -226,144 +226,162 @@ Result<OverlapPlan> make_overlap_plan(const OverlapRequest& request) {
 
 // ---- Validation -------------------------------------------------------------------------------------
 
-Status validate_overlap_plan(const OverlapPlan& plan) {
+namespace {
+
+Error violation(const std::string& what) {
+  return make_error(ErrorCode::failure, what);
+}
+
+using PieceIndex = std::map<std::pair<int, int>, int>;
+
+// check_rank_plan's last part: rank r receives every piece it lacks, and computes on (ag-gemm) or reduces
+// (gemm-rs) each only after it arrived. `available_at`, `computed_at`, `received_at` as check_rank_plan
+// gathered them.
+Status check_rank_arrivals(const OverlapPlan& plan, int r, PieceIndex& available_at, PieceIndex& computed_at,
+                           PieceIndex& received_at) {
   const int p = plan.request.ranks;
   const int slices = plan.slices();
   const OverlapKernel kernel = plan.request.kernel;
-  auto violation = [](const std::string& what) { return make_error(ErrorCode::failure, what); };
-  if (static_cast<int>(plan.ranks.size()) != p)
-    return violation("plan has a rank count other than the request's");
-  auto in_range = [&](const PlanPiece& piece) {
-    return piece.owner >= 0 && piece.owner < p && piece.slice >= 0 && piece.slice < slices;
-  };
-
-  for (int r = 0; r < p; ++r) {
-    const RankPlan& rp = plan.ranks[static_cast<std::size_t>(r)];
-    const int ncomp = static_cast<int>(rp.compute.size());
-    const int ncomm = static_cast<int>(rp.comm.size());
-    // Where each piece becomes available on this rank: compute index (owner-piece kernels) or the comm
-    // index of its receive (ag-gemm; −1 = held from the start).
-    std::map<std::pair<int, int>, int> available_at;  // ag-gemm: piece -> comm index of arrival
-    std::map<std::pair<int, int>, int> computed_at;   // piece -> compute index
-    std::map<std::pair<int, int>, int> received_at;   // owner-piece kernels: (source, slice) -> comm index
-    if (kernel == OverlapKernel::ag_gemm) {
-      for (int i = 0; i < slices; ++i) available_at[{r, i}] = -1;
+  const RankPlan& rp = plan.ranks[static_cast<std::size_t>(r)];
+  const int ncomp = static_cast<int>(rp.compute.size());
+  if (kernel == OverlapKernel::ag_gemm) {
+    if (static_cast<int>(available_at.size()) != p * slices) {
+      return violation(fmt::format("rank {} never receives some pieces", r));
     }
     for (int c = 0; c < ncomp; ++c) {
       const PlanComputeOp& op = rp.compute[static_cast<std::size_t>(c)];
-      if (op.wait_comm < -1 || op.wait_comm >= ncomm) {
-        return violation(fmt::format("rank {} compute op {} waits for a comm op that does not exist", r, c));
-      }
-      if (!in_range(op.piece))
-        return violation(fmt::format("rank {} compute op {} names a piece out of range", r, c));
-      if (op.kind == ComputeKind::gemm) {
-        const auto key = std::make_pair(op.piece.owner, op.piece.slice);
-        if (computed_at.count(key) != 0) {
-          return violation(fmt::format("rank {} computes piece ({}, {}) twice", r, key.first, key.second));
-        }
-        computed_at[key] = c;
-      } else if (kernel != OverlapKernel::gemm_rs || op.piece.owner != r) {
-        return violation(
-            fmt::format("rank {} compute op {} is a reduction outside gemm-rs or of another rank", r, c));
+      if (available_at[{op.piece.owner, op.piece.slice}] > op.wait_comm) {
+        return violation(fmt::format("rank {} computes piece ({}, {}) before it arrives", r, op.piece.owner,
+                                     op.piece.slice));
       }
     }
-    const int expected = p * slices;  // ag-gemm: every X piece; others: every output piece of its rows
-    if (static_cast<int>(computed_at.size()) != expected) {
+  } else {
+    if (static_cast<int>(received_at.size()) != (p - 1) * slices) {
       return violation(
-          fmt::format("rank {} computes {} pieces, expected {}", r, computed_at.size(), expected));
+          fmt::format("rank {} receives {} pieces, expected {}", r, received_at.size(), (p - 1) * slices));
     }
-    for (int j = 0; j < ncomm; ++j) {
-      const PlanCommOp& op = rp.comm[static_cast<std::size_t>(j)];
-      if (op.wait_compute < -1 || op.wait_compute >= ncomp) {
-        return violation(fmt::format("rank {} comm op {} waits for a compute op that does not exist", r, j));
-      }
-      for (const PlanTransfer& t : op.sends) {
-        if (!in_range(t.piece) || t.peer < 0 || t.peer >= p || t.peer == r) {
-          return violation(fmt::format("rank {} comm op {} has a send out of range", r, j));
-        }
-        const auto key = std::make_pair(t.piece.owner, t.piece.slice);
-        if (kernel == OverlapKernel::ag_gemm) {
-          const auto it = available_at.find(key);
-          if (it == available_at.end() || it->second >= j) {
-            return violation(
-                fmt::format("rank {} sends piece ({}, {}) before it holds it", r, key.first, key.second));
-          }
-        } else {
-          if (t.piece.owner != t.peer) {
-            return violation(fmt::format("rank {} sends piece ({}, {}) to rank {}, not its owner", r,
-                                         key.first, key.second, t.peer));
-          }
-          const auto it = computed_at.find(key);
-          if (it == computed_at.end() || it->second > op.wait_compute) {
-            return violation(
-                fmt::format("rank {} sends piece ({}, {}) before computing it", r, key.first, key.second));
-          }
-        }
-      }
-      for (const PlanTransfer& t : op.recvs) {
-        if (!in_range(t.piece) || t.peer < 0 || t.peer >= p || t.peer == r) {
-          return violation(fmt::format("rank {} comm op {} has a receive out of range", r, j));
-        }
-        const auto key = std::make_pair(t.piece.owner, t.piece.slice);
-        if (kernel == OverlapKernel::ag_gemm) {
-          if (available_at.count(key) != 0) {
-            return violation(
-                fmt::format("rank {} receives piece ({}, {}) it already holds", r, key.first, key.second));
-          }
-          available_at[key] = j;
-        } else {
-          if (t.piece.owner != r)
-            return violation(fmt::format("rank {} receives a piece it does not own", r));
-          const auto rkey = std::make_pair(t.peer, t.piece.slice);
-          if (received_at.count(rkey) != 0) {
-            return violation(
-                fmt::format("rank {} receives slice {} from rank {} twice", r, rkey.second, rkey.first));
-          }
-          received_at[rkey] = j;
-        }
-      }
-    }
-    if (kernel == OverlapKernel::ag_gemm) {
-      if (static_cast<int>(available_at.size()) != p * slices) {
-        return violation(fmt::format("rank {} never receives some pieces", r));
-      }
+    if (kernel == OverlapKernel::gemm_rs) {
+      std::set<int> reduced;
       for (int c = 0; c < ncomp; ++c) {
         const PlanComputeOp& op = rp.compute[static_cast<std::size_t>(c)];
-        if (available_at[{op.piece.owner, op.piece.slice}] > op.wait_comm) {
-          return violation(fmt::format("rank {} computes piece ({}, {}) before it arrives", r, op.piece.owner,
-                                       op.piece.slice));
+        if (op.kind != ComputeKind::reduce) continue;
+        const int i = op.piece.slice;
+        if (!reduced.insert(i).second) return violation(fmt::format("rank {} reduces slice {} twice", r, i));
+        if (computed_at[{r, i}] > c) {
+          return violation(fmt::format("rank {} reduces slice {} before computing its own piece", r, i));
         }
-      }
-    } else {
-      if (static_cast<int>(received_at.size()) != (p - 1) * slices) {
-        return violation(
-            fmt::format("rank {} receives {} pieces, expected {}", r, received_at.size(), (p - 1) * slices));
-      }
-      if (kernel == OverlapKernel::gemm_rs) {
-        std::set<int> reduced;
-        for (int c = 0; c < ncomp; ++c) {
-          const PlanComputeOp& op = rp.compute[static_cast<std::size_t>(c)];
-          if (op.kind != ComputeKind::reduce) continue;
-          const int i = op.piece.slice;
-          if (!reduced.insert(i).second)
-            return violation(fmt::format("rank {} reduces slice {} twice", r, i));
-          if (computed_at[{r, i}] > c) {
-            return violation(fmt::format("rank {} reduces slice {} before computing its own piece", r, i));
-          }
-          for (int q = 0; q < p; ++q) {
-            if (q != r && received_at[{q, i}] > op.wait_comm) {
-              return violation(
-                  fmt::format("rank {} reduces slice {} before receiving it from rank {}", r, i, q));
-            }
+        for (int q = 0; q < p; ++q) {
+          if (q != r && received_at[{q, i}] > op.wait_comm) {
+            return violation(
+                fmt::format("rank {} reduces slice {} before receiving it from rank {}", r, i, q));
           }
         }
-        if (static_cast<int>(reduced.size()) != slices)
-          return violation(fmt::format("rank {} misses reductions", r));
+      }
+      if (static_cast<int>(reduced.size()) != slices)
+        return violation(fmt::format("rank {} misses reductions", r));
+    }
+  }
+  return {};
+}
+
+// validate_overlap_plan for rank r alone: its ops name pieces and ops that exist, it computes every piece
+// once, holds what it sends and receives what it computes on or reduces, before it does.
+Status check_rank_plan(const OverlapPlan& plan, int r) {
+  const int p = plan.request.ranks;
+  const int slices = plan.slices();
+  const OverlapKernel kernel = plan.request.kernel;
+  auto in_range = [&](const PlanPiece& piece) {
+    return piece.owner >= 0 && piece.owner < p && piece.slice >= 0 && piece.slice < slices;
+  };
+  const RankPlan& rp = plan.ranks[static_cast<std::size_t>(r)];
+  const int ncomp = static_cast<int>(rp.compute.size());
+  const int ncomm = static_cast<int>(rp.comm.size());
+  // Where each piece becomes available on this rank: compute index (owner-piece kernels) or the comm
+  // index of its receive (ag-gemm; −1 = held from the start).
+  std::map<std::pair<int, int>, int> available_at;  // ag-gemm: piece -> comm index of arrival
+  std::map<std::pair<int, int>, int> computed_at;   // piece -> compute index
+  std::map<std::pair<int, int>, int> received_at;   // owner-piece kernels: (source, slice) -> comm index
+  if (kernel == OverlapKernel::ag_gemm) {
+    for (int i = 0; i < slices; ++i) available_at[{r, i}] = -1;
+  }
+  for (int c = 0; c < ncomp; ++c) {
+    const PlanComputeOp& op = rp.compute[static_cast<std::size_t>(c)];
+    if (op.wait_comm < -1 || op.wait_comm >= ncomm) {
+      return violation(fmt::format("rank {} compute op {} waits for a comm op that does not exist", r, c));
+    }
+    if (!in_range(op.piece))
+      return violation(fmt::format("rank {} compute op {} names a piece out of range", r, c));
+    if (op.kind == ComputeKind::gemm) {
+      const auto key = std::make_pair(op.piece.owner, op.piece.slice);
+      if (computed_at.count(key) != 0) {
+        return violation(fmt::format("rank {} computes piece ({}, {}) twice", r, key.first, key.second));
+      }
+      computed_at[key] = c;
+    } else if (kernel != OverlapKernel::gemm_rs || op.piece.owner != r) {
+      return violation(
+          fmt::format("rank {} compute op {} is a reduction outside gemm-rs or of another rank", r, c));
+    }
+  }
+  const int expected = p * slices;  // ag-gemm: every X piece; others: every output piece of its rows
+  if (static_cast<int>(computed_at.size()) != expected) {
+    return violation(fmt::format("rank {} computes {} pieces, expected {}", r, computed_at.size(), expected));
+  }
+  for (int j = 0; j < ncomm; ++j) {
+    const PlanCommOp& op = rp.comm[static_cast<std::size_t>(j)];
+    if (op.wait_compute < -1 || op.wait_compute >= ncomp) {
+      return violation(fmt::format("rank {} comm op {} waits for a compute op that does not exist", r, j));
+    }
+    for (const PlanTransfer& t : op.sends) {
+      if (!in_range(t.piece) || t.peer < 0 || t.peer >= p || t.peer == r) {
+        return violation(fmt::format("rank {} comm op {} has a send out of range", r, j));
+      }
+      const auto key = std::make_pair(t.piece.owner, t.piece.slice);
+      if (kernel == OverlapKernel::ag_gemm) {
+        const auto it = available_at.find(key);
+        if (it == available_at.end() || it->second >= j) {
+          return violation(
+              fmt::format("rank {} sends piece ({}, {}) before it holds it", r, key.first, key.second));
+        }
+      } else {
+        if (t.piece.owner != t.peer) {
+          return violation(fmt::format("rank {} sends piece ({}, {}) to rank {}, not its owner", r, key.first,
+                                       key.second, t.peer));
+        }
+        const auto it = computed_at.find(key);
+        if (it == computed_at.end() || it->second > op.wait_compute) {
+          return violation(
+              fmt::format("rank {} sends piece ({}, {}) before computing it", r, key.first, key.second));
+        }
+      }
+    }
+    for (const PlanTransfer& t : op.recvs) {
+      if (!in_range(t.piece) || t.peer < 0 || t.peer >= p || t.peer == r) {
+        return violation(fmt::format("rank {} comm op {} has a receive out of range", r, j));
+      }
+      const auto key = std::make_pair(t.piece.owner, t.piece.slice);
+      if (kernel == OverlapKernel::ag_gemm) {
+        if (available_at.count(key) != 0) {
+          return violation(
+              fmt::format("rank {} receives piece ({}, {}) it already holds", r, key.first, key.second));
+        }
+        available_at[key] = j;
+      } else {
+        if (t.piece.owner != r) return violation(fmt::format("rank {} receives a piece it does not own", r));
+        const auto rkey = std::make_pair(t.peer, t.piece.slice);
+        if (received_at.count(rkey) != 0) {
+          return violation(
+              fmt::format("rank {} receives slice {} from rank {} twice", r, rkey.second, rkey.first));
+        }
+        received_at[rkey] = j;
       }
     }
   }
+  return check_rank_arrivals(plan, r, available_at, computed_at, received_at);
+}
 
-  // Sends and receives match per ordered pair, in order.
+// Sends and receives match per ordered pair, in order.
+Status check_pairs(const OverlapPlan& plan) {
+  const int p = plan.request.ranks;
   for (int a = 0; a < p; ++a) {
     for (int b = 0; b < p; ++b) {
       if (a == b) continue;
@@ -383,9 +401,14 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
     }
   }
 
-  // No deadlock: run every rank's queues symbolically. A comm op posts its messages when it starts and
-  // finishes once each of them is posted on the other side too (rendezvous: the strictest semantics a
-  // transport may have). Messages are told apart by their ordinal within their ordered pair.
+  return {};
+}
+
+// No deadlock: run every rank's queues symbolically. A comm op posts its messages when it starts and
+// finishes once each of them is posted on the other side too (rendezvous: the strictest semantics a
+// transport may have). Messages are told apart by their ordinal within their ordered pair.
+Status check_no_deadlock(const OverlapPlan& plan) {
+  const int p = plan.request.ranks;
   const auto pu = static_cast<std::size_t>(p);
   std::vector<std::vector<int>> posted_sends(pu, std::vector<int>(pu, 0)),
       posted_recvs(pu, std::vector<int>(pu, 0));
@@ -452,6 +475,16 @@ Status validate_overlap_plan(const OverlapPlan& plan) {
     }
   }
   return {};
+}
+
+}  // namespace
+
+Status validate_overlap_plan(const OverlapPlan& plan) {
+  if (static_cast<int>(plan.ranks.size()) != plan.request.ranks)
+    return violation("plan has a rank count other than the request's");
+  for (int r = 0; r < plan.request.ranks; ++r) LAGOM_TRY_STATUS(check_rank_plan(plan, r));
+  LAGOM_TRY_STATUS(check_pairs(plan));
+  return check_no_deadlock(plan);
 }
 
 // ---- Pricing ----------------------------------------------------------------------------------------

@@ -65,6 +65,17 @@ GpuSpec a100() {
   g.pcie_gen = 4;
   return g;
 }
+// A100-SXM4-40GB (DGX A100 320GB): the 80 GB part's compute and SMs with HBM2 at 1555 GB/s (NVIDIA A100
+// datasheet). unverified: nvidia-smi's Total taken as 40960 MiB, as for the 80 GB part.
+GpuSpec a100_40gb() {
+  GpuSpec g = a100();
+  g.name = "A100-SXM4-40GB";
+  g.hbm_GBps = 1555;
+  g.memory_gib = 40;
+  g.usable_memory_gib = 40960.0 / 1024;
+  g.memory_reserve_gib = training_reserve_gib(g.usable_memory_gib);
+  return g;
+}
 GpuSpec h100() {
   GpuSpec g;
   g.name = "H100-SXM5-80GB";
@@ -196,6 +207,9 @@ std::vector<ClusterSpec> make_clusters() {
   out.push_back(node("dgx-a100",
                      "8x A100-SXM4-80GB, NVSwitch (NVLink3 300 GB/s), 8x 200 Gbit/s InfiniBand per node",
                      a100(), nvswitch(300, 0.78), nics(8, 200, NicKind::ib, 0.96), CpuVendor::amd));
+  out.push_back(node("dgx-a100-40gb",
+                     "8x A100-SXM4-40GB, NVSwitch (NVLink3 300 GB/s), 8x 200 Gbit/s InfiniBand per node",
+                     a100_40gb(), nvswitch(300, 0.78), nics(8, 200, NicKind::ib, 0.96), CpuVendor::amd));
   out.push_back(node("dgx-h100",
                      "8x H100-SXM5-80GB, NVSwitch (NVLink4 450 GB/s), 8x 400 Gbit/s InfiniBand per node",
                      h100(), nvswitch(450, 0.82), nics(8, 400, NicKind::ib, 0.98)));

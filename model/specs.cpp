@@ -11,57 +11,14 @@
 
 #include "core/json_fields.h"
 #include "model/hf_config.h"
-#include "model/json_reader.h"
 #include "model/pipeline_split.h"
 #include "model/strategy_json.h"
+#include "model/strategy_knobs.h"
 
 namespace lagom::model {
 
-namespace {
-
-constexpr std::array<std::pair<Precision, std::string_view>, 5> k_precisions{{{Precision::bf16, "bf16"},
-                                                                              {Precision::fp16, "fp16"},
-                                                                              {Precision::fp8, "fp8"},
-                                                                              {Precision::tf32, "tf32"},
-                                                                              {Precision::fp32, "fp32"}}};
-constexpr std::array<std::pair<FabricKind, std::string_view>, 4> k_fabrics{
-    {{FabricKind::nvswitch, "nvswitch"},
-     {FabricKind::nvlink_pairs, "nvlink_pairs"},
-     {FabricKind::pcie, "pcie"},
-     {FabricKind::shm, "shm"}}};
-constexpr std::array<std::pair<NicKind, std::string_view>, 3> k_nics{
-    {{NicKind::ib, "ib"}, {NicKind::roce, "roce"}, {NicKind::tcp, "tcp"}}};
-constexpr std::array<std::pair<CpuVendor, std::string_view>, 2> k_cpus{
-    {{CpuVendor::intel, "intel"}, {CpuVendor::amd, "amd"}}};
-constexpr std::array<std::pair<FfnType, std::string_view>, 4> k_ffn{
-    {{FfnType::gelu, "gelu"},
-     {FfnType::swiglu, "swiglu"},
-     {FfnType::geglu, "geglu"},
-     {FfnType::squared_relu, "squared_relu"}}};
-constexpr std::array<std::pair<Recompute, std::string_view>, 3> k_recompute{
-    {{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}};
-constexpr std::array<std::pair<Schedule, std::string_view>, 3> k_schedules{
-    {{Schedule::one_f_one_b, "1f1b"}, {Schedule::gpipe, "gpipe"}, {Schedule::interleaved, "interleaved"}}};
-constexpr std::array<std::pair<Attention, std::string_view>, 3> k_attention{
-    {{Attention::flash, "flash"}, {Attention::flash2, "flash2"}, {Attention::standard, "standard"}}};
-constexpr std::array<std::pair<CpCommType, std::string_view>, 4> k_cp_comm{
-    {{CpCommType::a2a, "a2a"},
-     {CpCommType::p2p, "p2p"},
-     {CpCommType::allgather, "allgather"},
-     {CpCommType::a2a_p2p, "a2a+p2p"}}};
-constexpr std::array<std::pair<MoeDispatcher, std::string_view>, 2> k_dispatchers{
-    {{MoeDispatcher::alltoall, "alltoall"}, {MoeDispatcher::allgather, "allgather"}}};
-
-}  // namespace
-
 // ---------------------------------------------------------------------------------------------------
 
-std::string_view to_string(Precision precision) {
-  return name_of(k_precisions, precision);
-}
-std::optional<Precision> parse_precision(std::string_view name) {
-  return value_of(k_precisions, name);
-}
 double bytes_per_element(Precision precision) {
   switch (precision) {
     case Precision::fp8:
@@ -74,18 +31,6 @@ double bytes_per_element(Precision precision) {
       return 4.0;
   }
   return 2.0;
-}
-std::string_view to_string(FabricKind kind) {
-  return name_of(k_fabrics, kind);
-}
-std::optional<FabricKind> parse_fabric_kind(std::string_view name) {
-  return value_of(k_fabrics, name);
-}
-std::string_view to_string(NicKind kind) {
-  return name_of(k_nics, kind);
-}
-std::optional<NicKind> parse_nic_kind(std::string_view name) {
-  return value_of(k_nics, name);
 }
 std::optional<NcclVersion> parse_nccl_version(std::string_view text) {
   NcclVersion v;
@@ -102,43 +47,6 @@ std::optional<NcclVersion> parse_nccl_version(std::string_view text) {
     pos = end + 1;
   }
   return std::nullopt;
-}
-
-std::string_view to_string(CpuVendor vendor) {
-  return name_of(k_cpus, vendor);
-}
-std::string_view to_string(FfnType type) {
-  return name_of(k_ffn, type);
-}
-std::string_view to_string(Recompute value) {
-  return name_of(k_recompute, value);
-}
-std::string_view to_string(Schedule value) {
-  return name_of(k_schedules, value);
-}
-std::string_view to_string(Attention value) {
-  return name_of(k_attention, value);
-}
-std::optional<Recompute> parse_recompute(std::string_view name) {
-  return value_of(k_recompute, name);
-}
-std::optional<Schedule> parse_schedule(std::string_view name) {
-  return value_of(k_schedules, name);
-}
-std::optional<Attention> parse_attention(std::string_view name) {
-  return value_of(k_attention, name);
-}
-std::string_view to_string(CpCommType value) {
-  return name_of(k_cp_comm, value);
-}
-std::optional<CpCommType> parse_cp_comm_type(std::string_view name) {
-  return value_of(k_cp_comm, name);
-}
-std::string_view to_string(MoeDispatcher value) {
-  return name_of(k_dispatchers, value);
-}
-std::optional<MoeDispatcher> parse_moe_dispatcher(std::string_view name) {
-  return value_of(k_dispatchers, name);
 }
 
 double GpuSpec::peak_tflops(Precision precision) const {
@@ -160,6 +68,56 @@ double GpuSpec::peak_tflops(Precision precision) const {
 double ClusterSpec::node_nic_GBps() const {
   return nic.count * nic.gbit / 8.0;
 }
+
+namespace {
+
+// The cluster file's "operations" object (OperationsSpec: lagom plan's inputs; docs/plan.md).
+Result<OperationsSpec> parse_operations(const FieldReader& r) {
+  OperationsSpec o;
+  if (!r.has("operations")) {
+    r.mark("operations");
+    return o;
+  }
+  LAGOM_TRY(FieldReader p, r.object("operations"));
+  // A failure rate above 1 per GPU-hour means a GPU fails more often than hourly: no job runs there.
+  LAGOM_TRY(o.failures_per_gpu_hour, p.number("failures_per_gpu_hour", o.failures_per_gpu_hour, true, 1.0));
+  LAGOM_TRY(o.checkpoint_GBps_per_node, p.number("checkpoint_GBps_per_node", o.checkpoint_GBps_per_node));
+  LAGOM_TRY(o.restart_s, p.number("restart_s", o.restart_s, true));
+  LAGOM_TRY(o.step_time_cv, p.number("step_time_cv", o.step_time_cv, true, 1.0));
+  LAGOM_TRY(o.pue, p.number("pue", o.pue, false, 10.0));
+  if (o.pue < 1.0) return p.error("pue", "must be at least 1 (facility power over IT power)");
+  for (const auto& [key, field] :
+       {std::pair<const char*, std::optional<double>*>{"price_per_gpu_hour", &o.price_per_gpu_hour},
+        {"gpu_idle_w", &o.gpu_idle_w},
+        {"gpu_full_w", &o.gpu_full_w},
+        {"node_overhead_w", &o.node_overhead_w}}) {
+    if (p.has(key)) {
+      LAGOM_TRY(*field, p.number(key, std::nullopt, true));
+    } else {
+      p.mark(key);
+    }
+  }
+  if (o.gpu_idle_w && o.gpu_full_w && *o.gpu_idle_w > *o.gpu_full_w) {
+    return p.error("gpu_idle_w", "must not exceed gpu_full_w");
+  }
+  LAGOM_TRY_STATUS(p.finish());
+  return o;
+}
+
+nlohmann::json operations_json(const OperationsSpec& o) {
+  nlohmann::json j = {{"failures_per_gpu_hour", o.failures_per_gpu_hour},
+                      {"checkpoint_GBps_per_node", o.checkpoint_GBps_per_node},
+                      {"restart_s", o.restart_s},
+                      {"step_time_cv", o.step_time_cv},
+                      {"pue", o.pue}};
+  if (o.price_per_gpu_hour) j["price_per_gpu_hour"] = *o.price_per_gpu_hour;
+  if (o.gpu_idle_w) j["gpu_idle_w"] = *o.gpu_idle_w;
+  if (o.gpu_full_w) j["gpu_full_w"] = *o.gpu_full_w;
+  if (o.node_overhead_w) j["node_overhead_w"] = *o.node_overhead_w;
+  return j;
+}
+
+}  // namespace
 
 Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::string& origin) {
   LAGOM_TRY_STATUS(require_object(document, origin));
@@ -183,9 +141,10 @@ Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::str
     return r.error("nccl_version", fmt::format("'{}' is not a version such as 2.28.9", c.nccl_version));
   }
   LAGOM_TRY(c.nvls, r.boolean("nvls", true));
-  LAGOM_TRY(c.cpu, r.choice<CpuVendor>("cpu", CpuVendor::intel, k_cpus));
+  LAGOM_TRY(c.cpu, r.choice<CpuVendor>("cpu", CpuVendor::intel, k_cpu_vendor_names));
   LAGOM_TRY(long per_process, r.integer("gpus_per_process", 1L));
   c.gpus_per_process = static_cast<int>(per_process);
+  LAGOM_TRY(c.operations, parse_operations(r));
 
   LAGOM_TRY(FieldReader g, r.object("gpu"));
   LAGOM_TRY(c.gpu.name, g.string("name", std::string("gpu")));
@@ -227,7 +186,7 @@ Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::str
   }
 
   LAGOM_TRY(FieldReader f, r.object("intra"));
-  LAGOM_TRY(c.intra.kind, f.choice<FabricKind>("kind", std::nullopt, k_fabrics));
+  LAGOM_TRY(c.intra.kind, f.choice<FabricKind>("kind", std::nullopt, k_fabric_kind_names));
   LAGOM_TRY(c.intra.bw_GBps, f.number("bw_GBps", std::nullopt));
   LAGOM_TRY(c.intra.latency_us, f.number("latency_us", std::nullopt, true));
   LAGOM_TRY(c.intra.efficiency, f.fraction("efficiency", 0.8));
@@ -243,7 +202,7 @@ Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::str
     c.nic.count = static_cast<int>(count);
     LAGOM_TRY(c.nic.gbit, n.number("gbit", c.nic.count > 0 ? std::nullopt : std::optional<double>(0.0),
                                    c.nic.count == 0));
-    LAGOM_TRY(c.nic.kind, n.choice<NicKind>("kind", NicKind::ib, k_nics));
+    LAGOM_TRY(c.nic.kind, n.choice<NicKind>("kind", NicKind::ib, k_nic_kind_names));
     LAGOM_TRY(c.nic.latency_us, n.number("latency_us", 0.0, true));
     LAGOM_TRY(c.nic.efficiency, n.fraction("efficiency", 0.86));
     LAGOM_TRY(c.nic.collnet, n.boolean("collnet", false));
@@ -275,6 +234,8 @@ nlohmann::json to_json(const ClusterSpec& c) {
   j["nvls"] = c.nvls;
   j["cpu"] = to_string(c.cpu);
   j["gpus_per_process"] = c.gpus_per_process;
+  // Written only when set, so the documents that embed a cluster (lagom-config.json) keep their form.
+  if (c.operations != OperationsSpec{}) j["operations"] = operations_json(c.operations);
   j["gpu"] = {{"name", c.gpu.name},
               {"bf16_tflops", c.gpu.bf16_tflops},
               {"fp16_tflops", c.gpu.fp16_tflops},
@@ -388,7 +349,7 @@ Result<WorkloadSpec> parse_workload(const nlohmann::json& document, const std::s
   w.kv_heads = static_cast<int>(kv);
   LAGOM_TRY(w.attention_head_dim, r.integer("head_dim", 0L, 0));
   LAGOM_TRY(w.ffn_hidden, r.integer("ffn_hidden", 4 * w.hidden));
-  LAGOM_TRY(w.ffn_type, r.choice<FfnType>("ffn_type", FfnType::gelu, k_ffn));
+  LAGOM_TRY(w.ffn_type, r.choice<FfnType>("ffn_type", FfnType::gelu, k_ffn_type_names));
   LAGOM_TRY(w.vocab, r.integer("vocab", std::nullopt));
   LAGOM_TRY(w.seq, r.integer("seq", std::nullopt));
   LAGOM_TRY(w.tied_embeddings, r.boolean("tied_embeddings", true));
@@ -476,8 +437,15 @@ nlohmann::json to_json(const WorkloadSpec& w) {
 
 // ---------------------------------------------------------------------------------------------------
 
-Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const ClusterSpec& cluster) {
-  auto bad = [](const std::string& why) { return make_error(ErrorCode::invalid_input, why); };
+namespace {
+
+Error bad(const std::string& why) {
+  return make_error(ErrorCode::invalid_input, why);
+}
+
+// resolve_strategy's first part: the parallel dimensions (dp derived), the shapes they must divide, and the
+// attention-side knobs that depend on them.
+Status resolve_dimensions(Strategy& s, const WorkloadSpec& w) {
   if (s.gpus < 1) return bad(fmt::format("gpus {} must be a positive integer", s.gpus));
   for (const auto& [name, value] :
        {std::pair<const char*, int>{"tp", s.tp}, {"pp", s.pp}, {"cp", s.cp}, {"ep", s.ep}, {"vpp", s.vpp}}) {
@@ -525,10 +493,10 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
         "model (use a2a, p2p or allgather)");
   }
   if (s.cp > 1 && s.cp_comm != CpCommType::a2a && !is_fused(s.attention)) {
-    return bad(
-        fmt::format("cp-comm-type {} needs a fused attention (flash or flash2: TE runs its CP steps with the "
-                    "fused kernels)",
-                    to_string(s.cp_comm)));
+    return bad(fmt::format(
+        "cp-comm-type {} needs a fused attention (flash, flash2 or flash1: TE runs its CP steps with the "
+        "fused kernels)",
+        to_string(s.cp_comm)));
   }
   if (s.fp8_attention && s.attention != Attention::flash) {
     return bad(
@@ -536,6 +504,11 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
                     "kernel",
                     to_string(s.attention)));
   }
+  return {};
+}
+
+// resolve_strategy's second part: the expert dimensions (expert-tp filled in) and the MoE knobs.
+Status resolve_experts(Strategy& s, const WorkloadSpec& w) {
   if (s.expert_tp < 0) return bad(fmt::format("expert-tp={} must be a positive integer", s.expert_tp));
   if (s.expert_tp == 0) s.expert_tp = s.tp;
   if (!(s.moe_capacity_factor >= 0) || !std::isfinite(s.moe_capacity_factor))
@@ -571,6 +544,14 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
     return bad(fmt::format("expert-tp·ep={}·{} does not divide tp·cp·dp={}", s.expert_tp, s.ep,
                            static_cast<long>(s.tp) * s.cp * s.dp));
   }
+  return {};
+}
+
+}  // namespace
+
+Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const ClusterSpec& cluster) {
+  LAGOM_TRY_STATUS(resolve_dimensions(s, w));
+  LAGOM_TRY_STATUS(resolve_experts(s, w));
   if (s.vpp > 1) {
     if (s.pp < 2) return bad(fmt::format("vpp={} needs pp > 1", s.vpp));
     s.schedule = Schedule::interleaved;
@@ -626,118 +607,111 @@ long padded_vocab(const WorkloadSpec& w, const Strategy& s) {
   return (w.vocab + multiple - 1) / multiple * multiple;
 }
 
+namespace {
+
+// to_json(Strategy): each knob under its key, spelt as its kind says (model/strategy_knobs.h).
+struct KnobWriter {
+  nlohmann::json& j;
+  const Strategy& s;
+  template <typename T>
+  void operator()(const CountKnob<T>& knob, const T& value) const {
+    j[std::string(knob.name.key)] = value;
+  }
+  void operator()(const SwitchKnob& knob, bool value) const {
+    j[std::string(knob.name.key)] = value ? "on" : "off";
+  }
+  void operator()(const BooleanKnob& knob, bool value) const { j[std::string(knob.name.key)] = value; }
+  void operator()(const ToggleKnob& knob, bool value) const { j[std::string(knob.name.key)] = value; }
+  template <typename E, std::size_t N>
+  void operator()(const ChoiceKnob<E, N>& knob, E value) const {
+    j[std::string(knob.name.key)] = knob.table.name(value);
+  }
+  void operator()(const NumberKnob& knob, double value) const { j[std::string(knob.name.key)] = value; }
+  void operator()(const BucketKnob& knob, double value) const { j[std::string(knob.name.key)] = value; }
+  void operator()(const MethodKnob& knob, const OverlapMethod& value) const {
+    j[std::string(knob.name.key)] = to_string(value);
+  }
+  // The resolved dtype (parse_strategy reads it back as the explicit one, with the same effect).
+  void operator()(const DtypeKnob& knob, const std::optional<Precision>&) const {
+    j[std::string(knob.name.key)] = to_string(s.gradient_dtype());
+  }
+};
+
+// parse_strategy: each knob from its key, bounded as its kind says; the first error is kept.
+struct KnobReader {
+  const FieldReader& r;
+  Status status;
+  void keep(const Status& result) {
+    if (status.ok() && !result.ok()) status = result;
+  }
+  template <typename T>
+  void operator()(const CountKnob<T>& knob, T& value) {
+    const std::string key(knob.name.key);
+    const auto v = r.integer(key, static_cast<long>(value), knob.json_min, std::numeric_limits<T>::max());
+    if (v.ok()) value = static_cast<T>(*v);
+    keep(v.ok() ? Status() : Status(v.error()));
+  }
+  void operator()(const SwitchKnob& knob, bool& value) {
+    const std::string key(knob.name.key);
+    const auto v = r.string(key, std::string(value ? "on" : "off"));
+    if (!v.ok()) return keep(v.error());
+    if (*v != "on" && *v != "off") return keep(r.error(key, fmt::format("'{}' is not on or off", *v)));
+    value = *v == "on";
+  }
+  void boolean(std::string_view key, bool& value) {
+    const auto v = r.boolean(std::string(key), value);
+    if (v.ok()) value = *v;
+    keep(v.ok() ? Status() : Status(v.error()));
+  }
+  void operator()(const BooleanKnob& knob, bool& value) { boolean(knob.name.key, value); }
+  void operator()(const ToggleKnob& knob, bool& value) { boolean(knob.name.key, value); }
+  template <typename E, std::size_t N>
+  void operator()(const ChoiceKnob<E, N>& knob, E& value) {
+    const auto v = r.choice<E>(std::string(knob.name.key), value, knob.table);
+    if (v.ok()) value = *v;
+    keep(v.ok() ? Status() : Status(v.error()));
+  }
+  void number(std::string_view key, double& value, bool zero_allowed, double max) {
+    const auto v = r.number(std::string(key), value, zero_allowed, max);
+    if (v.ok()) value = *v;
+    keep(v.ok() ? Status() : Status(v.error()));
+  }
+  void operator()(const NumberKnob& knob, double& value) {
+    number(knob.name.key, value, knob.zero_allowed, knob.max);
+  }
+  void operator()(const BucketKnob& knob, double& value) { number(knob.name.key, value, false, 1e6); }
+  void operator()(const MethodKnob& knob, OverlapMethod& value) {
+    const std::string key(knob.name.key);
+    const auto text = r.string(key, to_string(value));
+    if (!text.ok()) return keep(text.error());
+    auto method = parse_overlap_method(*text);
+    if (!method.ok()) return keep(r.error(key, method.error().message));
+    value = *method;
+  }
+  void operator()(const DtypeKnob& knob, std::optional<Precision>& value) {
+    const std::string key(knob.name.key);
+    if (!r.has(key)) return r.mark(key);
+    const auto v = r.choice<Precision>(key, std::nullopt, k_precision_names);
+    if (v.ok()) value = *v;
+    keep(v.ok() ? Status() : Status(v.error()));
+  }
+};
+
+}  // namespace
+
 nlohmann::json to_json(const Strategy& s) {
-  return {{"gpus", s.gpus},
-          {"tp", s.tp},
-          {"pp", s.pp},
-          {"dp", s.dp},
-          {"cp", s.cp},
-          {"ep", s.ep},
-          {"sp", s.sp},
-          {"vpp", s.vpp},
-          {"zero", s.zero},
-          {"micro_batch", s.micro_batch},
-          {"global_batch", s.global_batch},
-          {"recompute", to_string(s.recompute)},
-          {"schedule", to_string(s.schedule)},
-          {"tp_overlap", to_string(s.tp_overlap)},
-          {"dp_overlap", s.dp_overlap ? "on" : "off"},
-          {"bucket_mb", s.bucket_mb},
-          {"precision", to_string(s.precision)},
-          {"attention", to_string(s.attention)},
-          {"cp_comm_type", to_string(s.cp_comm)},
-          {"moe_dispatcher", to_string(s.moe_dispatcher)},
-          {"moe_capacity_factor", s.moe_capacity_factor},
-          {"moe_pad_to_capacity", s.moe_pad_to_capacity},
-          {"moe_grouped_gemm", s.moe_grouped_gemm},
-          {"expert_tp", s.expert_tp},
-
-          {"first_stage_layers", s.first_stage_layers},
-          {"last_stage_layers", s.last_stage_layers},
-          {"embedding_in_pipeline_split", s.embedding_in_split},
-          {"loss_in_pipeline_split", s.loss_in_split},
-          {"p2p_overlap", s.p2p_overlap ? "on" : "off"},
-          {"param_gather_overlap", s.param_gather_overlap ? "on" : "off"},
-          {"param_gather_with_optimizer", s.param_gather_with_optimizer ? "on" : "off"},
-          {"grad_reduce_dtype", to_string(s.gradient_dtype())},
-          {"bucket_mb_per_chunk", s.bucket_per_chunk},
-          {"vocab_divisible_by", s.vocab_divisible_by},
-          {"defer_embedding_wgrad", s.defer_embedding_wgrad},
-          {"cross_entropy_fusion", s.cross_entropy_fusion ? "on" : "off"},
-          {"tp_overlap_fp8_rs", s.tp_overlap_fp8_rs ? "on" : "off"},
-
-          {"fp8_params", s.fp8_params},
-          {"fp8_wgrad", s.fp8_wgrad},
-          {"fp8_attention", s.fp8_attention},
-          {"dropout", s.dropout}};
+  nlohmann::json j = nlohmann::json::object();
+  for_each_knob(s, KnobWriter{j, s});
+  return j;
 }
 
 Result<Strategy> parse_strategy(const nlohmann::json& document, const std::string& origin) {
   LAGOM_TRY_STATUS(require_object(document, origin));
   FieldReader r(document, origin, "", UnknownFields::error, k_spec_number_maximum);
   Strategy s;
-  auto int_field = [&](const char* field, int& out, long minimum) -> Status {
-    LAGOM_TRY(const long v, r.integer(field, static_cast<long>(out), minimum));
-    out = static_cast<int>(v);
-    return {};
-  };
-  // "on"/"off", as to_json writes the switches that the command line spells so.
-  auto switch_field = [&](const char* field, bool& out) -> Status {
-    LAGOM_TRY(const std::string v, r.string(field, std::string(out ? "on" : "off")));
-    if (v != "on" && v != "off") return r.error(field, fmt::format("'{}' is not on or off", v));
-    out = v == "on";
-    return {};
-  };
-  LAGOM_TRY_STATUS(int_field("gpus", s.gpus, 1));
-  LAGOM_TRY_STATUS(int_field("tp", s.tp, 1));
-  LAGOM_TRY_STATUS(int_field("pp", s.pp, 1));
-  LAGOM_TRY_STATUS(int_field("dp", s.dp, 0));
-  LAGOM_TRY_STATUS(int_field("cp", s.cp, 1));
-  LAGOM_TRY_STATUS(int_field("ep", s.ep, 1));
-  LAGOM_TRY(s.sp, r.boolean("sp", s.sp));
-  LAGOM_TRY_STATUS(int_field("vpp", s.vpp, 1));
-  LAGOM_TRY_STATUS(int_field("zero", s.zero, 0));
-  LAGOM_TRY(s.micro_batch, r.integer("micro_batch", s.micro_batch, 1, std::numeric_limits<long>::max()));
-  LAGOM_TRY(s.global_batch, r.integer("global_batch", s.global_batch, 0, std::numeric_limits<long>::max()));
-  LAGOM_TRY(s.recompute, r.choice<Recompute>("recompute", s.recompute, k_recompute));
-  LAGOM_TRY(s.schedule, r.choice<Schedule>("schedule", s.schedule, k_schedules));
-  LAGOM_TRY(const std::string tp_overlap, r.string("tp_overlap", std::string("none")));
-  auto method = parse_overlap_method(tp_overlap);
-  if (!method.ok()) return r.error("tp_overlap", method.error().message);
-  s.tp_overlap = *method;
-  LAGOM_TRY_STATUS(switch_field("dp_overlap", s.dp_overlap));
-  LAGOM_TRY(s.bucket_mb, r.number("bucket_mb", s.bucket_mb));
-  LAGOM_TRY(s.precision, r.choice<Precision>("precision", s.precision, k_precisions));
-  LAGOM_TRY(s.attention, r.choice<Attention>("attention", s.attention, k_attention));
-  LAGOM_TRY(s.cp_comm, r.choice<CpCommType>("cp_comm_type", s.cp_comm, k_cp_comm));
-  LAGOM_TRY(s.moe_dispatcher, r.choice<MoeDispatcher>("moe_dispatcher", s.moe_dispatcher, k_dispatchers));
-  LAGOM_TRY(s.moe_capacity_factor, r.number("moe_capacity_factor", s.moe_capacity_factor, true));
-  LAGOM_TRY(s.moe_pad_to_capacity, r.boolean("moe_pad_to_capacity", s.moe_pad_to_capacity));
-  LAGOM_TRY(s.moe_grouped_gemm, r.boolean("moe_grouped_gemm", s.moe_grouped_gemm));
-  LAGOM_TRY_STATUS(int_field("expert_tp", s.expert_tp, 0));
-  LAGOM_TRY_STATUS(int_field("first_stage_layers", s.first_stage_layers, 0));
-  LAGOM_TRY_STATUS(int_field("last_stage_layers", s.last_stage_layers, 0));
-  LAGOM_TRY(s.embedding_in_split, r.boolean("embedding_in_pipeline_split", s.embedding_in_split));
-  LAGOM_TRY(s.loss_in_split, r.boolean("loss_in_pipeline_split", s.loss_in_split));
-  LAGOM_TRY_STATUS(switch_field("p2p_overlap", s.p2p_overlap));
-  LAGOM_TRY_STATUS(switch_field("param_gather_overlap", s.param_gather_overlap));
-  LAGOM_TRY_STATUS(switch_field("param_gather_with_optimizer", s.param_gather_with_optimizer));
-  // to_json writes the resolved gradient dtype; read back it is the explicit one, with the same effect.
-  if (r.has("grad_reduce_dtype")) {
-    LAGOM_TRY(const Precision dtype, r.choice<Precision>("grad_reduce_dtype", std::nullopt, k_precisions));
-    s.grad_reduce_dtype = dtype;
-  } else {
-    r.mark("grad_reduce_dtype");
-  }
-  LAGOM_TRY(s.bucket_per_chunk, r.boolean("bucket_mb_per_chunk", s.bucket_per_chunk));
-  LAGOM_TRY_STATUS(int_field("vocab_divisible_by", s.vocab_divisible_by, 0));
-  LAGOM_TRY_STATUS(int_field("defer_embedding_wgrad", s.defer_embedding_wgrad, 0));
-  LAGOM_TRY_STATUS(switch_field("cross_entropy_fusion", s.cross_entropy_fusion));
-  LAGOM_TRY_STATUS(switch_field("tp_overlap_fp8_rs", s.tp_overlap_fp8_rs));
-  LAGOM_TRY(s.fp8_params, r.boolean("fp8_params", s.fp8_params));
-  LAGOM_TRY(s.fp8_wgrad, r.boolean("fp8_wgrad", s.fp8_wgrad));
-  LAGOM_TRY(s.fp8_attention, r.boolean("fp8_attention", s.fp8_attention));
-  LAGOM_TRY(s.dropout, r.number("dropout", s.dropout, true, 1.0));
+  KnobReader reader{r, {}};
+  for_each_knob(s, reader);
+  LAGOM_TRY_STATUS(reader.status);
   LAGOM_TRY_STATUS(r.finish());
   return s;
 }

@@ -15,17 +15,26 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/enum_table.h"
 #include "core/error.h"
 #include "model/overlap_method.h"
 
 namespace lagom::model {
 
+using lagom::to_string;  // the name of every enum with a table (core/enum_table.h)
+
 // ---------------------------------------------------------------------------------------------------
 // Cluster
 
 enum class Precision { bf16, fp16, fp8, tf32, fp32 };
-std::string_view to_string(Precision precision);
-std::optional<Precision> parse_precision(std::string_view name);
+inline constexpr auto k_precision_names = enum_table<Precision>({{Precision::bf16, "bf16"},
+                                                                 {Precision::fp16, "fp16"},
+                                                                 {Precision::fp8, "fp8"},
+                                                                 {Precision::tf32, "tf32"},
+                                                                 {Precision::fp32, "fp32"}});
+constexpr const auto& enum_names(Precision) {
+  return k_precision_names;
+}
 // Bytes per element of a tensor stored in this precision (fp8: 1, bf16/fp16: 2, tf32/fp32: 4).
 double bytes_per_element(Precision precision);
 
@@ -88,8 +97,14 @@ struct GpuSpec {
 [[nodiscard]] double gemm_schedule_efficiency(double tiles, double k, int sms);
 
 enum class FabricKind { nvswitch, nvlink_pairs, pcie, shm };
-std::string_view to_string(FabricKind kind);
-std::optional<FabricKind> parse_fabric_kind(std::string_view name);
+inline constexpr auto k_fabric_kind_names =
+    enum_table<FabricKind>({{FabricKind::nvswitch, "nvswitch"},
+                            {FabricKind::nvlink_pairs, "nvlink_pairs"},
+                            {FabricKind::pcie, "pcie"},
+                            {FabricKind::shm, "shm"}});
+constexpr const auto& enum_names(FabricKind) {
+  return k_fabric_kind_names;
+}
 
 // The intra-node fabric joining a node's GPUs.
 struct FabricSpec {
@@ -106,8 +121,11 @@ struct FabricSpec {
 };
 
 enum class NicKind { ib, roce, tcp };
-std::string_view to_string(NicKind kind);
-std::optional<NicKind> parse_nic_kind(std::string_view name);
+inline constexpr auto k_nic_kind_names =
+    enum_table<NicKind>({{NicKind::ib, "ib"}, {NicKind::roce, "roce"}, {NicKind::tcp, "tcp"}});
+constexpr const auto& enum_names(NicKind) {
+  return k_nic_kind_names;
+}
 
 struct NicSpec {
   int count = 0;    // NICs per node (0: single-node only)
@@ -131,7 +149,11 @@ struct NicSpec {
 };
 
 enum class CpuVendor { intel, amd };
-std::string_view to_string(CpuVendor vendor);
+inline constexpr auto k_cpu_vendor_names =
+    enum_table<CpuVendor>({{CpuVendor::intel, "intel"}, {CpuVendor::amd, "amd"}});
+constexpr const auto& enum_names(CpuVendor) {
+  return k_cpu_vendor_names;
+}
 
 // An NCCL release, e.g. 2.28.9 (the tag v2.28.9-1).
 struct NcclVersion {
@@ -140,6 +162,39 @@ struct NcclVersion {
 };
 // "2.28.9" or "2.28" (patch 0); nullopt for anything else.
 std::optional<NcclVersion> parse_nccl_version(std::string_view text);
+
+// What running a training job on the cluster costs and how it fails: the inputs of `lagom plan` beyond one
+// iteration (docs/plan.md has each formula and source). The cluster file's optional "operations" object;
+// absent fields keep these defaults (unset optionals: not known, and the plan says what it could not
+// compute without them).
+struct OperationsSpec {
+  // Unexpected interruptions per GPU-hour. Llama 3 (Dubey et al. 2024, "The Llama 3 Herd of Models",
+  // section 3.3.4): 419 unexpected interruptions in a 54-day snapshot of pre-training on 16,384 H100 GPUs,
+  // 419 / (54 · 24 · 16384) = 1.973e-5 (one every 3.1 h for the whole job). Range 0..1.
+  double failures_per_gpu_hour = 419.0 / (54.0 * 24.0 * 16384.0);
+  // Sustained checkpoint write bandwidth of one node to storage, 10^9 bytes/s. Llama 3 (section 3.3.4): the
+  // Tectonic storage fabric sustains 2 TB/s for the 2,048 nodes of 16,384 GPUs: 2000 / 2048 = 0.977 per
+  // node. Plausible 0.5–25 (a share of a parallel file system up to a node's local NVMe).
+  double checkpoint_GBps_per_node = 2000.0 / 2048.0;
+  // Time from an interruption to training again, not counting reading the checkpoint back (the plan adds
+  // that at checkpoint_GBps_per_node): rescheduling, process start, NCCL initialisation, seconds.
+  // unverified: 600 s is an assumption (no published breakdown at hand); plausible 60–3600.
+  double restart_s = 600;
+  // Per-GPU step-time spread: the standard deviation of one GPU's iteration time over its mean (a synchronous
+  // step waits for the slowest of the ranks; docs/plan.md "Stragglers"). unverified: 0.01 is an assumption;
+  // plausible 0–0.05 (thermal and clock variation between GPUs of one model).
+  double step_time_cv = 0.01;
+  // Price of one GPU-hour, US dollars; unset: the cost is not known (`lagom plan --price` gives it).
+  std::optional<double> price_per_gpu_hour;
+  // One GPU's power idle and at full load, watts; unset: the plan's table of datasheet figures by GPU name.
+  std::optional<double> gpu_idle_w, gpu_full_w;
+  // A node's power beside its GPUs (CPUs, memory, NICs, fans), watts; unset: the plan's table by GPU name.
+  std::optional<double> node_overhead_w;
+  // Power usage effectiveness: the facility's power over the IT equipment's. Google's fleet-wide
+  // trailing-twelve-month PUE of 1.10 (google.com/about/datacenters/efficiency, 2023). Plausible 1.05–2.
+  double pue = 1.10;
+  bool operator==(const OperationsSpec&) const = default;
+};
 
 struct ClusterSpec {
   std::string name;
@@ -167,6 +222,7 @@ struct ClusterSpec {
   // GPUs one process drives (nccl-tests -g): each call launches a kernel on each of them in turn, so the
   // host launch cost is paid that many times. 1 for frameworks (one process per GPU).
   int gpus_per_process = 1;
+  OperationsSpec operations;  // the run around the iterations (lagom plan)
   std::string description;
   bool operator==(const ClusterSpec&) const = default;
 
@@ -189,7 +245,13 @@ nlohmann::json to_json(const ClusterSpec& cluster);
 // (LLaMA: silu(gate)·up) and geglu (Gemma, Grok-1: gelu(gate)·up). The gated ones have a gate and an up
 // projection (fc1 twice as wide, three weight matrices instead of two).
 enum class FfnType { gelu, swiglu, geglu, squared_relu };
-std::string_view to_string(FfnType type);
+inline constexpr auto k_ffn_type_names = enum_table<FfnType>({{FfnType::gelu, "gelu"},
+                                                              {FfnType::swiglu, "swiglu"},
+                                                              {FfnType::geglu, "geglu"},
+                                                              {FfnType::squared_relu, "squared_relu"}});
+constexpr const auto& enum_names(FfnType) {
+  return k_ffn_type_names;
+}
 [[nodiscard]] constexpr bool is_gated(FfnType type) {
   return type == FfnType::swiglu || type == FfnType::geglu;
 }
@@ -260,8 +322,9 @@ enum class Schedule { one_f_one_b, gpipe, interleaved };
 // flash: the GPU's fastest fused attention kernel (cuDNN's fused attention or FlashAttention-3 on sm90,
 // FlashAttention-2 on sm80); flash2: FlashAttention-2's kernels wherever they run (Transformer Engine with
 // NVTE_FUSED_ATTN=0 and the flash-attn 2.x package: on sm90 they use sm80's mma.sync, not wgmma/TMA);
-// standard: the s×s scores stored, as Megatron did before FlashAttention.
-enum class Attention { flash, flash2, standard };
+// flash1: FlashAttention-1's kernels (flash-attn 1.0.x, sm80 code only; llm-foundry's `attn_impl: flash` up
+// to its v0.4.0); standard: the s×s scores stored, as Megatron did before FlashAttention.
+enum class Attention { flash, flash2, flash1, standard };
 [[nodiscard]] inline bool is_fused(Attention a) {
   return a != Attention::standard;
 }
@@ -274,16 +337,35 @@ enum class CpCommType { a2a, p2p, allgather, a2a_p2p };
 // Megatron-Core's moe_token_dispatcher_type: alltoall (EP all-to-all, then expert-TP all-gather) or
 // allgather (all-gather of the tokens over TP×EP, each rank keeps its experts' rows).
 enum class MoeDispatcher { alltoall, allgather };
-std::string_view to_string(Recompute value);
-std::string_view to_string(Schedule value);
-std::string_view to_string(Attention value);
-std::optional<Recompute> parse_recompute(std::string_view name);
-std::optional<Schedule> parse_schedule(std::string_view name);
-std::optional<Attention> parse_attention(std::string_view name);
-std::string_view to_string(CpCommType value);  // "a2a", "p2p", "allgather", "a2a+p2p"
-std::optional<CpCommType> parse_cp_comm_type(std::string_view name);
-std::string_view to_string(MoeDispatcher value);  // "alltoall", "allgather"
-std::optional<MoeDispatcher> parse_moe_dispatcher(std::string_view name);
+inline constexpr auto k_recompute_names = enum_table<Recompute>(
+    {{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}});
+constexpr const auto& enum_names(Recompute) {
+  return k_recompute_names;
+}
+inline constexpr auto k_schedule_names = enum_table<Schedule>(
+    {{Schedule::one_f_one_b, "1f1b"}, {Schedule::gpipe, "gpipe"}, {Schedule::interleaved, "interleaved"}});
+constexpr const auto& enum_names(Schedule) {
+  return k_schedule_names;
+}
+inline constexpr auto k_attention_names = enum_table<Attention>({{Attention::flash, "flash"},
+                                                                 {Attention::flash2, "flash2"},
+                                                                 {Attention::flash1, "flash1"},
+                                                                 {Attention::standard, "standard"}});
+constexpr const auto& enum_names(Attention) {
+  return k_attention_names;
+}
+inline constexpr auto k_cp_comm_type_names = enum_table<CpCommType>({{CpCommType::a2a, "a2a"},
+                                                                     {CpCommType::p2p, "p2p"},
+                                                                     {CpCommType::allgather, "allgather"},
+                                                                     {CpCommType::a2a_p2p, "a2a+p2p"}});
+constexpr const auto& enum_names(CpCommType) {
+  return k_cp_comm_type_names;
+}
+inline constexpr auto k_moe_dispatcher_names = enum_table<MoeDispatcher>(
+    {{MoeDispatcher::alltoall, "alltoall"}, {MoeDispatcher::allgather, "allgather"}});
+constexpr const auto& enum_names(MoeDispatcher) {
+  return k_moe_dispatcher_names;
+}
 
 struct Strategy {
   int gpus = 1;                                // total GPUs

@@ -15,10 +15,23 @@ namespace lagom::model {
 // The pass a step belongs to: recompute is what the backward reruns first (nothing without recomputation;
 // selective: the attention core; full: the whole forward with its collectives).
 enum class Phase { forward, backward, recompute };
-std::string_view to_string(Phase phase);
+inline constexpr auto k_phase_names = enum_table<Phase>(
+    {{Phase::forward, "forward"}, {Phase::backward, "backward"}, {Phase::recompute, "recompute"}});
+constexpr const auto& enum_names(Phase) {
+  return k_phase_names;
+}
 
 enum class OpKind { gemm, attention, elementwise, norm, embedding, loss, optimizer };
-std::string_view to_string(OpKind kind);
+inline constexpr auto k_op_kind_names = enum_table<OpKind>({{OpKind::gemm, "gemm"},
+                                                            {OpKind::attention, "attention"},
+                                                            {OpKind::elementwise, "elementwise"},
+                                                            {OpKind::norm, "norm"},
+                                                            {OpKind::embedding, "embedding"},
+                                                            {OpKind::loss, "loss"},
+                                                            {OpKind::optimizer, "optimizer"}});
+constexpr const auto& enum_names(OpKind) {
+  return k_op_kind_names;
+}
 
 // A (batched) GEMM C[m×n] = A[m×k]·B[k×n], `batch` independent problems (e.g. heads, experts).
 struct GemmShape {
@@ -42,6 +55,7 @@ struct ComputeOp {
   bool fp8 = false;
   bool flash = false;   // a fused (flash) attention kernel: priced at the GPU's attention fraction
   bool flash2 = false;  // ... and it is FlashAttention-2's kernel (Attention::flash2)
+  bool flash1 = false;  // ... or FlashAttention-1's (Attention::flash1)
   // Kernels the host launches for this op, one after another: an op standing for a run of small framework
   // kernels (the MoE router's bookkeeping) takes at least launches × the cluster's kernel_launch_us;
   // backward_launches is what its backward launches (autograd's nodes for those kernels).

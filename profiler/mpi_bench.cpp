@@ -48,6 +48,49 @@ struct PreparedCall {
   double time_us = 0;  // fastest batch so far
 };
 
+// The elements of `r`, the receive buffer after one call of `kind`, that differ from what the call must
+// leave there on `rank` of `n` (value(), `chunk` elements per rank, `root` for broadcast and reduce).
+std::int64_t count_wrong(model::Collective kind, const float* r, std::int64_t elements, std::int64_t chunk,
+                         int n, int rank, int k_root) {
+  std::int64_t wrong = 0;
+  const int prev = (rank - 1 + n) % n;
+  auto sum_at = [&](std::int64_t global) {
+    float total = 0;
+    for (int q = 0; q < n; ++q) total += value(q, global);
+    return total;
+  };
+  switch (kind) {
+    case model::Collective::allreduce:
+      for (std::int64_t i = 0; i < elements; ++i) wrong += r[i] != sum_at(i);
+      break;
+    case model::Collective::allgather:
+      for (std::int64_t i = 0; i < elements; ++i) wrong += r[i] != value(static_cast<int>(i / chunk), i);
+      break;
+    case model::Collective::reducescatter:
+      for (std::int64_t i = 0; i < chunk; ++i) wrong += r[i] != sum_at(rank * chunk + i);
+      break;
+    case model::Collective::alltoall:
+      // Chunk q of the receive buffer came from rank q, which sent its chunk number `rank`.
+      for (std::int64_t i = 0; i < elements; ++i) {
+        const int source = static_cast<int>(i / chunk);
+        wrong += r[i] != value(source, rank * chunk + i % chunk);
+      }
+      break;
+    case model::Collective::broadcast:
+      for (std::int64_t i = 0; i < elements; ++i) wrong += r[i] != value(k_root, i);
+      break;
+    case model::Collective::reduce:
+      if (rank == k_root) {
+        for (std::int64_t i = 0; i < elements; ++i) wrong += r[i] != sum_at(i);
+      }
+      break;
+    case model::Collective::sendrecv:
+      for (std::int64_t i = 0; i < elements; ++i) wrong += r[i] != value(prev, i);
+      break;
+  }
+  return wrong;
+}
+
 Result<PreparedCall> prepare_call(Group& group, model::Collective kind, const std::string& collective,
                                   std::int64_t bytes, bool in_place, std::vector<float>& send_buffer,
                                   std::vector<float>& recv_buffer, const CollectiveTiming& timing) {
@@ -124,41 +167,7 @@ Result<PreparedCall> prepare_call(Group& group, model::Collective kind, const st
   // The checked call.
   initialise();
   LAGOM_MPI_CHECK(prepared.call());
-  std::int64_t wrong = 0;
-  auto sum_at = [&](std::int64_t global) {
-    float total = 0;
-    for (int q = 0; q < n; ++q) total += value(q, global);
-    return total;
-  };
-  switch (kind) {
-    case model::Collective::allreduce:
-      for (std::int64_t i = 0; i < elements; ++i) wrong += r[i] != sum_at(i);
-      break;
-    case model::Collective::allgather:
-      for (std::int64_t i = 0; i < elements; ++i) wrong += r[i] != value(static_cast<int>(i / chunk), i);
-      break;
-    case model::Collective::reducescatter:
-      for (std::int64_t i = 0; i < chunk; ++i) wrong += r[i] != sum_at(rank * chunk + i);
-      break;
-    case model::Collective::alltoall:
-      // Chunk q of the receive buffer came from rank q, which sent its chunk number `rank`.
-      for (std::int64_t i = 0; i < elements; ++i) {
-        const int source = static_cast<int>(i / chunk);
-        wrong += r[i] != value(source, rank * chunk + i % chunk);
-      }
-      break;
-    case model::Collective::broadcast:
-      for (std::int64_t i = 0; i < elements; ++i) wrong += r[i] != value(k_root, i);
-      break;
-    case model::Collective::reduce:
-      if (rank == k_root) {
-        for (std::int64_t i = 0; i < elements; ++i) wrong += r[i] != sum_at(i);
-      }
-      break;
-    case model::Collective::sendrecv:
-      for (std::int64_t i = 0; i < elements; ++i) wrong += r[i] != value(prev, i);
-      break;
-  }
+  const std::int64_t wrong = count_wrong(kind, r, elements, chunk, n, rank, k_root);
   LAGOM_TRY(prepared.wrong, group.sum(wrong));
 
   // Warm-up; its fastest call (on the slowest rank) sets the number of timed calls per batch, the same

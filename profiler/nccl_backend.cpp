@@ -252,6 +252,46 @@ std::vector<NcclConfig> nccl_configs(const Sweep& sweep, bool quick) {
   return configs;
 }
 
+// The compute suite on this rank's GPU: cuBLAS GEMMs of square sizes in each precision, timed for about
+// sweep.target_us each.
+Status run_nccl_compute(NcclModule& module, int device, const Sweep& sweep, bool quick, SampleSink& sink,
+                        Progress& progress) {
+  std::array<char, k_err_len> err{};
+  const std::vector<std::int64_t> sizes =
+      quick ? std::vector<std::int64_t>{512, 1024, 2048, 4096}
+            : std::vector<std::int64_t>{256, 512, 1024, 2048, 4096, 6144, 8192, 12288, 16384};
+  const std::vector<std::string> precisions{"bf16", "fp16", "tf32", "fp32"};
+  progress.begin("compute: cuBLAS GEMM sweep", static_cast<long>(sizes.size() * precisions.size()));
+  long done = 0;
+  std::vector<db::ComputeSample> samples;
+  for (const auto& precision : precisions) {
+    for (const std::int64_t size : sizes) {
+      lagom_nccl_gemm_request request{precision_code(precision), size, size, size, 2, 1};
+      lagom_nccl_gemm_result result{};
+      if (module.gemm(device, &request, &result, err.data(), k_err_len) != 0) {
+        return make_error(ErrorCode::failure, "backend nccl: gemm: " + std::string(err.data()));
+      }
+      const double flops =
+          2.0 * static_cast<double>(size) * static_cast<double>(size) * static_cast<double>(size);
+      request.iters = std::clamp(static_cast<int>(sweep.target_us / std::max(result.time_us, 0.5)),
+                                 sweep.min_iters, sweep.max_iters);
+      if (module.gemm(device, &request, &result, err.data(), k_err_len) != 0) {
+        return make_error(ErrorCode::failure, "backend nccl: gemm: " + std::string(err.data()));
+      }
+      db::ComputeSample s;
+      s.kind = "gemm";
+      s.precision = precision;
+      s.m = s.n = s.k = size;
+      s.time_us = result.time_us;
+      s.tflops = flops / (result.time_us * 1e6);
+      samples.push_back(s);
+      progress.step(++done, fmt::format("{} {}", precision, size));
+    }
+  }
+  progress.end();
+  return sink.compute(samples);
+}
+
 Status run_nccl_suites(NcclModule& module, Group& group, int device, int nodes, const Sweep& sweep,
                        bool quick, const std::vector<std::string>& suites, SampleSink& sink,
                        Progress& progress) {
@@ -259,41 +299,7 @@ Status run_nccl_suites(NcclModule& module, Group& group, int device, int nodes, 
     return std::find(suites.begin(), suites.end(), suite) != suites.end();
   };
   std::array<char, k_err_len> err{};
-  if (has("compute")) {
-    const std::vector<std::int64_t> sizes =
-        quick ? std::vector<std::int64_t>{512, 1024, 2048, 4096}
-              : std::vector<std::int64_t>{256, 512, 1024, 2048, 4096, 6144, 8192, 12288, 16384};
-    const std::vector<std::string> precisions{"bf16", "fp16", "tf32", "fp32"};
-    progress.begin("compute: cuBLAS GEMM sweep", static_cast<long>(sizes.size() * precisions.size()));
-    long done = 0;
-    std::vector<db::ComputeSample> samples;
-    for (const auto& precision : precisions) {
-      for (const std::int64_t size : sizes) {
-        lagom_nccl_gemm_request request{precision_code(precision), size, size, size, 2, 1};
-        lagom_nccl_gemm_result result{};
-        if (module.gemm(device, &request, &result, err.data(), k_err_len) != 0) {
-          return make_error(ErrorCode::failure, "backend nccl: gemm: " + std::string(err.data()));
-        }
-        const double flops =
-            2.0 * static_cast<double>(size) * static_cast<double>(size) * static_cast<double>(size);
-        request.iters = std::clamp(static_cast<int>(sweep.target_us / std::max(result.time_us, 0.5)),
-                                   sweep.min_iters, sweep.max_iters);
-        if (module.gemm(device, &request, &result, err.data(), k_err_len) != 0) {
-          return make_error(ErrorCode::failure, "backend nccl: gemm: " + std::string(err.data()));
-        }
-        db::ComputeSample s;
-        s.kind = "gemm";
-        s.precision = precision;
-        s.m = s.n = s.k = size;
-        s.time_us = result.time_us;
-        s.tflops = flops / (result.time_us * 1e6);
-        samples.push_back(s);
-        progress.step(++done, fmt::format("{} {}", precision, size));
-      }
-    }
-    progress.end();
-    LAGOM_TRY_STATUS(sink.compute(samples));
-  }
+  if (has("compute")) LAGOM_TRY_STATUS(run_nccl_compute(module, device, sweep, quick, sink, progress));
   if (has("comm")) {
     for (const NcclConfig& config : nccl_configs(sweep, quick)) {
       const std::string label =

@@ -181,6 +181,66 @@ Result<ImportedLog> parse_vtrain(const std::vector<std::string>& lines, const st
   return log;
 }
 
+// One data row of an nccl-tests log into log.samples (its out-of-place and in-place halves), or the reasons
+// it is skipped into log.skipped; `bus_factor` is the collective's for the log's ranks.
+void import_row(ImportedLog& log, std::size_t line_number, const std::vector<std::string>& fields,
+                double bus_factor) {
+  auto skip = [&log, n = line_number](const std::string& why) {
+    log.skipped.push_back(fmt::format("line {}: {}", n, why));
+  };
+  const bool has_root = fields.size() == 13;
+  const std::size_t first = has_root ? 5 : 4;
+  const int root = has_root ? static_cast<int>(to_number(fields[4]).value_or(-1)) : -1;
+  const auto size = to_number(fields[0]);
+  if (const std::string why = bad_size(size); !why.empty()) {
+    skip(why);
+    return;
+  }
+  const auto count_cell = to_number(fields[1]);
+  if (!count_cell || !(*count_cell >= 0 && *count_cell <= *size) || *count_cell != std::floor(*count_cell)) {
+    skip("count is not a whole number of elements within the size");
+    return;
+  }
+  const auto bytes = static_cast<std::int64_t>(*size);
+  const auto count = static_cast<std::int64_t>(*count_cell);
+  for (int place = 0; place < 2; ++place) {
+    const std::size_t at = first + static_cast<std::size_t>(place) * 4;
+    const char* which = place == 0 ? "out-of-place" : "in-place";
+    const auto time_us = to_number(fields[at]);
+    if (const std::string why = bad_time(time_us); !why.empty()) {
+      skip(std::string(which) + " " + why);
+      continue;
+    }
+    const auto wrong = to_number(fields[at + 3]);  // N/A when checking was off
+    if (wrong && *wrong != 0) {
+      skip(fmt::format("{} #wrong {}: the collective returned wrong data, its time is no measurement", which,
+                       fields[at + 3]));
+      continue;
+    }
+    auto sample = make_sample(log.collective, log.ranks, log.nodes, bytes, count, fields[2], fields[3], root,
+                              place == 1, *time_us, wrong ? 0 : -1);
+    // The log's own bandwidth columns must be what its size and time say (algbw = size / time, busbw =
+    // algbw × the collective's bus factor for these ranks): a mismatch is a corrupt row, or a log of
+    // another collective or rank count than the one given.
+    const auto algbw = to_number(fields[at + 1]);
+    const auto busbw = to_number(fields[at + 2]);
+    if (algbw && !agrees(*algbw, sample.algbw_GBps)) {
+      skip(
+          fmt::format("{} algbw {} GB/s is not size / time = {:.2f} GB/s", which, *algbw, sample.algbw_GBps));
+      continue;
+    }
+    if (algbw && busbw && !agrees(*busbw, *algbw * bus_factor)) {
+      skip(fmt::format("{} busbw {} GB/s is not algbw × {:.3f} ({} over {} ranks) = {:.2f} GB/s", which,
+                       *busbw, bus_factor, log.collective, log.ranks, *algbw * bus_factor));
+      continue;
+    }
+    // Keep the log's own bandwidth columns: they are what the user saw.
+    if (algbw) sample.algbw_GBps = *algbw;
+    if (busbw) sample.busbw_GBps = *busbw;
+    log.samples.push_back(std::move(sample));
+  }
+}
+
 Result<ImportedLog> parse_nccl_tests(const std::vector<std::string>& lines, const std::string& file_name,
                                      const ImportOptions& options) {
   ImportedLog log;
@@ -248,63 +308,7 @@ Result<ImportedLog> parse_nccl_tests(const std::vector<std::string>& lines, cons
   const auto parsed = model::parse_collective(log.collective);
   if (!parsed) return make_error(ErrorCode::invalid_input, "unknown collective " + log.collective);
   const double bus_factor = model::busbw_factor(*parsed, std::max(log.ranks, 1));
-  for (const auto& [line_number, fields] : rows) {
-    auto skip = [&, n = line_number](const std::string& why) {
-      log.skipped.push_back(fmt::format("line {}: {}", n, why));
-    };
-    const bool has_root = fields.size() == 13;
-    const std::size_t first = has_root ? 5 : 4;
-    const int root = has_root ? static_cast<int>(to_number(fields[4]).value_or(-1)) : -1;
-    const auto size = to_number(fields[0]);
-    if (const std::string why = bad_size(size); !why.empty()) {
-      skip(why);
-      continue;
-    }
-    const auto count_cell = to_number(fields[1]);
-    if (!count_cell || !(*count_cell >= 0 && *count_cell <= *size) ||
-        *count_cell != std::floor(*count_cell)) {
-      skip("count is not a whole number of elements within the size");
-      continue;
-    }
-    const auto bytes = static_cast<std::int64_t>(*size);
-    const auto count = static_cast<std::int64_t>(*count_cell);
-    for (int place = 0; place < 2; ++place) {
-      const std::size_t at = first + static_cast<std::size_t>(place) * 4;
-      const char* which = place == 0 ? "out-of-place" : "in-place";
-      const auto time_us = to_number(fields[at]);
-      if (const std::string why = bad_time(time_us); !why.empty()) {
-        skip(std::string(which) + " " + why);
-        continue;
-      }
-      const auto wrong = to_number(fields[at + 3]);  // N/A when checking was off
-      if (wrong && *wrong != 0) {
-        skip(fmt::format("{} #wrong {}: the collective returned wrong data, its time is no measurement",
-                         which, fields[at + 3]));
-        continue;
-      }
-      auto sample = make_sample(log.collective, log.ranks, log.nodes, bytes, count, fields[2], fields[3],
-                                root, place == 1, *time_us, wrong ? 0 : -1);
-      // The log's own bandwidth columns must be what its size and time say (algbw = size / time, busbw =
-      // algbw × the collective's bus factor for these ranks): a mismatch is a corrupt row, or a log of
-      // another collective or rank count than the one given.
-      const auto algbw = to_number(fields[at + 1]);
-      const auto busbw = to_number(fields[at + 2]);
-      if (algbw && !agrees(*algbw, sample.algbw_GBps)) {
-        skip(fmt::format("{} algbw {} GB/s is not size / time = {:.2f} GB/s", which, *algbw,
-                         sample.algbw_GBps));
-        continue;
-      }
-      if (algbw && busbw && !agrees(*busbw, *algbw * bus_factor)) {
-        skip(fmt::format("{} busbw {} GB/s is not algbw × {:.3f} ({} over {} ranks) = {:.2f} GB/s", which,
-                         *busbw, bus_factor, log.collective, log.ranks, *algbw * bus_factor));
-        continue;
-      }
-      // Keep the log's own bandwidth columns: they are what the user saw.
-      if (algbw) sample.algbw_GBps = *algbw;
-      if (busbw) sample.busbw_GBps = *busbw;
-      log.samples.push_back(std::move(sample));
-    }
-  }
+  for (const auto& [line_number, fields] : rows) import_row(log, line_number, fields, bus_factor);
   if (log.samples.empty()) {
     return make_error(ErrorCode::invalid_input,
                       "no usable nccl-tests rows" +

@@ -91,7 +91,7 @@ std::vector<db::CommSample> comm_samples_from_records(const std::vector<records:
   std::map<Key, std::vector<double>> groups;
   std::map<Key, std::int64_t> counts;
   for (const records::Record& r : records) {
-    if (r.kind != records::Kind::collective || r.bytes == 0) continue;
+    if (r.kind != records::Kind::collective || r.bytes == 0 || !r.times_execution()) continue;
     const std::string collective(r.collective.view());
     if (!model::parse_collective(collective)) continue;
     if (records::dtype_bytes(r.dtype.view()) == 0) continue;

@@ -281,23 +281,10 @@ std::string resolve_backend(const std::string& requested) {
   return under_mpi_launcher() ? "mpi" : "cpu";
 }
 
-Result<ProfileReport> run_profile(const ProfileOptions& options, Progress& progress,
-                                  const SeriesCallback& on_series) {
-  if (options.backend != "auto" && options.backend != "cpu" && options.backend != "mpi" &&
-      options.backend != "nccl") {
-    return make_error(ErrorCode::invalid_input,
-                      "--backend " + options.backend + ": unknown backend (auto, cpu, mpi, nccl)");
-  }
-  // "interference": a GEMM beside a collective, and the FlashOverlap kernels' plans; "overlap" is its
-  // earlier name, still accepted (the kernels themselves are `lagom bench-overlap`).
-  const std::string suite_name = options.suite == "overlap" ? "interference" : options.suite;
-  if (suite_name != "all" && suite_name != "compute" && suite_name != "comm" &&
-      suite_name != "interference") {
-    return make_error(ErrorCode::invalid_input,
-                      "--suite " + options.suite + ": unknown suite (all, compute, comm, interference)");
-  }
-  const std::string backend = resolve_backend(options.backend);
-  LAGOM_TRY(const Sweep sweep, resolve_sweep(options, backend));
+// The suites a run of `backend` measures for --suite `suite_name` (its earlier name already mapped), and
+// the --records folder checked against them.
+Result<std::vector<std::string>> profile_suites(const ProfileOptions& options, const std::string& backend,
+                                                const std::string& suite_name) {
   const auto available = backend_suites(backend);
   std::vector<std::string> suites;
   if (suite_name == "all") {
@@ -320,6 +307,50 @@ Result<ProfileReport> run_profile(const ProfileOptions& options, Progress& progr
       return make_error(ErrorCode::invalid_input, "--records " + options.records_dir + ": not a folder");
     }
   }
+  return suites;
+}
+
+// The profile database, opened (and verified) by rank 0 only (nullopt on the others) before anything is
+// measured; every rank learns whether it opened.
+Result<std::optional<db::Database>> open_on_root(Group& group, bool is_root, const std::string& path) {
+  std::optional<db::Database> database;
+  Error open_error = make_error(ErrorCode::failure, "");
+  bool opened = true;
+  if (is_root) {
+    auto opened_db = db::Database::open(path, db::Database::Mode::read_write);
+    if (opened_db.ok()) {
+      database.emplace(std::move(opened_db).value());
+    } else {
+      opened = false;
+      open_error = opened_db.error();
+    }
+  }
+  LAGOM_TRY(const double open_failures, group.sum(opened ? 0.0 : 1.0));
+  if (open_failures > 0) {
+    if (!opened) return open_error;
+    return make_error(ErrorCode::failure, "rank 0 could not open the profile database");
+  }
+  return database;
+}
+
+Result<ProfileReport> run_profile(const ProfileOptions& options, Progress& progress,
+                                  const SeriesCallback& on_series) {
+  if (options.backend != "auto" && options.backend != "cpu" && options.backend != "mpi" &&
+      options.backend != "nccl") {
+    return make_error(ErrorCode::invalid_input,
+                      "--backend " + options.backend + ": unknown backend (auto, cpu, mpi, nccl)");
+  }
+  // "interference": a GEMM beside a collective, and the FlashOverlap kernels' plans; "overlap" is its
+  // earlier name, still accepted (the kernels themselves are `lagom bench-overlap`).
+  const std::string suite_name = options.suite == "overlap" ? "interference" : options.suite;
+  if (suite_name != "all" && suite_name != "compute" && suite_name != "comm" &&
+      suite_name != "interference") {
+    return make_error(ErrorCode::invalid_input,
+                      "--suite " + options.suite + ": unknown suite (all, compute, comm, interference)");
+  }
+  const std::string backend = resolve_backend(options.backend);
+  LAGOM_TRY(const Sweep sweep, resolve_sweep(options, backend));
+  LAGOM_TRY(const std::vector<std::string> suites, profile_suites(options, backend, suite_name));
 
   // The nccl module first: a missing GPU is an error before anything is written.
   std::shared_ptr<NcclModule> module;
@@ -364,23 +395,7 @@ Result<ProfileReport> run_profile(const ProfileOptions& options, Progress& progr
   }
 
   // Rank 0 opens (and verifies) the database before measuring anything; every rank learns the outcome.
-  std::optional<db::Database> database;
-  Error open_error = make_error(ErrorCode::failure, "");
-  bool opened = true;
-  if (is_root) {
-    auto opened_db = db::Database::open(options.db_path, db::Database::Mode::read_write);
-    if (opened_db.ok()) {
-      database.emplace(std::move(opened_db).value());
-    } else {
-      opened = false;
-      open_error = opened_db.error();
-    }
-  }
-  LAGOM_TRY(const double open_failures, group->sum(opened ? 0.0 : 1.0));
-  if (open_failures > 0) {
-    if (!opened) return open_error;
-    return make_error(ErrorCode::failure, "rank 0 could not open the profile database");
-  }
+  LAGOM_TRY(std::optional<db::Database> database, open_on_root(*group, is_root, options.db_path));
 
   db::Run run;
   run.backend = backend;

@@ -136,8 +136,8 @@ ParsedLine parse_record_line(std::string_view line) {
     r.seq = read_integer<std::uint64_t>(doc, "seq");
     r.peer = read_integer<std::int32_t>(doc, "peer", -1);
     read_text(doc, "clock", r.clock);
-    if (r.clock.view() != "gpu" && r.clock.view() != "host")
-      throw FieldError{"\"clock\" must be gpu or host"};
+    if (r.clock.view() != "gpu" && r.clock.view() != "host" && r.clock.view() != "enqueue")
+      throw FieldError{"\"clock\" must be gpu, host or enqueue"};
     r.start_ns = read_integer<std::int64_t>(doc, "start_ns");
     r.end_ns = read_integer<std::int64_t>(doc, "end_ns");
     if (r.end_ns < r.start_ns) throw FieldError{"\"end_ns\" is before \"start_ns\""};

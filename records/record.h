@@ -53,11 +53,15 @@ struct Record {
   std::int32_t channels = 0;    // channels it ran on; 0 = unknown
   std::uint64_t seq = 0;        // per communicator and collective sequence number (NCCL's seqNumber)
   std::int32_t peer = -1;       // p2p: the remote rank; -1 for collectives
-  Text<8> clock;                // time base of start/end: "gpu" (GPU global timer) or "host" (MPI_Wtime)
-  std::int64_t start_ns = 0;    // start of execution
-  std::int64_t end_ns = 0;      // end of execution (>= start_ns)
+  // Time base of start/end: "gpu" (GPU global timer), "host" (MPI_Wtime), or "enqueue" (host monotonic
+  // clock around the enqueue of a copy-engine collective, whose execution NCCL does not time).
+  Text<8> clock;
+  std::int64_t start_ns = 0;  // start of execution
+  std::int64_t end_ns = 0;    // end of execution (>= start_ns)
 
   [[nodiscard]] double duration_us() const { return static_cast<double>(end_ns - start_ns) / 1e3; }
+  // False for "enqueue" records: their duration is not the operation's, so no fit or drift check reads it.
+  [[nodiscard]] bool times_execution() const { return clock.view() != "enqueue"; }
 };
 
 // What the plugin says about itself when it closes a file: how many records it wrote and dropped.

@@ -41,6 +41,7 @@ print("| %s | %d | %.2f %% | %+.1f %% |" % (sys.argv[1], s["runs"], s["mape_pct"
   row "vTrain multi-node (A100, 64-512 GPUs)" "$data/vtrain-multi.csv"
   row "DGX H100 recipes, BF16" "$data/dgxc-h100.csv" bf16
   row "DGX H100 recipes, FP8" "$data/dgxc-h100.csv" fp8
+  row "llm-foundry FSDP (H100, A100 80/40 GB)" "$data/llm-foundry.csv"
   exit 0
 fi
 status=0

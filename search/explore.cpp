@@ -119,6 +119,36 @@ Status check_framework_pins(const ExploreOptions& options) {
   return check_strategy(framework_profile(options.framework), s);
 }
 
+namespace {
+
+// body(i) for every i < n on up to `threads` workers that share the indices. A thread the system refuses (a
+// process or memory limit) leaves the work to the others, or to this thread alone, with one warning.
+template <typename Body>
+void run_parallel(std::size_t n, unsigned threads, Progress& progress, bool& warned, Body&& body) {
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < n; i = next++) body(i);
+  };
+  std::vector<std::thread> pool;
+  const std::size_t wanted = std::min<std::size_t>(threads, n);
+  for (std::size_t t = 0; t < wanted; ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error& e) {
+      if (!warned) {
+        progress.warn(fmt::format("explore: {} of {} worker threads started ({}); continuing with {}",
+                                  pool.size(), wanted, e.what(), std::max<std::size_t>(1, pool.size())));
+        warned = true;
+      }
+      break;
+    }
+  }
+  if (pool.empty()) work();
+  for (auto& thread : pool) thread.join();
+}
+
+}  // namespace
+
 Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
                               const model::CostModel& cost_model, const ExploreOptions& options,
                               Progress& progress) {
@@ -130,37 +160,12 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
   const std::vector<model::Strategy> candidates = explore_candidates(workload, cluster, options);
   ExploreResult out;
   out.evaluated = candidates.size();
-  if (candidates.empty()) {
-    return make_error(
-        ErrorCode::invalid_input,
-        fmt::format("explore: no valid strategy for {} GPUs with the pinned flags", options.base.gpus));
-  }
+  if (candidates.empty()) return out;  // evaluated 0: the caller says what that means for its user
   const unsigned threads = options.threads > 0 ? static_cast<unsigned>(options.threads)
                                                : std::max(1U, std::thread::hardware_concurrency());
   bool warned_threads = false;
   auto parallel = [&](std::size_t n, auto&& body) {
-    std::atomic<std::size_t> next{0};
-    auto work = [&] {
-      for (std::size_t i = next++; i < n; i = next++) body(i);
-    };
-    std::vector<std::thread> pool;
-    const std::size_t wanted = std::min<std::size_t>(threads, n);
-    for (std::size_t t = 0; t < wanted; ++t) {
-      try {
-        pool.emplace_back(work);
-      } catch (const std::system_error& e) {
-        // The system refused a thread (a process or memory limit): the workers share the candidates, so
-        // fewer of them (or this thread alone) finish the same work.
-        if (!warned_threads) {
-          progress.warn(fmt::format("explore: {} of {} worker threads started ({}); continuing with {}",
-                                    pool.size(), wanted, e.what(), std::max<std::size_t>(1, pool.size())));
-          warned_threads = true;
-        }
-        break;
-      }
-    }
-    if (pool.empty()) work();
-    for (auto& thread : pool) thread.join();
+    run_parallel(n, threads, progress, warned_threads, body);
   };
 
   // Phase 1: memory (the same figure simulate reports) and the cheap lower bound, for every candidate.

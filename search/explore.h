@@ -56,7 +56,8 @@ struct ExploreEntry {
 };
 
 struct ExploreResult {
-  std::size_t evaluated = 0;      // valid candidate strategies considered (pruned ones included)
+  std::size_t evaluated = 0;      // valid candidate strategies considered (pruned ones included); 0: none
+                                  // divides the GPUs under the pinned values (results empty)
   std::size_t pruned = 0;         // not simulated: out of memory, or a bound above the K-th best
   std::size_t out_of_memory = 0;  // of those, because they do not fit
   std::size_t simulated = 0;

@@ -164,45 +164,10 @@ bool has_dp_buckets(const model::Strategy& s) {
 
 }  // namespace
 
-std::string_view to_string(Framework framework) {
-  switch (framework) {
-    case Framework::any:
-      return "any";
-    case Framework::megatron_lm:
-      return "megatron-lm";
-    case Framework::torch_fsdp:
-      return "torch-fsdp";
-    case Framework::deepspeed:
-      return "deepspeed";
-  }
-  return "?";
-}
-
-std::optional<Framework> parse_framework(std::string_view name) {
-  for (const auto f : {Framework::any, Framework::megatron_lm, Framework::torch_fsdp, Framework::deepspeed}) {
-    if (name == to_string(f)) return f;
-  }
-  return std::nullopt;
-}
-
 Result<Framework> parse_framework_flag(std::string_view name) {
-  if (auto framework = parse_framework(name)) return *framework;
-  return make_error(ErrorCode::invalid_input,
-                    fmt::format("framework: '{}' is not megatron-lm, torch-fsdp, deepspeed or any", name));
-}
-
-std::string_view to_string(BucketUnit unit) {
-  switch (unit) {
-    case BucketUnit::megabytes:
-      return "MB";
-    case BucketUnit::parameters:
-      return "parameters";
-    case BucketUnit::mebibytes:
-      return "MiB";
-    case BucketUnit::elements:
-      return "elements";
-  }
-  return "?";
+  auto framework = k_framework_names.parse_or_error(name);
+  if (!framework.ok()) return framework.error().with_context("framework");
+  return framework;
 }
 
 const FrameworkProfile& framework_profile(Framework framework) {

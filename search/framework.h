@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/enum_table.h"
 #include "core/error.h"
 #include "model/overlap_method.h"
 #include "model/specs.h"
@@ -25,9 +26,17 @@
 
 namespace lagom::search {
 
+using lagom::to_string;  // the name of every enum with a table (core/enum_table.h)
+
 enum class Framework { any, megatron_lm, torch_fsdp, deepspeed };
-std::string_view to_string(Framework framework);  // "any", "megatron-lm", "torch-fsdp", "deepspeed"
-std::optional<Framework> parse_framework(std::string_view name);
+// Listed as --framework's help offers them, the default last.
+inline constexpr auto k_framework_names = enum_table<Framework>({{Framework::megatron_lm, "megatron-lm"},
+                                                                 {Framework::torch_fsdp, "torch-fsdp"},
+                                                                 {Framework::deepspeed, "deepspeed"},
+                                                                 {Framework::any, "any"}});
+constexpr const auto& enum_names(Framework) {
+  return k_framework_names;
+}
 // The value of --framework: invalid_input "framework: 'x' is not megatron-lm, torch-fsdp, deepspeed or any".
 Result<Framework> parse_framework_flag(std::string_view name);
 
@@ -38,6 +47,13 @@ enum class BucketUnit {
   mebibytes,   // torch DDP's bucket_cap_mb: 2^20 bytes (bucket_bytes_cap = bucket_cap_mb * 1024 * 1024)
   elements,    // DeepSpeed's reduce_bucket_size: gradient elements per bucket
 };
+inline constexpr auto k_bucket_unit_names = enum_table<BucketUnit>({{BucketUnit::megabytes, "MB"},
+                                                                    {BucketUnit::parameters, "parameters"},
+                                                                    {BucketUnit::mebibytes, "MiB"},
+                                                                    {BucketUnit::elements, "elements"}});
+constexpr const auto& enum_names(BucketUnit) {
+  return k_bucket_unit_names;
+}
 
 // What one framework can run. Lists hold what the framework offers, the framework's default first where it
 // has one; an empty cp_comms means "the strategy's own" (any).
@@ -75,7 +91,6 @@ Status check_priority(const FrameworkProfile& profile, simulator::IssuePriority 
 // back.
 double bucket_mb_of(const FrameworkProfile& profile, double value, const model::Strategy& strategy);
 double bucket_in_unit(const FrameworkProfile& profile, double mb, const model::Strategy& strategy);
-std::string_view to_string(BucketUnit unit);  // "MB", "parameters", "MiB", "elements"
 // The framework's own default bucket for `strategy` (resolved), in MB: Megatron-Core max(4e7, 1e6·dp·cp)
 // parameters, torch DDP 25 MiB, DeepSpeed 5e8 elements; any: the strategy's bucket_mb (Lagom's 25 MB).
 double default_bucket_mb(const FrameworkProfile& profile, const model::Strategy& strategy);

@@ -637,28 +637,6 @@ Status finish(const Problem& problem, Evaluator& evaluator, const std::vector<De
 
 }  // namespace
 
-std::string_view to_string(SearchKind kind) {
-  switch (kind) {
-    case SearchKind::default_:
-      return "default";
-    case SearchKind::exhaustive:
-      return "exhaustive";
-    case SearchKind::autoccl:
-      return "autoccl";
-    case SearchKind::lagom:
-      return "lagom";
-  }
-  return "?";
-}
-
-std::optional<SearchKind> parse_search(std::string_view name) {
-  for (SearchKind k :
-       {SearchKind::default_, SearchKind::exhaustive, SearchKind::autoccl, SearchKind::lagom}) {
-    if (to_string(k) == name) return k;
-  }
-  return std::nullopt;
-}
-
 Result<TuneResult> run_search(SearchKind kind, const Problem& problem, const SearchOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   TuneResult out;

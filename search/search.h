@@ -35,8 +35,14 @@
 namespace lagom::search {
 
 enum class SearchKind { default_, exhaustive, autoccl, lagom };
-std::string_view to_string(SearchKind kind);
-std::optional<SearchKind> parse_search(std::string_view name);
+// Listed as --search's help offers them, the recommended first.
+inline constexpr auto k_search_kind_names = enum_table<SearchKind>({{SearchKind::lagom, "lagom"},
+                                                                    {SearchKind::autoccl, "autoccl"},
+                                                                    {SearchKind::exhaustive, "exhaustive"},
+                                                                    {SearchKind::default_, "default"}});
+constexpr const auto& enum_names(SearchKind) {
+  return k_search_kind_names;
+}
 
 inline constexpr double k_exhaustive_limit = 1e6;  // evaluations the oracle may need at most
 

@@ -171,26 +171,6 @@ std::string format_bytes(std::int64_t bytes) {
   return fmt::format("{}", bytes);
 }
 
-std::string_view to_string(DecisionKind kind) {
-  switch (kind) {
-    case DecisionKind::tp_overlap:
-      return "tp-overlap";
-    case DecisionKind::bucket_mb:
-      return "bucket-mb";
-    case DecisionKind::prefetch:
-      return "fsdp-prefetch";
-    case DecisionKind::priority:
-      return "issue-priority";
-    case DecisionKind::process:
-      return "process";
-    case DecisionKind::communicator:
-      return "communicator";
-    case DecisionKind::op_class:
-      return "op class";
-  }
-  return "?";
-}
-
 DecisionKind kind_of(const Setting& setting) {
   return std::visit([](const auto& s) { return s.k_kind; }, setting);
 }

@@ -73,7 +73,17 @@ struct Choice {
 };
 
 enum class DecisionKind { tp_overlap, bucket_mb, prefetch, priority, process, communicator, op_class };
-std::string_view to_string(DecisionKind kind);
+inline constexpr auto k_decision_kind_names =
+    enum_table<DecisionKind>({{DecisionKind::tp_overlap, "tp-overlap"},
+                              {DecisionKind::bucket_mb, "bucket-mb"},
+                              {DecisionKind::prefetch, "fsdp-prefetch"},
+                              {DecisionKind::priority, "issue-priority"},
+                              {DecisionKind::process, "process"},
+                              {DecisionKind::communicator, "communicator"},
+                              {DecisionKind::op_class, "op class"}});
+constexpr const auto& enum_names(DecisionKind) {
+  return k_decision_kind_names;
+}
 
 // What one option sets: one type per decision kind, each naming the knob it sets and where (the op class,
 // the communicator), so an option is complete on its own and applies to a choice without its decision.

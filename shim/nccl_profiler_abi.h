@@ -48,6 +48,11 @@ extern "C" {
 #define LAGOM_NCCL_PROFILE_COLL_API (1 << 9)
 #define LAGOM_NCCL_PROFILE_P2P_API (1 << 10)
 #define LAGOM_NCCL_PROFILE_KERNEL_LAUNCH (1 << 11)
+// Copy-engine events, v6 only (NVIDIA/nccl@v2.30.7-1:src/include/plugin/nccl_profiler.h:23-26;
+// v2.29.7-1: nccl_profiler.h:25-27).
+#define LAGOM_NCCL_PROFILE_CE_COLL (1 << 12)
+#define LAGOM_NCCL_PROFILE_CE_SYNC (1 << 13)
+#define LAGOM_NCCL_PROFILE_CE_BATCH (1 << 14)
 
 // ncclProfilerEventState_t (nccl_profiler.h:25-58): only the one the plugin reads.
 typedef int lagom_nccl_profiler_event_state_t;
@@ -126,6 +131,106 @@ typedef struct {
   };
 } lagom_nccl_profiler_descr_v5_t;
 
+// ncclProfilerEventDescr_v6_t (NVIDIA/nccl@v2.29.7-1:src/include/plugin/profiler/profiler_v6.h:14-122, the
+// same layout at v2.30.7-1): v5's union and three copy-engine members. NCCL starts a CeColl event before it
+// enqueues a copy-engine collective's copies on the stream and stops it right after
+// (v2.30.7-1:src/ce_coll.cc:1361-1408, src/plugin/profiler.cc:823-866): both on the host, with no GPU time.
+typedef struct {
+  uint64_t type;
+  void* parentObj;
+  int rank;
+  union {
+    struct {
+      bool graphCaptured;
+      int groupDepth;
+    } groupApi;
+    struct {
+      const char* func;
+      size_t count;
+      const char* datatype;
+      int root;
+      void* stream;
+      bool graphCaptured;
+    } collApi;
+    struct {
+      const char* func;
+      size_t count;
+      const char* datatype;
+      void* stream;
+      bool graphCaptured;
+    } p2pApi;
+    struct {
+      void* stream;
+    } kernelLaunch;
+    struct {
+      uint64_t seqNumber;
+      const char* func;
+      void const* sendBuff;
+      void* recvBuff;
+      size_t count;
+      int root;
+      const char* datatype;
+      uint8_t nChannels;
+      uint8_t nWarps;
+      const char* algo;
+      const char* proto;
+      void* parentGroup;
+    } coll;
+    struct {
+      const char* func;
+      void* buff;
+      const char* datatype;
+      size_t count;
+      int peer;
+      uint8_t nChannels;
+      void* parentGroup;
+    } p2p;
+    struct {
+      pid_t pid;
+      uint8_t channelId;
+      int peer;
+      int nSteps;
+      int chunkSize;
+      int isSend;
+    } proxyOp;
+    struct {
+      int step;
+    } proxyStep;
+    struct {
+      uint8_t channelId;
+      uint64_t pTimer;
+    } kernelCh;
+    struct {
+      int64_t id;
+      void* data;
+    } netPlugin;
+    struct {
+      uint64_t seqNumber;
+      const char* func;
+      void const* sendBuff;
+      void* recvBuff;
+      size_t count;
+      int root;
+      const char* datatype;
+      const char* syncStrategy;
+      bool intraBatchSync;
+      uint32_t batchSize;
+      uint32_t numBatches;
+      uint32_t ceSeqNum;
+      void* stream;
+    } ceColl;
+    struct {
+      bool isComplete;
+      int nRanks;
+    } ceCollSync;
+    struct {
+      int numOps;
+      size_t totalBytes;
+      bool useIntraSync;
+    } ceCollBatch;
+  };
+} lagom_nccl_profiler_descr_v6_t;
+
 // ncclProfilerEventDescr_v4_t (profiler_v4.h:10-61): `type` is one byte and Coll/P2p have no API parent.
 typedef struct {
   uint8_t type;
@@ -190,6 +295,19 @@ typedef union {
     uint64_t pTimer;
   } kernelCh;
 } lagom_nccl_profiler_state_args_t;
+
+// ncclProfiler_v6_t (v2.29.7-1:src/include/plugin/profiler/profiler_v6.h:128-145; symbol ncclProfiler_v6,
+// v2.30.7-1:src/plugin/profiler/profiler_v6.cc:17): v5's entry points with the v6 descriptor.
+typedef struct {
+  const char* name;
+  lagom_nccl_result_t (*init)(void** context, uint64_t commId, int* eActivationMask, const char* commName,
+                              int nNodes, int nranks, int rank, lagom_nccl_logger_t logfn);
+  lagom_nccl_result_t (*startEvent)(void* context, void** eHandle, lagom_nccl_profiler_descr_v6_t* eDescr);
+  lagom_nccl_result_t (*stopEvent)(void* eHandle);
+  lagom_nccl_result_t (*recordEventState)(void* eHandle, lagom_nccl_profiler_event_state_t eState,
+                                          lagom_nccl_profiler_state_args_t* eStateArgs);
+  lagom_nccl_result_t (*finalize)(void* context);
+} lagom_nccl_profiler_v6_t;
 
 // ncclProfiler_v5_t (profiler_v5.h:109-149).
 typedef struct {

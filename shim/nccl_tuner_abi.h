@@ -1,7 +1,9 @@
 // The NCCL tuner-plugin ABI, declared by Lagom from the published layout (no NCCL header is included,
-// and the plugin does not link NCCL). Layouts follow NCCL 2.28.9 (tag v2.28.9-1):
-// src/include/plugin/tuner/tuner_v5.h, tuner_v4.h and src/include/nccl_common.h, as summarised in
-// Lagom's research notes. Only what the plugin and its tests need is declared.
+// and the plugin does not link NCCL). Layouts follow NVIDIA/nccl: src/include/plugin/tuner/tuner_v6.h
+// (v2.30.7-1), tuner_v5.h (v2.28.9-1, v2.29.7-1), tuner_v4.h (v2.24.3-1 .. v2.27.7-1; 2.24-2.25 keep it in
+// src/include/nccl_tuner.h) and src/include/nccl_common.h. tests/shim/test_nccl_abi_*.cpp hold every
+// struct below against NCCL's own headers of those tags (tests/data/nccl-abi/). Only what the plugin and
+// its tests need is declared.
 //
 // Contract kept by NCCL (src/enqueue.cc, getAlgoInfo): the cost table is one contiguous
 // float[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS] array passed as `float**`. It is NOT an array of row
@@ -88,12 +90,39 @@ typedef struct {
   double perChMaxNVLSTreeBws[LAGOM_NCCL_NUM_COMPCAPS_V5][LAGOM_NCCL_NUM_TUNING_SCALES_V5];
 } lagom_nccl_tuner_constants_v5_t;
 
-// getCollInfo, identical in v4 and v5. collType is an ncclFunc_t value.
+// getCollInfo, identical in v4, v5 and v6. collType is an ncclFunc_t value.
 typedef lagom_nccl_result_t (*lagom_nccl_get_coll_info_t)(void* context, int collType, size_t nBytes,
                                                           int numPipeOps, float** collCostTable, int numAlgo,
                                                           int numProto, int regBuff, int* nChannels);
 
-// ncclTuner_v5_t (NCCL 2.28.x): symbol ncclTunerPlugin_v5.
+// getChunkSize (v6 only; NVIDIA/nccl@v2.30.7-1:src/include/plugin/tuner/tuner_v6.h:79-80): NCCL passes the
+// chunk it computed in *chunkSize and takes back whatever the plugin leaves there, clamped to the buffer's
+// ceiling and then aligned down to the protocol's grain (src/enqueue.cc:2308-2320, 2323).
+typedef lagom_nccl_result_t (*lagom_nccl_get_chunk_size_t)(void* context, int collType, size_t nBytes,
+                                                           int algo, int proto, int nChannels,
+                                                           size_t* chunkSize);
+
+// ncclProtoGrainSize (NVIDIA/nccl@v2.30.7-1:src/include/device.h:328-334): NCCL aligns a chunk down to a
+// multiple of these bytes, so a chunk below one grain would become 0. LL: 16; LL128: WARP_SIZE (32) x
+// NCCL_LL128_SHMEM_ELEMS_PER_THREAD (8) / NCCL_LL128_LINEELEMS (16) x NCCL_LL128_DATAELEMS (15) x 8 bytes
+// (device.h:90, 110-117); SIMPLE: 512.
+#define LAGOM_NCCL_GRAIN_LL 16
+#define LAGOM_NCCL_GRAIN_LL128 3840
+#define LAGOM_NCCL_GRAIN_SIMPLE 512
+
+// ncclTuner_v6_t (NCCL 2.30): symbol ncclTunerPlugin_v6. init, getCollInfo and finalize as in v5 (v6's
+// constants and NVL domain info are typedefs of v5's, tuner_v6.h:15-16), then getChunkSize.
+typedef struct {
+  const char* name;
+  lagom_nccl_result_t (*init)(void** context, uint64_t commId, size_t nRanks, size_t nNodes,
+                              lagom_nccl_logger_t logFunction, lagom_nccl_nvl_domain_info_v5_t* nvlDomainInfo,
+                              lagom_nccl_tuner_constants_v5_t* constants);
+  lagom_nccl_get_coll_info_t getCollInfo;
+  lagom_nccl_result_t (*finalize)(void* context);
+  lagom_nccl_get_chunk_size_t getChunkSize;
+} lagom_nccl_tuner_v6_t;
+
+// ncclTuner_v5_t (NCCL 2.28.x-2.29.x): symbol ncclTunerPlugin_v5.
 typedef struct {
   const char* name;
   lagom_nccl_result_t (*init)(void** context, uint64_t commId, size_t nRanks, size_t nNodes,

@@ -37,6 +37,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <memory>
 #include <mutex>
@@ -239,6 +240,7 @@ struct alignas(128) Task {
   std::atomic<std::uint32_t> state{k_free};
   std::atomic<std::int32_t> pending{0};  // the enqueue stop and each expected channel stop still to come
   std::atomic<bool> enqueued{false};
+  bool host_timed = false;  // a copy-engine collective: timed by its enqueue on the host (set at start)
   std::atomic<std::uint64_t> stopped_channels{0};  // bit c: channel c's stop was seen
   std::atomic<std::uint64_t> first_start{UINT64_MAX};
   std::atomic<std::uint64_t> last_stop{0};
@@ -477,7 +479,15 @@ struct OperationDescr {
   int channels = 0;
   std::uint64_t seq = 0;
   int peer = -1;
+  bool copy_engine = false;  // a v6 CeColl event: no channels, no GPU timing
 };
+
+// CLOCK_MONOTONIC in nanoseconds (vDSO, tens of ns): the time base of copy-engine records' enqueue.
+std::uint64_t host_now_ns() noexcept {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<std::uint64_t>(t.tv_sec) * 1000000000u + static_cast<std::uint64_t>(t.tv_nsec);
+}
 
 // NCCL passes its names as pointers to string literals (src/collectives.cc: ncclFuncToString, ...), the
 // same few pointers call after call: a per-thread cache keyed by the pointer saves the string compares
@@ -524,11 +534,14 @@ void start_operation(const Context* context, void** handle, const OperationDescr
     g_counters.dropped_slots.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  const int channels = d.channels < 0 ? 0 : (d.channels > k_max_channels ? k_max_channels : d.channels);
+  const int channels = d.copy_engine    ? 0
+                       : d.channels < 0 ? 0
+                                        : (d.channels > k_max_channels ? k_max_channels : d.channels);
   task->context.store(context, std::memory_order_relaxed);
   task->enqueued.store(false, std::memory_order_relaxed);
+  task->host_timed = d.copy_engine;
   task->stopped_channels.store(0, std::memory_order_relaxed);
-  task->first_start.store(UINT64_MAX, std::memory_order_relaxed);
+  task->first_start.store(d.copy_engine ? host_now_ns() : UINT64_MAX, std::memory_order_relaxed);
   task->last_stop.store(0, std::memory_order_relaxed);
   records::Record& r = task->record;
   r = records::Record{};
@@ -542,12 +555,19 @@ void start_operation(const Context* context, void** handle, const OperationDescr
   r.count = d.count;
   r.dtype.set(t_datatypes.get(d.datatype, records::dtype_from_nccl));
   r.bytes = saturating_bytes(d.count, records::dtype_bytes(r.dtype.view()));
-  r.algorithm.set(t_algorithms.get(d.algo, records::algorithm_from_nccl));
-  r.protocol.set(t_protocols.get(d.proto, records::protocol_from_nccl));
+  if (d.copy_engine) {
+    // NCCL names no algorithm or protocol for these; the copy engines are the algorithm, and the clock
+    // says the times are the enqueue's (docs/records.md).
+    r.algorithm.set("ce");
+    r.clock.set("enqueue");
+  } else {
+    r.algorithm.set(t_algorithms.get(d.algo, records::algorithm_from_nccl));
+    r.protocol.set(t_protocols.get(d.proto, records::protocol_from_nccl));
+    r.clock.set("gpu");
+  }
   r.channels = channels;
   r.seq = d.seq;
   r.peer = d.peer;
-  r.clock.set("gpu");
   // Published last: the release store makes the fields above visible to the thread that completes it.
   task->pending.store(1 + channels, std::memory_order_release);
   *handle = task;
@@ -611,7 +631,7 @@ void start_kernel_channel(void** handle, void* parent, int channel, std::uint64_
 // --- entry points ---------------------------------------------------------------------------------
 
 lagom_nccl_result_t init_common(void** context, std::uint64_t comm_hash, int* activation_mask, int n_nodes,
-                                int n_ranks, int rank, lagom_nccl_logger_t logger) {
+                                int n_ranks, int rank, lagom_nccl_logger_t logger, bool copy_engine_events) {
   if (context != nullptr) *context = nullptr;
   if (activation_mask != nullptr) __atomic_store_n(activation_mask, 0, __ATOMIC_RELAXED);
   if (context == nullptr) return LAGOM_NCCL_SUCCESS;
@@ -653,9 +673,12 @@ lagom_nccl_result_t init_common(void** context, std::uint64_t comm_hash, int* ac
     ++life.contexts;
     *context = c;
     if (life.active && activation_mask != nullptr) {
-      __atomic_store_n(activation_mask,
-                       LAGOM_NCCL_PROFILE_COLL | LAGOM_NCCL_PROFILE_P2P | LAGOM_NCCL_PROFILE_KERNEL_CH,
-                       __ATOMIC_RELAXED);
+      // v6 adds copy-engine collectives: NCCL 2.29+ runs them without a kernel, so without CeColl events
+      // they would leave no trace at all (its v5 adapter drops them: v2.30.7-1:src/plugin/profiler/
+      // profiler_v5.cc:111-116).
+      const int mask = LAGOM_NCCL_PROFILE_COLL | LAGOM_NCCL_PROFILE_P2P | LAGOM_NCCL_PROFILE_KERNEL_CH |
+                       (copy_engine_events ? LAGOM_NCCL_PROFILE_CE_COLL : 0);
+      __atomic_store_n(activation_mask, mask, __ATOMIC_RELAXED);
     }
   } catch (...) {
     // Out of memory or no thread: NCCL runs without a profiler for this communicator.
@@ -663,15 +686,20 @@ lagom_nccl_result_t init_common(void** context, std::uint64_t comm_hash, int* ac
   return LAGOM_NCCL_SUCCESS;
 }
 
+lagom_nccl_result_t init_v6(void** context, uint64_t comm_id, int* activation_mask, const char* /*comm_name*/,
+                            int n_nodes, int n_ranks, int rank, lagom_nccl_logger_t logger) {
+  return init_common(context, comm_id, activation_mask, n_nodes, n_ranks, rank, logger, true);
+}
+
 lagom_nccl_result_t init_v5(void** context, uint64_t comm_id, int* activation_mask, const char* /*comm_name*/,
                             int n_nodes, int n_ranks, int rank, lagom_nccl_logger_t logger) {
-  return init_common(context, comm_id, activation_mask, n_nodes, n_ranks, rank, logger);
+  return init_common(context, comm_id, activation_mask, n_nodes, n_ranks, rank, logger, false);
 }
 
 lagom_nccl_result_t init_v4(void** context, int* activation_mask, const char* /*comm_name*/,
                             uint64_t comm_hash, int n_nodes, int n_ranks, int rank,
                             lagom_nccl_logger_t logger) {
-  return init_common(context, comm_hash, activation_mask, n_nodes, n_ranks, rank, logger);
+  return init_common(context, comm_hash, activation_mask, n_nodes, n_ranks, rank, logger, false);
 }
 
 template <typename Descr>
@@ -703,11 +731,25 @@ lagom_nccl_result_t start_event(void* context, void** handle, Descr* descr, std:
     start_operation(c, handle, d);
   } else if (type == LAGOM_NCCL_PROFILE_KERNEL_CH) {
     start_kernel_channel(handle, descr->parentObj, descr->kernelCh.channelId, descr->kernelCh.pTimer);
+  } else if constexpr (requires { descr->ceColl; }) {
+    if (type == LAGOM_NCCL_PROFILE_CE_COLL) {
+      OperationDescr d;
+      d.kind = records::Kind::collective;
+      d.func = descr->ceColl.func;
+      d.datatype = descr->ceColl.datatype;
+      d.count = descr->ceColl.count;
+      d.seq = descr->ceColl.seqNumber;
+      d.copy_engine = true;
+      start_operation(c, handle, d);
+    }
   }
   // Every other event type (groups, API events, proxy events) gets no handle: NCCL accepts null.
   return LAGOM_NCCL_SUCCESS;
 }
 
+lagom_nccl_result_t start_event_v6(void* context, void** handle, lagom_nccl_profiler_descr_v6_t* descr) {
+  return start_event(context, handle, descr, descr != nullptr ? descr->type : 0);
+}
 lagom_nccl_result_t start_event_v5(void* context, void** handle, lagom_nccl_profiler_descr_v5_t* descr) {
   return start_event(context, handle, descr, descr != nullptr ? descr->type : 0);
 }
@@ -724,8 +766,12 @@ lagom_nccl_result_t stop_event(void* handle) {
     const std::uint64_t bit = std::uint64_t{1} << channel;
     if ((task->stopped_channels.fetch_or(bit, std::memory_order_acq_rel) & bit) == 0) finish_one(task);
   } else if ((task = task_from_handle(handle)) != nullptr) {
-    // The enqueue is done; the operation completes when its channels have stopped too.
-    if (!task->enqueued.exchange(true, std::memory_order_acq_rel)) finish_one(task);
+    // The enqueue is done; the operation completes when its channels have stopped too (a copy-engine
+    // collective has none: its record ends here, at the host's clock).
+    if (!task->enqueued.exchange(true, std::memory_order_acq_rel)) {
+      if (task->host_timed) atomic_max(task->last_stop, host_now_ns());
+      finish_one(task);
+    }
   }
   return LAGOM_NCCL_SUCCESS;
 }
@@ -770,6 +816,12 @@ lagom_nccl_result_t finalize(void* context) {
 }  // namespace lagom::shim
 
 extern "C" {
+
+// NCCL 2.29 and 2.30 load v6 (with copy-engine events) before v5; 2.28 loads v5, 2.25-2.27 v4.
+LAGOM_PROFILER_EXPORT lagom_nccl_profiler_v6_t ncclProfiler_v6 = {
+    lagom::shim::k_plugin_name,      lagom::shim::init_v6,
+    lagom::shim::start_event_v6,     lagom::shim::stop_event,
+    lagom::shim::record_event_state, lagom::shim::finalize};
 
 LAGOM_PROFILER_EXPORT lagom_nccl_profiler_v5_t ncclProfiler_v5 = {
     lagom::shim::k_plugin_name,      lagom::shim::init_v5,

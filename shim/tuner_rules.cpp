@@ -17,7 +17,7 @@ namespace {
 // a dataset) is refused instead of read into every rank's memory.
 constexpr std::size_t k_max_file_bytes = std::size_t{16} << 20;
 constexpr std::size_t k_min_fields = 8;
-constexpr std::size_t k_max_fields = 10;
+constexpr std::size_t k_max_fields = 11;
 
 struct Name {
   const char* text;
@@ -110,9 +110,9 @@ std::string parse_line(std::string_view line, Rule& rule) {
     start = comma + 1;
   }
   if (fields.size() < k_min_fields || fields.size() > k_max_fields) {
-    return "expected 8 to 10 comma-separated fields "
+    return "expected 8 to 11 comma-separated fields "
            "(collective,min_bytes,max_bytes,algorithm,protocol,channels,"
-           "nNodes,nRanks,numPipeOps,regBuff), got " +
+           "nNodes,nRanks,numPipeOps,regBuff[,chunk]), got " +
            std::to_string(fields.size());
   }
 
@@ -170,6 +170,10 @@ std::string parse_line(std::string_view line, Rule& rule) {
   if (fields.size() > 9) {
     if (std::string why = integer(9, "regBuff", 0, 1, value); !why.empty()) return why;
     rule.reg_buff = static_cast<int>(value);
+  }
+  if (fields.size() > 10) {
+    if (std::string why = integer(10, "chunk", 1, INT32_MAX, value); !why.empty()) return why;
+    rule.chunk_bytes = value;
   }
   return {};
 }
@@ -256,6 +260,25 @@ const char* algorithm_name(int algorithm) {
 }
 const char* protocol_name(int protocol) {
   return name_of(k_protocols, protocol);
+}
+
+std::size_t protocol_grain_bytes(int protocol) {
+  switch (protocol) {
+    case LAGOM_NCCL_PROTO_LL:
+      return LAGOM_NCCL_GRAIN_LL;
+    case LAGOM_NCCL_PROTO_LL128:
+      return LAGOM_NCCL_GRAIN_LL128;
+    case LAGOM_NCCL_PROTO_SIMPLE:
+      return LAGOM_NCCL_GRAIN_SIMPLE;
+    default:
+      return 0;
+  }
+}
+
+std::size_t RuleTable::chunk_rules() const {
+  std::size_t n = 0;
+  for (const Rule& rule : rules) n += rule.chunk_bytes != k_any ? 1 : 0;
+  return n;
 }
 
 FileIdentity identify(const std::string& path) {

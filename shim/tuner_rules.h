@@ -2,11 +2,13 @@
 // depends on nothing else of Lagom (the plugin must load into any process that uses NCCL).
 //
 // File format (what `lagom tune` writes as nccl_tuner.conf; NVIDIA's example-plugin CSV):
-//   # collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff
+//   # collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff[,chunk]
 //   allreduce,0,65535,tree,ll,4,2,16,-1,-1
 // Blank lines and lines whose first non-blank character is '#' are ignored. Fields are comma separated and
-// whitespace-trimmed; 8, 9 or 10 fields (omitted trailing fields mean "any"). -1 means "any" for
-// min_bytes, max_bytes, nNodes, nRanks, numPipeOps, regBuff and "keep NCCL's" for channels; algorithm and
+// whitespace-trimmed; 8, 9 or 10 fields (omitted trailing fields mean "any"), or 11 with Lagom's chunk
+// column (bytes per chunk, applied through tuner v6's getChunkSize; NVIDIA's format stops at regBuff).
+// -1 means "any" for min_bytes, max_bytes, nNodes, nRanks, numPipeOps, regBuff and "keep NCCL's" for
+// channels and chunk; algorithm and
 // protocol are both named or both -1 (a channels-only rule). Byte ranges are inclusive.
 // A file with any bad line is rejected as a whole (ParseResult::error names the line): applying the rest
 // would silently change which line matches first.
@@ -38,7 +40,10 @@ struct Rule {
   int n_ranks = k_any;
   int num_pipe_ops = k_any;
   int reg_buff = k_any;  // 0, 1 or k_any
-  int line = 0;          // 1-based line in the file, for logs
+  // Bytes per chunk (1..2^31-1, NCCL keeps its chunk in an int), or k_any = keep NCCL's. Only the v6
+  // interface can apply it (getChunkSize); NCCL clamps it to the buffer's ceiling.
+  int64_t chunk_bytes = k_any;
+  int line = 0;  // 1-based line in the file, for logs
 };
 
 // What a collective call looks like to the tuner.
@@ -68,6 +73,8 @@ const Rule* find_rule(const std::vector<Rule>& rules, const CallShape& call);
 
 // One parsed config: the rules of one version of the file. Immutable once published.
 struct RuleTable {
+  // Lines with a chunk (chunk_bytes != k_any): what a v4/v5 interface, which cannot apply them, warns of.
+  [[nodiscard]] std::size_t chunk_rules() const;
   std::vector<Rule> rules;
   std::uint64_t generation = 0;  // 1 for the first table of a source, +1 per reload
 };
@@ -127,5 +134,9 @@ class RuleSource {
 const char* collective_name(int collective);
 const char* algorithm_name(int algorithm);
 const char* protocol_name(int protocol);
+
+// ncclProtoGrainSize of NCCL (nccl_tuner_abi.h): the smallest chunk NCCL can run for `protocol`; 0 for an
+// unknown protocol.
+std::size_t protocol_grain_bytes(int protocol);
 
 }  // namespace lagom::shim

@@ -19,14 +19,14 @@ Result<std::pair<OpClassKey, model::CollConfig>> read_op(const FieldReader& op) 
   const auto collective = model::parse_collective(collective_name);
   if (!collective) return op.error("collective", fmt::format("unknown collective '{}'", collective_name));
   LAGOM_TRY(const std::string group_name, op.string("group", std::nullopt));
-  const auto group = model::parse_group(group_name);
+  const auto group = model::k_group_names.parse(group_name);
   if (!group) return op.error("group", fmt::format("unknown group '{}'", group_name));
   LAGOM_TRY(const std::int64_t bytes, op.integer("bytes", std::nullopt, 0, k_int64_max));
   LAGOM_TRY(const std::string algo_name, op.string("algo", std::nullopt));
-  const auto algo = model::parse_algo(algo_name);
+  const auto algo = model::k_algo_names.parse(algo_name);
   if (!algo) return op.error("algo", fmt::format("unknown algorithm '{}'", algo_name));
   LAGOM_TRY(const std::string proto_name, op.string("proto", std::nullopt));
-  const auto proto = model::parse_proto(proto_name);
+  const auto proto = model::k_proto_names.parse(proto_name);
   if (!proto) return op.error("proto", fmt::format("unknown protocol '{}'", proto_name));
   model::CollConfig config;
   config.algo = *algo;
@@ -58,7 +58,7 @@ Status read_overlap(const FieldReader& overlap, CommAssignment& assignment) {
   }
   if (overlap.has("priority")) {
     const auto& value = overlap.at("priority");
-    const auto priority = value.is_string() ? parse_issue_priority(value.get<std::string>()) : std::nullopt;
+    const auto priority = value.is_string() ? k_issue_priority_names.parse(value.get<std::string>()) : std::nullopt;
     if (!priority) return overlap.error("priority", "must be \"as-scheduled\" or \"critical-first\"");
     assignment.priority = *priority;
   }
@@ -87,7 +87,7 @@ Result<CommAssignment> parse_comm_config(const nlohmann::json& document, const s
     for (std::size_t i = 0; i < comms->size(); ++i) {
       LAGOM_TRY(const FieldReader comm, top.element("communicators", *comms, i));
       LAGOM_TRY(const std::string group_name, comm.string("group", std::nullopt));
-      const auto group = model::parse_group(group_name);
+      const auto group = model::k_group_names.parse(group_name);
       if (!group) return comm.error("group", fmt::format("unknown group '{}'", group_name));
       LAGOM_TRY(const int ctas, comm.integer("ctas", std::nullopt));
       assignment.comm_ctas.emplace_back(*group, ctas);

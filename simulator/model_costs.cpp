@@ -24,20 +24,7 @@ void sum_flops(const std::vector<model::Step>& steps, double& flops, double& mod
 
 }  // namespace
 
-SharedPrices::SharedPrices(const model::CostModel& model) : m_model(model) {
-  const model::ClusterSpec& cluster = m_model.cluster();
-  const int gpn = std::max(1, cluster.gpus_per_node);
-  m_shared_nic_models.resize(static_cast<std::size_t>(gpn));
-  for (int ppn = 1; ppn <= gpn; ++ppn) {
-    const double share = static_cast<double>(cluster.nic.count) * ppn / gpn;
-    const double assumed = std::max(1, std::min(cluster.nic.count, ppn));
-    if (cluster.nic.count < 1 || share >= assumed) continue;
-    model::ClusterSpec shared = cluster;
-    shared.nic.gbit = cluster.nic.gbit * share / assumed;
-    m_shared_nic_models[static_cast<std::size_t>(ppn - 1)] =
-        std::make_unique<model::CostModel>(shared, m_model.calibration());
-  }
-}
+SharedPrices::SharedPrices(const model::CostModel& model) : m_model(model) {}
 
 namespace {
 
@@ -80,26 +67,34 @@ bool SharedPrices::SameQuery::operator()(const OverlapQuery& a, const OverlapQue
          a.collective.comm_slowdown == b.collective.comm_slowdown;
 }
 
-const model::CostModel& SharedPrices::model_for(const model::CommGroup& group) const {
-  if (group.nodes <= 1) return m_model;
-  const auto ppn = static_cast<std::size_t>(std::max(1, group.ranks_per_node()));
-  if (ppn > m_shared_nic_models.size() || !m_shared_nic_models[ppn - 1]) return m_model;
-  return *m_shared_nic_models[ppn - 1];
+model::CommGroup SharedPrices::sharing_nics(model::CommGroup group) const {
+  const model::ClusterSpec& cluster = m_model.cluster();
+  if (group.nodes <= 1 || cluster.nic.count < 1) return group;
+  const int gpn = std::max(1, cluster.gpus_per_node);
+  const int ppn = std::max(1, group.ranks_per_node());
+  if (ppn > gpn) return group;
+  // The node's NICs split over its gpn / ppn symmetric copies of the group: nic.count·ppn/gpn NICs for
+  // this one, against the min(nic.count, ppn) that the cost model assumes for a group alone.
+  const double share = static_cast<double>(cluster.nic.count) * ppn / gpn;
+  const double assumed = std::max(1, std::min(cluster.nic.count, ppn));
+  if (share < assumed) group.nic_share = share / assumed;
+  return group;
 }
 
 model::CollectiveCost SharedPrices::collective(const CollectiveCall& call,
                                                const std::optional<model::CollConfig>& knobs) const {
   const double bytes = static_cast<double>(call.bytes);
-  const model::CostModel& model = model_for(call.group);
-  if (knobs) return model.collective_cost(call.collective, bytes, call.group, *knobs);
+  const model::CostModel& model = m_model;
+  const model::CommGroup group = sharing_nics(call.group);
+  if (knobs) return model.collective_cost(call.collective, bytes, group, *knobs);
   const CallKey key{call.collective, call.bytes, call.group.ranks, call.group.nodes, call.comm_ctas};
   {
     const std::lock_guard lock(m_mutex);
     if (const auto it = m_collectives.find(key); it != m_collectives.end()) return it->second;
   }
-  model::CollConfig config = model.nccl_default(call.collective, bytes, call.group);
+  model::CollConfig config = model.nccl_default(call.collective, bytes, group);
   if (call.comm_ctas > 0) config.channels = call.comm_ctas;
-  const model::CollectiveCost cost = model.collective_cost(call.collective, bytes, call.group, config);
+  const model::CollectiveCost cost = model.collective_cost(call.collective, bytes, group, config);
   const std::lock_guard lock(m_mutex);
   m_collectives.emplace(key, cost);
   return cost;

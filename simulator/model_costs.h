@@ -59,13 +59,11 @@ class SharedPrices {
   struct SameQuery {
     bool operator()(const OverlapQuery& a, const OverlapQuery& b) const;
   };
-  [[nodiscard]] const model::CostModel& model_for(const model::CommGroup& group) const;
+  // `group` with its share of the node's NICs (model::CommGroup::nic_share): inter-node collectives of
+  // symmetric groups share the node's NICs (the rule above).
+  [[nodiscard]] model::CommGroup sharing_nics(model::CommGroup group) const;
 
   const model::CostModel& m_model;
-  // Inter-node collectives of symmetric groups share the node's NICs: the model of a group with p ranks
-  // per node prices it on a cluster whose NIC rate is scaled to that group's share (index: p − 1; null when
-  // the share is not below what the model already assumes).
-  std::vector<std::unique_ptr<model::CostModel>> m_shared_nic_models;
   mutable std::mutex m_mutex;
   mutable std::unordered_map<CallKey, model::CollectiveCost, Hash> m_collectives;
   mutable std::unordered_map<OverlapQuery, OverlapCost, Hash, SameQuery> m_overlaps;

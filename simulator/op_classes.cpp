@@ -8,16 +8,6 @@ std::string op_class_name(const OpClassKey& key) {
   return fmt::format("{}.{}.{}", model::to_string(key.group), model::to_string(key.collective), key.bytes);
 }
 
-std::string_view to_string(IssuePriority priority) {
-  return priority == IssuePriority::critical_first ? "critical-first" : "as-scheduled";
-}
-
-std::optional<IssuePriority> parse_issue_priority(std::string_view name) {
-  if (name == "as-scheduled") return IssuePriority::as_scheduled;
-  if (name == "critical-first") return IssuePriority::critical_first;
-  return std::nullopt;
-}
-
 OpClassTable::OpClassTable(const IterationCosts& costs, const model::Strategy& strategy,
                            const model::ClusterSpec& cluster, const CommAssignment& assignment)
     : m_costs(costs), m_assignment(assignment) {

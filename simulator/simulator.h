@@ -34,6 +34,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/enum_table.h"
 #include "core/error.h"
 #include "model/groups.h"
 #include "model/overlap_method.h"
@@ -41,6 +42,8 @@
 #include "simulator/costs.h"
 
 namespace lagom::simulator {
+
+using lagom::to_string;  // the name of every enum with a table (core/enum_table.h)
 
 // An op class (docs/search.md#what-is-tuned): the collectives one tuning decision covers — same collective,
 // same communicator, same size.
@@ -65,8 +68,11 @@ struct OpClass {
 // order, pipeline send/recv (the next stage waits), ZeRO-3 parameter all-gathers (the next layer waits),
 // TP/CP/EP collectives, and last the gradient reductions (only the optimizer waits for them).
 enum class IssuePriority { as_scheduled, critical_first };
-std::string_view to_string(IssuePriority priority);  // "as-scheduled", "critical-first"
-std::optional<IssuePriority> parse_issue_priority(std::string_view name);
+inline constexpr auto k_issue_priority_names = enum_table<IssuePriority>(
+    {{IssuePriority::as_scheduled, "as-scheduled"}, {IssuePriority::critical_first, "critical-first"}});
+constexpr const auto& enum_names(IssuePriority) {
+  return k_issue_priority_names;
+}
 
 // One full assignment of the communication knobs (what `lagom tune` searches, what --comm-config holds).
 struct CommAssignment {
@@ -95,7 +101,16 @@ struct Breakdown {
 // order.
 enum class StreamKind { compute, tp, pp, dp, fsdp, emb };
 inline constexpr std::size_t k_stream_kinds = 6;
-std::string_view to_string(StreamKind kind);  // "compute", "tp", "pp", "dp", "fsdp", "emb"
+inline constexpr auto k_stream_kind_names = enum_table<StreamKind>({{StreamKind::compute, "compute"},
+                                                                    {StreamKind::tp, "tp"},
+                                                                    {StreamKind::pp, "pp"},
+                                                                    {StreamKind::dp, "dp"},
+                                                                    {StreamKind::fsdp, "fsdp"},
+                                                                    {StreamKind::emb, "emb"}});
+static_assert(k_stream_kind_names.size() == k_stream_kinds);
+constexpr const auto& enum_names(StreamKind) {
+  return k_stream_kind_names;
+}
 
 // One event of the timeline (trace.h records and renders them).
 struct TimelineEvent {

@@ -16,9 +16,6 @@ namespace lagom::simulator {
 
 namespace {
 
-constexpr std::array<std::string_view, k_stream_kinds> k_stream_names{"compute", "tp",   "pp",
-                                                                      "dp",      "fsdp", "emb"};
-
 using Intervals = std::vector<std::pair<double, double>>;  // [start, end) in µs
 
 // The idle gaps of a stage's compute stream over [0, end_us): "bubble" where no communication of the stage
@@ -152,10 +149,6 @@ std::vector<TimelineEvent> TimelineRecorder::record() {
 
 }  // namespace
 
-std::string_view to_string(StreamKind kind) {
-  return k_stream_names[static_cast<std::size_t>(kind)];
-}
-
 std::vector<TimelineEvent> record_timeline(const Graph& graph, const OpClassTable& classes) {
   return TimelineRecorder(graph, classes).record();
 }
@@ -173,11 +166,12 @@ nlohmann::json chrome_trace(const SimulationResult& result) {
     events.push_back(
         {{"name", "process_sort_index"}, {"ph", "M"}, {"pid", s}, {"tid", 0}, {"args", {{"sort_index", s}}}});
     for (std::size_t t = 0; t < k_stream_kinds; ++t) {
-      events.push_back({{"name", "thread_name"},
-                        {"ph", "M"},
-                        {"pid", s},
-                        {"tid", static_cast<int>(t)},
-                        {"args", {{"name", std::string(k_stream_names[t])}}}});
+      events.push_back(
+          {{"name", "thread_name"},
+           {"ph", "M"},
+           {"pid", s},
+           {"tid", static_cast<int>(t)},
+           {"args", {{"name", std::string(k_stream_kind_names.name(static_cast<StreamKind>(t)))}}}});
     }
   }
   for (const auto& event : result.timeline) {

@@ -234,6 +234,41 @@ for argv, expect in [
         {"m.json": dump(WORKLOAD), "big.json": b'{"layers": 1e400, "ops": [{"bytes": 1e400}]}'}, expect)
 
 
+# lagom plan (docs/plan.md): its quantities, its constraints and the cluster file's operations object.
+PLAN = ["plan", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8", "--global-batch", "8"]
+for n, (argv, expect) in enumerate([
+    (PLAN + ["--tokens", "1e30"], ["tokens", "1e+30"]),
+    (PLAN + ["--tokens", "-5T"], ["--tokens", "-5T"]),
+    (PLAN + ["--tokens", "15Q"], ["--tokens", "15Q"]),
+    (PLAN + ["--tokens", "1T", "--deadline", "0"], ["--deadline", "'0'"]),
+    (PLAN + ["--tokens", "1T", "--deadline", "-3d"], ["--deadline"]),
+    (PLAN + ["--tokens", "1T", "--price", "-2"], ["--price", "'-2'"]),
+    (PLAN + ["--tokens", "1T", "--price", "other=2"], ["--price", "'other'"]),
+    (PLAN + ["--tokens", "1T", "--budget", "0"], ["--budget"]),
+    (PLAN + ["--tokens", "1T", "--budget", "1M"], ["budget", "no price per GPU-hour"]),
+    (PLAN + ["--tokens", "1T", "--failure-rate", "2"], ["--failure-rate"]),
+    (PLAN + ["--tokens", "1T", "--pue", "0.5"], ["--pue"]),
+    (PLAN + ["--tokens", "1T", "--batch-tokens", "16M"], ["--global-batch and --batch-tokens"]),
+    (["plan", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "0", "--tokens", "1T"], ["--gpus"]),
+    (["plan", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "64..8", "--tokens", "1T"], ["--gpus"]),
+    (["plan", "--model", "llama3-8b", "--cluster", "dgx-a100", "--tokens", "1T"], ["--gpus"]),
+    (["plan", "--model", "llama3-8b", "--gpus", "8", "--tokens", "1T"], ["--cluster"]),
+]):
+    add(f"plan-{n}-" + "-".join(a.strip("-") for a in argv[-2:]), argv, {}, expect)
+for field, value in [("failures_per_gpu_hour", 1.5), ("failures_per_gpu_hour", -1), ("restart_s", "long"),
+                     ("checkpoint_GBps_per_node", 0), ("step_time_cv", 2), ("pue", 0.9),
+                     ("price_per_gpu_hour", -2), ("gpu_idle_w", "hot"), ("unknown", 1)]:
+    doc = json.loads(json.dumps(CLUSTER))
+    doc["operations"] = {field: value}
+    add(f"cluster-operations.{field}={value!r}", ["plan", "--model", "llama3-8b", "--cluster", "c.json", "--gpus",
+                                                 "8", "--global-batch", "8", "--tokens", "1T"],
+        {"c.json": dump(doc)}, ["c.json", "operations." + field])
+doc = json.loads(json.dumps(CLUSTER))
+doc["operations"] = {"gpu_idle_w": 800, "gpu_full_w": 400}
+add("cluster-operations-idle-above-full", ["plan", "--model", "llama3-8b", "--cluster", "c.json", "--gpus", "8",
+                                           "--global-batch", "8", "--tokens", "1T"],
+    {"c.json": dump(doc)}, ["c.json", "operations.gpu_idle_w"])
+
 # nccl_tuner.conf for the tuner plugin (shim/tuner_rules.h): the plugin warns once, naming the file and line,
 # and NCCL keeps its own choices; it never crashes. (name, file bytes, [substrings the warning must contain])
 tuner_cases = []
@@ -258,7 +293,8 @@ for label, line, expect in [
     ("nranks-2^31", b"allreduce,0,-1,ring,simple,4,-1,2147483648,-1,-1", ["nRanks"]),
     ("numpipeops-text", b"allreduce,0,-1,ring,simple,4,-1,-1,many,-1", ["numPipeOps"]),
     ("seven-fields", b"allreduce,0,-1,ring,simple,4,-1", ["got 7"]),
-    ("eleven-fields", b"allreduce,0,-1,ring,simple,4,-1,-1,-1,-1,7", ["got 11"]),
+    ("twelve-fields", b"allreduce,0,-1,ring,simple,4,-1,-1,-1,-1,1048576,7", ["got 12"]),
+    ("chunk-zero", b"allreduce,0,-1,ring,simple,4,-1,-1,-1,-1,0", ["chunk"]),
     ("spaces-not-commas", b"allreduce 0 -1 ring simple", ["got 1"]),
     ("empty-fields", b",,,,,,,,,", ["collective"]),
     ("nul-byte", b"allreduce,0,-1,ring,simple,4\x00,-1,-1,-1,-1", ["channels"]),

@@ -61,6 +61,28 @@ TEST_CASE("every DGX H100 recipe run simulates and fits, within issue 14's error
   CHECK(std::fabs(fp8["mean_signed_error_pct"].get<double>()) <= 3.0);
 }
 
+TEST_CASE("the llm-foundry FSDP runs simulate on the presets, held at today's error per cluster",
+          "[cli][validate]") {
+  // 216 MPT throughputs under PyTorch FSDP (tests/data/llm-foundry), FlashAttention-1 (attention flash1).
+  // Measured when the file was added: H100 7.2% MAPE (bias +1.4%), A100 80GB 10.7% (-0.5%), A100 40GB
+  // 11.6% (-7.5%), all 9.8% (-2.3%); flash instead of flash1 gave 21.7% (-21.3%). These bounds keep what
+  // was reached; issue 27's targets (<= 8%, bias within +-3% on each cluster) are not met yet on A100.
+  const auto v = run_lagom({"validate", k_data + "/llm-foundry.csv", "--json"});
+  INFO(v.err);
+  REQUIRE(v.exit_code == 0);
+  const auto doc = nlohmann::json::parse(v.out);
+  CHECK(doc["overall"]["runs"] == 216);
+  CHECK(doc["failed"] == 0);
+  const auto& by = doc["groups"]["cluster"];
+  CHECK(by["dgx-h100"]["mape_pct"].get<double>() <= 8.0);
+  CHECK(std::fabs(by["dgx-h100"]["mean_signed_error_pct"].get<double>()) <= 3.0);
+  CHECK(by["dgx-a100"]["mape_pct"].get<double>() <= 11.5);
+  CHECK(std::fabs(by["dgx-a100"]["mean_signed_error_pct"].get<double>()) <= 3.0);
+  CHECK(by["dgx-a100-40gb"]["mape_pct"].get<double>() <= 12.5);
+  CHECK(by["dgx-a100-40gb"]["mean_signed_error_pct"].get<double>() >= -8.5);
+  CHECK(doc["overall"]["mape_pct"].get<double>() <= 10.5);
+}
+
 TEST_CASE("validate's per-run error is the signed error of simulate's own prediction", "[cli][validate]") {
   const std::string dir = temp_dir("validate");
   // The last cell is empty (a trailing comma): a note not given.

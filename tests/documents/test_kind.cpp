@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "documents/kind.h"
+#include "documents/plan.h"
 
 using namespace lagom::documents;
 using json = nlohmann::json;
@@ -67,4 +68,20 @@ TEST_CASE("a reader names the kinds it reads", "[documents]") {
   CHECK(require_kind(d, {Kind::explore}, "lagom report").ok());
   CHECK(require_kind(d, {Kind::simulate, Kind::tune}, "lagom check").error().message ==
         "a explore document; lagom check reads simulate, tune");
+}
+
+TEST_CASE("a plan document is stamped kind plan with its rows, the infeasible ones saying why", "[documents]") {
+  lagom::plan::PlanResult plan;
+  plan.workload_name = "llama3-8b";
+  lagom::plan::PlanRow row;
+  row.cluster_name = "dgx-h100";
+  row.gpus = 24;
+  row.infeasible = "no strategy fits";
+  plan.rows = {row, row};
+  const json doc = plan_json(plan);
+  CHECK(detect(doc)->kind == Kind::plan);
+  CHECK(doc.at("version") == version_of(Kind::plan));
+  REQUIRE(doc.at("rows").size() == 2);
+  CHECK(doc.at("rows")[0].at("why") == "no strategy fits");
+  CHECK(doc.at("selection").at("chosen").is_null());
 }

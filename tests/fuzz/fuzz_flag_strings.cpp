@@ -29,20 +29,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (tolerance)
     (void)lagom::cli::regression::check_tolerance_fields(tolerance.value(),
                                                          lagom::cli::regression::DocumentKind::simulate);
-  (void)lagom::model::parse_precision(text);
-  (void)lagom::model::parse_schedule(text);
-  (void)lagom::model::parse_recompute(text);
-  (void)lagom::model::parse_attention(text);
-  (void)lagom::model::parse_cp_comm_type(text);
-  (void)lagom::model::parse_moe_dispatcher(text);
-  (void)lagom::model::parse_fabric_kind(text);
-  (void)lagom::model::parse_nic_kind(text);
+  (void)lagom::model::k_precision_names.parse(text);
+  (void)lagom::model::k_schedule_names.parse(text);
+  (void)lagom::model::k_recompute_names.parse(text);
+  (void)lagom::model::k_attention_names.parse(text);
+  (void)lagom::model::k_cp_comm_type_names.parse(text);
+  (void)lagom::model::k_moe_dispatcher_names.parse(text);
+  (void)lagom::model::k_fabric_kind_names.parse(text);
+  (void)lagom::model::k_nic_kind_names.parse(text);
   (void)lagom::model::parse_collective(text);
-  (void)lagom::model::parse_algo(text);
-  (void)lagom::model::parse_proto(text);
-  (void)lagom::model::parse_runtime(text);
-  (void)lagom::model::parse_group(text);
-  (void)lagom::search::parse_search(text);
-  (void)lagom::simulator::parse_issue_priority(text);
+  (void)lagom::model::k_algo_names.parse(text);
+  (void)lagom::model::k_proto_names.parse(text);
+  (void)lagom::model::k_runtime_names.parse(text);
+  (void)lagom::model::k_group_names.parse(text);
+  (void)lagom::search::k_search_kind_names.parse(text);
+  (void)lagom::simulator::k_issue_priority_names.parse(text);
   return 0;
 }

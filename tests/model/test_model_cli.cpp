@@ -75,7 +75,7 @@ TEST_CASE("lagom presets --show NAME --json prints a spec that parses back to th
   const auto list = run_lagom({"presets", "--json"});
   REQUIRE(list.exit_code == 0);
   const auto j = nlohmann::json::parse(list.out);
-  CHECK(j["clusters"].size() == 8);
+  CHECK(j["clusters"].size() == 9);
   CHECK(j["models"].size() == 17);
 }
 

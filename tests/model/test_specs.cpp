@@ -15,7 +15,7 @@ TEST_CASE("every preset round-trips through its spec file format", "[model]") {
     INFO(w.name);
     CHECK(parse_workload(nlohmann::json::parse(to_json(w).dump()), w.name + ".json").value() == w);
   }
-  CHECK(cluster_preset_names().size() == 8);
+  CHECK(cluster_preset_names().size() == 9);
   CHECK(cluster_preset_names().back() == "localhost");
   CHECK(workload_preset_names().size() == 17);
 }
@@ -28,6 +28,15 @@ TEST_CASE("preset datasheet numbers are those of docs/model.md", "[model]") {
   CHECK(a100.intra.bw_GBps == 300);
   CHECK(a100.nic.count == 8);
   CHECK(a100.nic.gbit == 200);
+  // DGX A100 320GB: the 80 GB part's compute, fabric and NCCL view, with HBM2 at 1555 GB/s and 40 GB.
+  const ClusterSpec a100_40 = cluster_preset("dgx-a100-40gb").value();
+  CHECK(a100_40.gpu.hbm_GBps == 1555);
+  CHECK(a100_40.gpu.memory_gib == 40);
+  CHECK(a100_40.gpu.usable_memory_gib == 40);
+  CHECK(a100_40.gpu.bf16_tflops == a100.gpu.bf16_tflops);
+  CHECK(a100_40.gpu.sms == a100.gpu.sms);
+  CHECK(a100_40.nic.count == a100.nic.count);
+  CHECK(a100_40.gpu.memory_reserve_gib < a100.gpu.memory_reserve_gib);
   const ClusterSpec h200 = cluster_preset("dgx-h200").value();
   CHECK(h200.gpu.hbm_GBps == 4800);
   CHECK(h200.gpu.fp8_tflops == 1979);

@@ -47,6 +47,10 @@ TEST_CASE("records become one comm sample per operation shape with the median ti
   rs.push_back(record("allgather", 65536, 8, 40, 10));
   rs.push_back(record("send", 4096, 8, 5, 11));  // p2p is not a collective sample
   rs.back().kind = records::Kind::p2p;
+  // A copy-engine all-gather's record times its enqueue, not its execution: no sample.
+  rs.push_back(record("allgather", 1 << 20, 8, 3, 12));
+  rs.back().algorithm.set("ce");
+  rs.back().clock.set("enqueue");
   const auto samples = profiler::comm_samples_from_records(rs);
   REQUIRE(samples.size() == 2);
   const auto& ag = samples[0];

@@ -126,7 +126,13 @@ TEST_CASE("the reader names what is wrong with a line that is not a record", "[r
         "\"end_ns\" is before \"start_ns\"");
   CHECK(error_of(replace(good, "0xabcdef0123456789", "abc")) ==
         "\"comm_hash\" must be 0x and up to 16 hex digits");
-  CHECK(error_of(replace(good, "\"clock\":\"gpu\"", "\"clock\":\"tsc\"")) == "\"clock\" must be gpu or host");
+  CHECK(error_of(replace(good, "\"clock\":\"gpu\"", "\"clock\":\"tsc\"")) ==
+        "\"clock\" must be gpu, host or enqueue");
+  // A copy-engine collective's record (docs/records.md): read, and marked as not timing the execution.
+  const ParsedLine enqueue = parse_record_line(replace(good, "\"clock\":\"gpu\"", "\"clock\":\"enqueue\""));
+  REQUIRE(enqueue.type == ParsedLine::Type::record);
+  CHECK(!enqueue.record.times_execution());
+  CHECK(parse_record_line(good).record.times_execution());
   CHECK(error_of(replace(good, "\"kind\":\"collective\"", "\"kind\":\"group\"")) ==
         "\"kind\" must be collective, p2p or summary, not \"group\"");
   CHECK(error_of(replace(good, "node-1", std::string(64, 'x'))) == "\"host\" is longer than 63 bytes");

@@ -4,7 +4,8 @@
 
 expect_pass() {  # expect_pass WHAT
   local what=$1
-  if out=$(python3 "$checker" "$work/t" 2>&1); then
+  # shellcheck disable=SC2086  # checker_extra: optional extra arguments, split on spaces
+  if out=$(python3 "$checker" "$work/t" ${checker_extra:-} 2>&1); then
     echo "ok: passes on $what"
   else
     echo "FAIL: failed on $what:"; echo "$out"; status=1
@@ -13,7 +14,8 @@ expect_pass() {  # expect_pass WHAT
 
 expect_fail() {  # expect_fail WHAT EXPECTED-TEXT
   local what=$1 expected=$2
-  if out=$(python3 "$checker" "$work/t" 2>&1); then
+  # shellcheck disable=SC2086  # checker_extra: optional extra arguments, split on spaces
+  if out=$(python3 "$checker" "$work/t" ${checker_extra:-} 2>&1); then
     echo "FAIL: passed with $what planted:"; echo "$out"; status=1
   elif ! grep -qF -- "$expected" <<<"$out"; then
     echo "FAIL: $what: the report does not say '$expected':"; echo "$out"; status=1

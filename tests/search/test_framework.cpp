@@ -36,9 +36,9 @@ std::vector<model::Strategy> candidates(Framework framework, const std::string& 
 
 TEST_CASE("framework names parse and print one way; an unknown name is refused with the list", "[search]") {
   for (const auto f : {Framework::any, Framework::megatron_lm, Framework::torch_fsdp, Framework::deepspeed}) {
-    CHECK(search::parse_framework(search::to_string(f)) == f);
+    CHECK(search::k_framework_names.parse(search::to_string(f)) == f);
   }
-  CHECK(!search::parse_framework("megatron"));
+  CHECK(!search::k_framework_names.parse("megatron"));
   const auto bad = search::parse_framework_flag("fsdp");
   REQUIRE(!bad.ok());
   CHECK(bad.error().message == "framework: 'fsdp' is not megatron-lm, torch-fsdp, deepspeed or any");

@@ -1,8 +1,9 @@
 // Drives libnccl-profiler-lagom.so through its ABI the way NCCL 2.28 does (src/plugin/profiler.cc): dlopen,
-// the exported ncclProfiler_v5 / ncclProfiler_v4 structs, init per communicator, a Group event around each
-// batch, a Coll (or P2p) event started when the plan is built and stopped once enqueued, one KernelCh event
-// per channel started with the GPU timer's start, a KernelChStop state with its end, then the KernelCh stop
-// (profiler.cc:590-614), finalize. The records read back must describe each operation exactly.
+// the exported ncclProfiler_v6 (NCCL 2.29-2.30, with copy-engine events) / _v5 / _v4 structs, init per
+// communicator, a Group event around each batch, a Coll (or P2p) event started when the plan is built and
+// stopped once enqueued, one KernelCh event per channel started with the GPU timer's start, a KernelChStop
+// state with its end, then the KernelCh stop (profiler.cc:590-614), finalize. The records read back must
+// describe each operation exactly.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -31,6 +32,7 @@ namespace fs = std::filesystem;
 
 struct Plugin {
   void* handle = nullptr;
+  lagom_nccl_profiler_v6_t* v6 = nullptr;
   lagom_nccl_profiler_v5_t* v5 = nullptr;
   lagom_nccl_profiler_v4_t* v4 = nullptr;
 };
@@ -41,6 +43,7 @@ const Plugin& plugin() {
     const std::string path = std::string(LAGOM_LIB_DIR) + "/libnccl-profiler-lagom.so";
     p.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (p.handle == nullptr) FAIL("dlopen " << path << ": " << dlerror());
+    p.v6 = static_cast<lagom_nccl_profiler_v6_t*>(dlsym(p.handle, "ncclProfiler_v6"));
     p.v5 = static_cast<lagom_nccl_profiler_v5_t*>(dlsym(p.handle, "ncclProfiler_v5"));
     p.v4 = static_cast<lagom_nccl_profiler_v4_t*>(dlsym(p.handle, "ncclProfiler_v4"));
     return p;
@@ -599,4 +602,103 @@ TEST_CASE("profiler plugin: without LAGOM_PROFILE_DIR it asks NCCL for no events
   REQUIRE(p->init(&comm, 1, &mask, "off", 1, 2, 0, nullptr) == LAGOM_NCCL_SUCCESS);
   CHECK(mask == 0);
   CHECK(p->finalize(comm) == LAGOM_NCCL_SUCCESS);
+}
+
+TEST_CASE(
+    "profiler plugin: v6 (NCCL 2.29-2.30) records copy-engine collectives by their enqueue, and kernel "
+    "collectives as v5 does",
+    "[shim]") {
+  TempDir dir;
+  EnvGuard env_dir("LAGOM_PROFILE_DIR", dir.path.string());
+  EnvGuard flush("LAGOM_PROFILE_FLUSH_MS", "5");
+  const auto* p = plugin().v6;
+  REQUIRE(p != nullptr);
+  CHECK(std::string(p->name) == "lagom");
+  int mask = 0;
+  void* comm = nullptr;
+  REQUIRE(p->init(&comm, 0x77ull, &mask, "ce", 1, 8, 2, nullptr) == LAGOM_NCCL_SUCCESS);
+  CHECK(mask == (k_mask_wanted | LAGOM_NCCL_PROFILE_CE_COLL));
+
+  // A kernel collective through the v6 descriptor: the v5 members sit where v5 has them.
+  lagom_nccl_profiler_descr_v6_t d{};
+  d.type = LAGOM_NCCL_PROFILE_COLL;
+  d.coll.func = "AllReduce";
+  d.coll.count = 256;
+  d.coll.datatype = "ncclFloat32";
+  d.coll.algo = "RING";
+  d.coll.proto = "LL";
+  d.coll.nChannels = 1;
+  d.coll.seqNumber = 5;
+  void* coll = nullptr;
+  p->startEvent(comm, &coll, &d);
+  p->stopEvent(coll);
+  lagom_nccl_profiler_descr_v6_t k{};
+  k.type = LAGOM_NCCL_PROFILE_KERNEL_CH;
+  k.parentObj = coll;
+  k.kernelCh.pTimer = 1000;
+  void* channel = nullptr;
+  p->startEvent(comm, &channel, &k);
+  lagom_nccl_profiler_state_args_t args{};
+  args.kernelCh.pTimer = 1900;
+  p->recordEventState(channel, LAGOM_NCCL_PROFILER_KERNEL_CH_STOP, &args);
+  p->stopEvent(channel);
+
+  // A copy-engine all-gather: one CeColl event around the enqueue, as src/ce_coll.cc:1361-1408 sends it;
+  // its CeSync/CeBatch children (not asked for) would get no handle.
+  const std::int64_t before =
+      static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::steady_clock::now().time_since_epoch())
+                                    .count());
+  lagom_nccl_profiler_descr_v6_t ce{};
+  ce.type = LAGOM_NCCL_PROFILE_CE_COLL;
+  ce.ceColl.func = "AllGather";
+  ce.ceColl.count = 1 << 20;
+  ce.ceColl.datatype = "ncclBfloat16";
+  ce.ceColl.seqNumber = 9;
+  ce.ceColl.syncStrategy = "MC";
+  void* ce_handle = nullptr;
+  p->startEvent(comm, &ce_handle, &ce);
+  REQUIRE(ce_handle != nullptr);
+  lagom_nccl_profiler_descr_v6_t batch{};
+  batch.type = LAGOM_NCCL_PROFILE_CE_BATCH;
+  batch.parentObj = ce_handle;
+  void* batch_handle = reinterpret_cast<void*>(0x1);
+  p->startEvent(comm, &batch_handle, &batch);
+  CHECK(batch_handle == nullptr);
+  p->stopEvent(ce_handle);
+  const std::int64_t after =
+      static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::steady_clock::now().time_since_epoch())
+                                    .count());
+  REQUIRE(p->finalize(comm) == LAGOM_NCCL_SUCCESS);
+
+  const Lines lines = read_file(record_file(dir));
+  CHECK(lines.errors.empty());
+  REQUIRE(lines.records.size() == 2);
+  REQUIRE(lines.summaries.size() == 1);
+  CHECK(lines.summaries[0].recorded == 2);
+  CHECK(lines.summaries[0].untimed == 0);
+  const auto& kernel = lines.records[0].seq == 5 ? lines.records[0] : lines.records[1];
+  const auto& copy = lines.records[0].seq == 5 ? lines.records[1] : lines.records[0];
+  CHECK(kernel.collective.view() == "allreduce");
+  CHECK(kernel.algorithm.view() == "ring");
+  CHECK(kernel.protocol.view() == "ll");
+  CHECK(kernel.clock.view() == "gpu");
+  CHECK(kernel.start_ns == 1000);
+  CHECK(kernel.end_ns == 1900);
+  CHECK(kernel.times_execution());
+  CHECK(copy.collective.view() == "allgather");
+  CHECK(copy.dtype.view() == "bfloat16");
+  CHECK(copy.count == (1u << 20));
+  CHECK(copy.bytes == (2u << 20));
+  CHECK(copy.algorithm.view() == "ce");
+  CHECK(copy.protocol.view().empty());
+  CHECK(copy.channels == 0);
+  CHECK(copy.seq == 9);
+  CHECK(copy.clock.view() == "enqueue");
+  CHECK(!copy.times_execution());
+  // steady_clock is CLOCK_MONOTONIC on Linux: the enqueue lies inside the test's two reads.
+  CHECK(copy.start_ns >= before);
+  CHECK(copy.end_ns >= copy.start_ns);
+  CHECK(copy.end_ns <= after);
 }

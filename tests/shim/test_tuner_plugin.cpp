@@ -1,7 +1,8 @@
-// Drives libnccl-tuner-lagom.so the way NCCL 2.28 does: dlopen, the exported ncclTunerPlugin_v5 /
-// ncclTunerPlugin_v4 structs, init per communicator, getCollInfo with the contiguous cost table cast to
-// float** (src/enqueue.cc), finalize / destroy. The expected picks follow from the fixture
-// tests/data/shim/tune-out/nccl_tuner.conf and NCCL's rule "smallest non-negative entry wins".
+// Drives libnccl-tuner-lagom.so the way NCCL does: dlopen, the exported ncclTunerPlugin_v6 / _v5 /
+// _v4 structs, init per communicator, getCollInfo with the contiguous cost table cast to float**
+// (src/enqueue.cc), getChunkSize (v6), finalize / destroy. The expected picks follow from the fixture
+// tests/data/shim/tune-out/nccl_tuner.conf and NCCL's rule "smallest non-negative entry wins". The same
+// calls through NCCL's own headers of each tag: tests/shim/test_nccl_abi_*.cpp.
 #include <atomic>
 #include <chrono>
 #include <cstdarg>
@@ -30,6 +31,7 @@ constexpr int k_protos = LAGOM_NCCL_NUM_PROTOCOLS;
 
 struct Plugin {
   void* handle = nullptr;
+  lagom_nccl_tuner_v6_t* v6 = nullptr;
   lagom_nccl_tuner_v5_t* v5 = nullptr;
   lagom_nccl_tuner_v4_t* v4 = nullptr;
 };
@@ -41,6 +43,7 @@ const Plugin& plugin() {
     std::string path = std::string(LAGOM_LIB_DIR) + "/libnccl-tuner-lagom.so";
     p.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (p.handle == nullptr) FAIL("dlopen " << path << ": " << dlerror());
+    p.v6 = static_cast<lagom_nccl_tuner_v6_t*>(dlsym(p.handle, "ncclTunerPlugin_v6"));
     p.v5 = static_cast<lagom_nccl_tuner_v5_t*>(dlsym(p.handle, "ncclTunerPlugin_v5"));
     p.v4 = static_cast<lagom_nccl_tuner_v4_t*>(dlsym(p.handle, "ncclTunerPlugin_v4"));
     return p;
@@ -196,8 +199,14 @@ void require_only_entry_changed(const Outcome& o, int algo, int proto) {
 
 }  // namespace
 
-TEST_CASE("the plugin exports ncclTunerPlugin_v5 and ncclTunerPlugin_v4 named lagom", "[shim]") {
+TEST_CASE("the plugin exports ncclTunerPlugin_v6, v5 and v4 named lagom", "[shim]") {
   const Plugin& p = plugin();
+  REQUIRE(p.v6 != nullptr);
+  CHECK(std::string(p.v6->name) == "lagom");
+  CHECK(p.v6->init != nullptr);
+  CHECK(p.v6->getCollInfo != nullptr);
+  CHECK(p.v6->finalize != nullptr);
+  CHECK(p.v6->getChunkSize != nullptr);
   REQUIRE(p.v5 != nullptr);
   REQUIRE(p.v4 != nullptr);
   CHECK(std::string(p.v5->name) == "lagom");
@@ -424,17 +433,21 @@ TEST_CASE("a bad config is one warning naming the file and line, and NCCL's choi
       {"allreduce,1K,-1,ring,simple,4,-1,-1,-1,-1\n", 2, "min_bytes is not an integer: '1K'"},
       {"allreduce,0,-1,ring,simple,4,0,-1,-1,-1\n", 2, "nNodes 0 is out of range (-1 or 1..2147483647)"},
       {"allreduce,0,-1,ring,simple,4,-1\n", 2,
-       "expected 8 to 10 comma-separated fields "
+       "expected 8 to 11 comma-separated fields "
        "(collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,"
-       "nRanks,numPipeOps,regBuff), got 7"},
-      {"allreduce,0,-1,ring,simple,4,-1,-1,-1,-1,7\n", 2,
-       "expected 8 to 10 comma-separated fields "
+       "nRanks,numPipeOps,regBuff[,chunk]), got 7"},
+      {"allreduce,0,-1,ring,simple,4,-1,-1,-1,-1,1048576,7\n", 2,
+       "expected 8 to 11 comma-separated fields "
        "(collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,"
-       "nRanks,numPipeOps,regBuff), got 11"},
+       "nRanks,numPipeOps,regBuff[,chunk]), got 12"},
       {"allreduce 0 -1 ring simple\n", 2,
-       "expected 8 to 10 comma-separated fields "
+       "expected 8 to 11 comma-separated fields "
        "(collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,"
-       "nRanks,numPipeOps,regBuff), got 1"},
+       "nRanks,numPipeOps,regBuff[,chunk]), got 1"},
+      {"allreduce,0,-1,ring,simple,4,-1,-1,-1,-1,0\n", 2, "chunk 0 is out of range (-1 or 1..2147483647)"},
+      {"allreduce,0,-1,ring,simple,4,-1,-1,-1,-1,2147483648\n", 2,
+       "chunk 2147483648 is out of range (-1 or 1..2147483647)"},
+      {"allreduce,0,-1,ring,simple,4,-1,-1,-1,-1,1M\n", 2, "chunk is not an integer: '1M'"},
   };
   std::string dir = lagom::test::temp_dir("shim-bad");
   std::string path = dir + "/nccl_tuner.conf";
@@ -762,4 +775,107 @@ TEST_CASE("LAGOM_TUNER_RELOAD_MS=0 never reloads", "[shim]") {
   Outcome o = collinfo(plugin().v5, ctx, {LAGOM_NCCL_FUNC_ALLREDUCE, 1024});
   CHECK(table_of(o.table, o.channels) == 0);
   plugin().v5->finalize(ctx);
+}
+
+namespace {
+
+void* init_v6(size_t n_ranks, size_t n_nodes) {
+  g_log.clear();
+  void* ctx = nullptr;
+  lagom_nccl_nvl_domain_info_v5_t nvl{1, 8, 8};
+  static lagom_nccl_tuner_constants_v5_t constants{};
+  REQUIRE(plugin().v6->init(&ctx, 0x6ULL, n_ranks, n_nodes, capture_log, &nvl, &constants) ==
+          LAGOM_NCCL_SUCCESS);
+  return ctx;
+}
+
+// getCollInfo on a table where NCCL ruled out `ruled_out` (algo, proto) pairs, then getChunkSize with
+// NCCL's pick and its chunk 131072; returns the chunk NCCL keeps.
+std::size_t chunk_after(void* ctx, Call c, std::vector<std::pair<int, int>> ruled_out = {}) {
+  CostTable table;
+  for (auto [a, p] : ruled_out) table.t[a][p] = LAGOM_NCCL_ALGO_PROTO_IGNORE;
+  int channels = 0;
+  REQUIRE(plugin().v6->getCollInfo(ctx, c.coll, c.bytes, c.num_pipe_ops, table.as_nccl(), k_algos, k_protos,
+                                   c.reg_buff, &channels) == LAGOM_NCCL_SUCCESS);
+  const auto [algo, proto] = table.pick();
+  std::size_t chunk = 131072;
+  REQUIRE(plugin().v6->getChunkSize(ctx, c.coll, c.bytes / 8, algo, proto, 1, &chunk) == LAGOM_NCCL_SUCCESS);
+  return chunk;
+}
+
+}  // namespace
+
+TEST_CASE("v6 applies a line's chunk only to the pair it chose, and never to a later call", "[shim]") {
+  const std::string path = lagom::test::temp_dir("shim-chunk") + "/nccl_tuner.conf";
+  lagom::test::write_file(path,
+                          "allgather,0,1000000,ring,simple,2,-1,-1,-1,-1,1048576\n"
+                          "allreduce,0,1000,ring,ll,-1,-1,-1,-1,-1,8\n"
+                          "allreduce,1001,-1,ring,ll128,-1,-1,-1,-1,-1,3840\n");
+  ConfigEnv env(path.c_str());
+  void* ctx = init_v6(16, 2);
+  REQUIRE(log_at(LAGOM_NCCL_LOG_WARN).empty());
+  SECTION("the chunk of the line that matched") {
+    CHECK(chunk_after(ctx, {LAGOM_NCCL_FUNC_ALLGATHER, 4096}) == 1048576);
+    // LL128's grain (3840 bytes) is the smallest chunk NCCL can run; exactly one grain is applied.
+    CHECK(chunk_after(ctx, {LAGOM_NCCL_FUNC_ALLREDUCE, 4096}) == 3840);
+  }
+  SECTION("a chunk below the protocol's grain would be aligned to 0 by NCCL: NCCL's chunk stands") {
+    CHECK(chunk_after(ctx, {LAGOM_NCCL_FUNC_ALLREDUCE, 512}) == 131072);
+    std::vector<std::string> traces = log_at(LAGOM_NCCL_LOG_TRACE);
+    REQUIRE(!traces.empty());
+    CHECK(
+        traces.back() ==
+        "lagom tuner: allreduce 64 bytes ring/ll: chunk 8 is below the protocol's grain of 16 bytes; NCCL's "
+        "chunk 131072 stands");
+  }
+  SECTION("a pair NCCL ruled out: NCCL picks another, and keeps its own chunk for it") {
+    CHECK(chunk_after(ctx, {LAGOM_NCCL_FUNC_ALLGATHER, 4096},
+                      {{LAGOM_NCCL_ALGO_RING, LAGOM_NCCL_PROTO_SIMPLE}}) == 131072);
+  }
+  SECTION("a call no line matches after one that did: NCCL's chunk") {
+    CHECK(chunk_after(ctx, {LAGOM_NCCL_FUNC_ALLGATHER, 4096}) == 1048576);
+    CHECK(chunk_after(ctx, {LAGOM_NCCL_FUNC_ALLGATHER, 2000000}) == 131072);
+  }
+  SECTION("getChunkSize for another pair than the line's, or outside the tuner's collectives: unchanged") {
+    CHECK(chunk_after(ctx, {LAGOM_NCCL_FUNC_ALLGATHER, 4096}) == 1048576);
+    std::size_t chunk = 131072;
+    plugin().v6->getChunkSize(ctx, LAGOM_NCCL_FUNC_ALLGATHER, 512, LAGOM_NCCL_ALGO_TREE,
+                              LAGOM_NCCL_PROTO_SIMPLE, 1, &chunk);
+    CHECK(chunk == 131072);
+    plugin().v6->getChunkSize(ctx, 8 /* ncclFuncAlltoAll in 2.30 */, 512, 1, 2, 1, &chunk);
+    plugin().v6->getChunkSize(ctx, LAGOM_NCCL_FUNC_ALLGATHER, 512, 99, -1, 1, &chunk);
+    CHECK(chunk == 131072);
+    CHECK(plugin().v6->getChunkSize(ctx, LAGOM_NCCL_FUNC_ALLGATHER, 512, 1, 2, 1, nullptr) ==
+          LAGOM_NCCL_SUCCESS);
+    CHECK(plugin().v6->getChunkSize(nullptr, LAGOM_NCCL_FUNC_ALLGATHER, 512, 1, 2, 1, &chunk) ==
+          LAGOM_NCCL_SUCCESS);
+  }
+  plugin().v6->finalize(ctx);
+}
+
+TEST_CASE("a config without the chunk column is valid for v6, and v5 warns once of a chunk it cannot apply",
+          "[shim]") {
+  SECTION("the fixture (10 fields) under v6: no warning, NCCL's chunks") {
+    ConfigEnv env(k_fixture_conf.c_str());
+    void* ctx = init_v6(16, 2);
+    CHECK(log_at(LAGOM_NCCL_LOG_WARN).empty());
+    CHECK(chunk_after(ctx, {LAGOM_NCCL_FUNC_ALLREDUCE, 1024}) == 131072);
+    plugin().v6->finalize(ctx);
+  }
+  SECTION("a chunk under v5: one warning, the rest of the line applies") {
+    const std::string path = lagom::test::temp_dir("shim-chunk-v5") + "/nccl_tuner.conf";
+    lagom::test::write_file(path, "allreduce,0,-1,tree,ll,4,-1,-1,-1,-1,65536\n");
+    ConfigEnv env(path.c_str());
+    void* ctx = init_v5(16, 2);
+    CHECK(log_at(LAGOM_NCCL_LOG_WARN) ==
+          std::vector<std::string>{"lagom tuner: " + path +
+                                   ": 1 line set a chunk, which the tuner v5 interface cannot apply (NCCL "
+                                   "2.30's v6 can); their algorithm, protocol and channels apply, NCCL keeps "
+                                   "its own chunk"});
+    Outcome o = collinfo(plugin().v5, ctx, {LAGOM_NCCL_FUNC_ALLREDUCE, 1024});
+    CHECK(o.table.pick() == std::make_pair(LAGOM_NCCL_ALGO_TREE, LAGOM_NCCL_PROTO_LL));
+    CHECK(o.channels == 4);
+    CHECK(log_at(LAGOM_NCCL_LOG_WARN).size() == 1);
+    plugin().v5->finalize(ctx);
+  }
 }
