@@ -30,9 +30,7 @@ Error sqlite_error(sqlite3* db, const char* call, const char* file, int line) {
 // A prepared statement with RAII finalisation and typed binding/reading.
 class Statement {
  public:
-  Statement(sqlite3* db, const char* sql) {
-    m_rc = sqlite3_prepare_v2(db, sql, -1, &m_stmt, nullptr);
-  }
+  Statement(sqlite3* db, const char* sql) { m_rc = sqlite3_prepare_v2(db, sql, -1, &m_stmt, nullptr); }
   ~Statement() { sqlite3_finalize(m_stmt); }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
