@@ -31,6 +31,14 @@
 
 #include "shim/nccl_tuner_abi.h"  // lagom_nccl_result_t, lagom_nccl_logger_t, log levels
 
+// The descriptors mirror NCCL's C headers field for field: structs declared inside anonymous unions, which
+// C11 allows and C++ accepts as an extension. Clang says so once per struct (-Wnested-anon-types, with
+// -Wpedantic); GCC accepts it silently. The layout must stay NCCL's, so the warning is silenced here only.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wnested-anon-types"
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -335,4 +343,8 @@ typedef struct {
 
 #ifdef __cplusplus
 }  // extern "C"
+#endif
+
+#if defined(__clang__)
+#pragma clang diagnostic pop
 #endif

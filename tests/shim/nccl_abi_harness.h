@@ -27,7 +27,8 @@
 // The tests call through NCCL's function types (enum parameters: ncclFunc_t, ncclDebugLogLevel) into the
 // plugin's int parameters, as NCCL does: the same call on every ABI NCCL supports (an enum of int range is
 // passed as an int). Clang's -fsanitize=function checks the declared type of an indirect call and would
-// report that difference, so the callers opt out of that one check.
+// report that difference, so the callers opt out of that one check. The logger is called the other way,
+// by the plugin (which cannot opt out), so it has the plugin's type (capture_log, below).
 #if defined(__clang__)
 #define LAGOM_NCCL_ABI_CALL __attribute__((no_sanitize("function")))
 #else
@@ -57,7 +58,10 @@ T* tuner_symbol(const char* name) {
   return static_cast<T*>(dlsym(tuner_library(), name));
 }
 
-// NCCL's logger: `Level` is the tag's ncclDebugLogLevel.
+// The logger handed to the plugin. The plugin calls it through its C mirror's type, the level an int
+// (lagom_nccl_logger_t, shim/nccl_tuner_abi.h), as any C caller of NCCL's logger does; a C++ call through a
+// pointer of another function type is undefined (clang's -fsanitize=function reports it), so the logger has
+// exactly the plugin's type and is cast to the tag's ncclDebugLogger_t only to be handed over (nccl_logger).
 struct LogLine {
   int level;
   std::string text;
@@ -65,16 +69,22 @@ struct LogLine {
 inline std::mutex g_log_mutex;
 inline std::vector<LogLine> g_log;
 
-template <typename Level>
-void capture_log(Level level, unsigned long /*flags*/, const char* /*file*/, int /*line*/, const char* fmt,
-                 ...) {
+inline void capture_log(int level, unsigned long /*flags*/, const char* /*file*/, int /*line*/,
+                        const char* fmt, ...) {
   char buffer[2048];
   va_list args;
   va_start(args, fmt);
   std::vsnprintf(buffer, sizeof buffer, fmt, args);
   va_end(args);
   std::lock_guard<std::mutex> lock(g_log_mutex);
-  g_log.push_back({static_cast<int>(level), buffer});
+  g_log.push_back({level, buffer});
+}
+
+// capture_log as the tag's ncclDebugLogger_t (through void (*)(), the type every compiler lets a function
+// pointer pass through without a cast-function-type warning).
+template <typename Logger>
+Logger nccl_logger() {
+  return reinterpret_cast<Logger>(reinterpret_cast<void (*)()>(&capture_log));
 }
 
 inline std::vector<std::string> log_at(int level) {

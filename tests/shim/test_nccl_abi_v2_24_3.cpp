@@ -17,7 +17,7 @@ using namespace lagom::abi_test;
 
 LAGOM_NCCL_ABI_CALL void* init(const nccl_v2_24_3::ncclTuner_v4_t* tuner) {
   void* ctx = nullptr;
-  REQUIRE(tuner->init(16, 2, capture_log<nccl_v2_24_3::ncclDebugLogLevel>, &ctx) ==
+  REQUIRE(tuner->init(16, 2, nccl_logger<nccl_v2_24_3::ncclDebugLogger_t>(), &ctx) ==
           nccl_v2_24_3::ncclSuccess);
   return ctx;
 }

@@ -20,8 +20,8 @@ LAGOM_NCCL_ABI_CALL void* init(const nccl_v2_28_9::ncclTuner_v5_t* tuner) {
   void* ctx = nullptr;
   nccl_v2_28_9::ncclNvlDomainInfo_v5_t nvl{2, 8, 8};
   nccl_v2_28_9::ncclTunerConstants_v5_t constants{};
-  REQUIRE(tuner->init(&ctx, 0x2ULL, 16, 2, capture_log<nccl_v2_28_9::ncclDebugLogLevel>, &nvl, &constants) ==
-          nccl_v2_28_9::ncclSuccess);
+  REQUIRE(tuner->init(&ctx, 0x2ULL, 16, 2, nccl_logger<nccl_v2_28_9::ncclDebugLogger_t>(), &nvl,
+                      &constants) == nccl_v2_28_9::ncclSuccess);
   return ctx;
 }
 

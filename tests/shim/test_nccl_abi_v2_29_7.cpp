@@ -25,8 +25,8 @@ LAGOM_NCCL_ABI_CALL void* init(const nccl_v2_29_7::ncclTuner_v5_t* tuner) {
   void* ctx = nullptr;
   nccl_v2_29_7::ncclNvlDomainInfo_v5_t nvl{2, 8, 8};
   nccl_v2_29_7::ncclTunerConstants_v5_t constants{};
-  REQUIRE(tuner->init(&ctx, 0x2ULL, 16, 2, capture_log<nccl_v2_29_7::ncclDebugLogLevel>, &nvl, &constants) ==
-          nccl_v2_29_7::ncclSuccess);
+  REQUIRE(tuner->init(&ctx, 0x2ULL, 16, 2, nccl_logger<nccl_v2_29_7::ncclDebugLogger_t>(), &nvl,
+                      &constants) == nccl_v2_29_7::ncclSuccess);
   return ctx;
 }
 

@@ -30,7 +30,7 @@ LAGOM_NCCL_ABI_CALL void* init(const abi::ncclTuner_v6_t* tuner) {
   void* ctx = nullptr;
   abi::ncclNvlDomainInfo_v6_t nvl{2, 8, 8};
   abi::ncclTunerConstants_v6_t constants{};
-  REQUIRE(tuner->init(&ctx, 0x3ULL, 16, 2, capture_log<abi::ncclDebugLogLevel>, &nvl, &constants) ==
+  REQUIRE(tuner->init(&ctx, 0x3ULL, 16, 2, nccl_logger<abi::ncclDebugLogger_t>(), &nvl, &constants) ==
           abi::ncclSuccess);
   return ctx;
 }
