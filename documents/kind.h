@@ -55,7 +55,9 @@ inline constexpr auto k_kind_names = enum_table<Kind>({
     {Kind::db_import, "db-import"}, {Kind::db_fit, "db-fit"},
     {Kind::report, "report"},       {Kind::plan, "plan"},
 });
-constexpr const auto& enum_names(Kind) { return k_kind_names; }
+constexpr const auto& enum_names(Kind) {
+  return k_kind_names;
+}
 
 // Every kind, in the order above.
 const std::vector<Kind>& all_kinds();

@@ -58,7 +58,8 @@ Status read_overlap(const FieldReader& overlap, CommAssignment& assignment) {
   }
   if (overlap.has("priority")) {
     const auto& value = overlap.at("priority");
-    const auto priority = value.is_string() ? k_issue_priority_names.parse(value.get<std::string>()) : std::nullopt;
+    const auto priority =
+        value.is_string() ? k_issue_priority_names.parse(value.get<std::string>()) : std::nullopt;
     if (!priority) return overlap.error("priority", "must be \"as-scheduled\" or \"critical-first\"");
     assignment.priority = *priority;
   }

@@ -70,7 +70,8 @@ TEST_CASE("a reader names the kinds it reads", "[documents]") {
         "a explore document; lagom check reads simulate, tune");
 }
 
-TEST_CASE("a plan document is stamped kind plan with its rows, the infeasible ones saying why", "[documents]") {
+TEST_CASE("a plan document is stamped kind plan with its rows, the infeasible ones saying why",
+          "[documents]") {
   lagom::plan::PlanResult plan;
   plan.workload_name = "llama3-8b";
   lagom::plan::PlanRow row;
@@ -84,4 +85,17 @@ TEST_CASE("a plan document is stamped kind plan with its rows, the infeasible on
   REQUIRE(doc.at("rows").size() == 2);
   CHECK(doc.at("rows")[0].at("why") == "no strategy fits");
   CHECK(doc.at("selection").at("chosen").is_null());
+}
+
+TEST_CASE("a plan row's document carries its goodput and the power figures it used", "[documents]") {
+  lagom::plan::PlanRow row;
+  row.cluster_name = "dgx-h100";
+  row.gpus = 16;
+  row.iteration_s = 1.5;
+  row.goodput.useful = 0.93;
+  row.power.gpu_full_w = 700.0;
+  const json j = plan_row_json(row);
+  CHECK(j.at("feasible") == true);
+  CHECK(j.at("goodput").at("useful") == 0.93);
+  CHECK(j.at("power").at("gpu_full_w") == 700.0);
 }

@@ -152,9 +152,6 @@ TEST_CASE("the run on a simulated strategy: its checkpoint, step, time and energ
   CHECK(*r.gpu_power_w == Approx(100 + 600 * r.busy.any));
   REQUIRE(r.energy);
   CHECK(*r.joules_per_token == Approx(r.energy->facility_j / 1e9));
-  const nlohmann::json j = plan_row_json(r);
-  CHECK(j.at("goodput").at("useful") == r.goodput.useful);
-  CHECK(j.at("power").at("gpu_full_w") == 700.0);
 }
 
 TEST_CASE("more tokens never shorten the time; more failures never raise goodput (random inputs)", "[plan]") {

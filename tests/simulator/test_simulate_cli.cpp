@@ -150,13 +150,23 @@ TEST_CASE("simulate with a strategy explore reports reproduces its numbers exact
   }
 }
 
-TEST_CASE("the vTrain measurements are reproduced within the error thresholds", "[simulator]") {
-  // Single-node MAPE <= 8% (kernel_launch_us fitted on these rows), multi-node <= 12% (out of sample).
-  const auto r = lagom::test::run(
-      std::string(LAGOM_SOURCE_DIR) + "/scripts/validate.sh",
-      {"--lagom", std::string(LAGOM_BIN_DIR) + "/lagom", "--max-mape-single", "8", "--max-mape-multi", "12"});
+TEST_CASE("the vTrain measurements are reproduced within the error thresholds, without a bias",
+          "[simulator]") {
+  // Single-node 7.0% (bias +1.7%), multi-node 10.8% (+1.1%) since sm80's GEMM fraction, FlashAttention-1's
+  // speed and vTrain's dispatch time were fitted jointly on every A100 run (scripts/fit-generations.py);
+  // before, the multi-node rows were 11.7% with a bias of -8.7% (every A100 prediction optimistic).
+  const auto r = lagom::test::run(std::string(LAGOM_SOURCE_DIR) + "/scripts/validate.sh",
+                                  {"--lagom", std::string(LAGOM_BIN_DIR) + "/lagom", "--max-mape-single", "8",
+                                   "--max-mape-multi", "11.5"});
   INFO(r.out.substr(r.out.size() > 400 ? r.out.size() - 400 : 0));
   CHECK(r.exit_code == 0);
+  for (const char* set : {"vtrain-single.csv", "vtrain-multi.csv"}) {
+    INFO(set);
+    const auto v = run_lagom({"validate", std::string(LAGOM_TEST_DATA_DIR) + "/validate/" + set, "--json"});
+    REQUIRE(v.exit_code == 0);
+    const auto doc = nlohmann::json::parse(v.out);
+    CHECK(std::fabs(doc["overall"]["mean_signed_error_pct"].get<double>()) <= 3.0);
+  }
 }
 
 TEST_CASE("tp-overlap-fp8-rs moves the pipelined reduce-scatters of FP8 GEMMs at 1 B per element",
