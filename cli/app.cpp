@@ -1,5 +1,6 @@
 #include "cli/app.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -63,10 +64,60 @@ void print_version() {
 }
 
 // CLI11's messages, made to read as "lagom: error: <what>: <why>".
-std::string describe_parse_error(const CLI::ParseError& e, const std::string& command) {
-  std::string what = e.what();
-  const std::string prefix = command.empty() ? "" : command + ": ";
-  return prefix + what;
+// Levenshtein distance (insertions, deletions, substitutions of one character each).
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The flag of `command` closest to `flag` ("--gpu" → "--gpus"): within a third of its length in edits
+// (at least one), or one that `flag` is a prefix of; "" when none is close.
+std::string closest_flag(const CLI::App& command, std::string_view flag) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(1, flag.size() / 3) + 1;
+  for (const CLI::Option* option : command.get_options()) {
+    for (const std::string& name : option->get_lnames()) {
+      const std::string candidate = "--" + name;
+      const std::size_t d = candidate.rfind(flag, 0) == 0 ? 1 : edit_distance(flag, candidate);
+      if (d < best_distance) {
+        best_distance = d;
+        best = candidate;
+      }
+    }
+  }
+  return best;
+}
+
+// CLI11's message, except for arguments a command does not take: the first unknown flag named with the
+// closest known one ("unknown flag --gpu (did you mean --gpus?)"), or the first stray value.
+std::string describe_parse_error(const CLI::ParseError& e, const CLI::App* command) {
+  const std::string prefix = command != nullptr ? command->get_name() + ": " : "";
+  if (command != nullptr && dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    const std::vector<std::string> extras = command->remaining();
+    for (const std::string& extra : extras) {
+      if (extra.size() < 2 || extra[0] != '-') continue;
+      const std::string flag = extra.substr(0, extra.find('='));
+      const std::string near = closest_flag(*command, flag);
+      const std::string hint = near.empty() ? fmt::format("see 'lagom {} --help'", command->get_name())
+                                            : fmt::format("did you mean {}?", near);
+      return fmt::format("{}unknown flag {} ({})", prefix, flag, hint);
+    }
+    if (!extras.empty()) {
+      return fmt::format("{}unexpected argument '{}' (see 'lagom {} --help')", prefix, extras.front(),
+                         command->get_name());
+    }
+  }
+  return prefix + e.what();
 }
 
 }  // namespace
@@ -102,7 +153,6 @@ int run_cli(int argc, char** argv) {
     }
   }
 
-  std::string command_name;
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);  // CLI11 wants them reversed
     app.parse(reversed);
@@ -122,8 +172,8 @@ int run_cli(int argc, char** argv) {
     std::cout << app.help("", CLI::AppFormatMode::All);
     return k_exit_ok;
   } catch (const CLI::ParseError& e) {
-    if (!app.get_subcommands().empty()) command_name = app.get_subcommands().front()->get_name();
-    fmt::print(stderr, "lagom: error: {}\n", describe_parse_error(e, command_name));
+    const CLI::App* command = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front();
+    fmt::print(stderr, "lagom: error: {}\n", describe_parse_error(e, command));
     return k_exit_usage;
   } catch (const CommandFailed& failed) {
     std::fflush(stdout);

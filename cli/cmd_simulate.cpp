@@ -129,6 +129,12 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
   fmt::print("hardware_tflops_per_gpu {:.1f}\n", result.hardware_tflops_per_gpu);
   fmt::print("mfu                     {:.1f} %\n", 100.0 * result.mfu);
   fmt::print("hfu                     {:.1f} %\n", 100.0 * result.hfu);
+  if (result.hfu < result.mfu) {
+    // The FLOPs conventions (docs/model.md "FLOPs convention"): a reader expects HFU >= MFU.
+    fmt::print(
+        "# hfu < mfu: a causal fused attention kernel runs about half the score matrix that model\n"
+        "# FLOPs count in full, more than recomputation adds (docs/model.md \"FLOPs convention\")\n");
+  }
   fmt::print("# breakdown (mean over {} pipeline stages; adds up to the iteration time)\n",
              result.stages.size());
   const auto& b = result.breakdown;

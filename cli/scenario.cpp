@@ -8,6 +8,7 @@
 
 #include "cli/app.h"
 #include "cli/output.h"
+#include "core/units.h"
 #include "model/hf_config.h"
 #include "model/presets.h"
 #include "model/strategy_knobs.h"
@@ -37,11 +38,10 @@ void add_spec_flags(CLI::App& command, SpecFlags& flags) {
 
 namespace {
 
-// A switch's value: on|off or true|false (runs files write either).
+// A switch's value: the one vocabulary of booleans (units::parse_boolean: on/off, true/false, yes/no, 1/0).
 Result<bool> on_off(std::string_view value) {
-  if (value == "on" || value == "true") return true;
-  if (value == "off" || value == "false") return false;
-  return make_error(ErrorCode::invalid_input, fmt::format("'{}' is not on/off or true/false", value));
+  if (const auto b = units::parse_boolean(value)) return *b;
+  return make_error(ErrorCode::invalid_input, fmt::format("'{}' is not {}", value, units::k_boolean_words));
 }
 
 // add_strategy_flags: one CLI11 option per knob of model/strategy_knobs.h, parsing and bounding its value at

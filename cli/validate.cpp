@@ -12,6 +12,7 @@
 #include "cli/output.h"
 #include "cli/scenario.h"
 #include "core/stats.h"
+#include "core/units.h"
 #include "simulator/comm_config.h"
 #include "simulator/simulator.h"
 
@@ -33,11 +34,9 @@ const std::set<std::string> k_planned_columns = {
 const std::set<std::string> k_switches = {"sp", "embedding-in-pipeline-split", "loss-in-pipeline-split"};
 
 Result<bool> switch_value(const std::string& value) {
-  std::string v = value;
-  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
-  if (v.empty() || v == "0" || v == "false" || v == "no" || v == "off") return false;
-  return make_error(ErrorCode::invalid_input, "'" + value + "' is not 1/0, true/false, yes/no or on/off");
+  if (value.empty()) return false;
+  if (const auto b = units::parse_boolean(value)) return *b;
+  return make_error(ErrorCode::invalid_input, fmt::format("'{}' is not {}", value, units::k_boolean_words));
 }
 
 Result<double> positive_number(const std::string& value) {

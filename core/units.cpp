@@ -1,5 +1,6 @@
 #include "core/units.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -22,7 +23,7 @@ std::optional<double> parse_percentage(std::string_view text) {
 
 Result<std::int64_t> parse_size(std::string_view text) {
   const std::string original(text);
-  auto bad = [&](const char* why) {
+  auto bad = [&](const std::string& why) {
     return make_error(ErrorCode::invalid_input, fmt::format("'{}': {}", original, why));
   };
   if (text.empty()) return bad("empty size");
@@ -35,36 +36,62 @@ Result<std::int64_t> parse_size(std::string_view text) {
     value = value * 10 + digit;
   }
   if (i == 0) return bad("not a size (expected digits with an optional K/M/G/T suffix)");
+  // A fraction ("1.5G", as format_size writes sizes): its digits, trailing zeros dropped.
+  std::string fraction;
+  if (i < text.size() && text[i] == '.') {
+    for (++i; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) != 0; ++i)
+      fraction += text[i];
+    if (fraction.empty()) return bad("not a size (expected digits after the decimal point)");
+    while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
+  }
   std::string suffix;
   for (; i < text.size(); ++i) suffix += static_cast<char>(std::toupper(static_cast<unsigned char>(text[i])));
   int shift = 0;
-  if (suffix.empty() || suffix == "B") {
-    shift = 0;
-  } else {
-    const char unit = suffix[0];
+  if (!suffix.empty() && suffix != "B") {
     const std::string rest = suffix.substr(1);
-    if (!(rest.empty() || rest == "B" || rest == "IB")) return bad("unknown size suffix");
-    switch (unit) {
-      case 'K':
-        shift = 10;
-        break;
-      case 'M':
-        shift = 20;
-        break;
-      case 'G':
-        shift = 30;
-        break;
-      case 'T':
-        shift = 40;
-        break;
-      default:
-        return bad("unknown size suffix");
+    const std::size_t unit = std::string_view("KMGT").find(suffix[0]);
+    if (unit == std::string_view::npos || !(rest.empty() || rest == "B" || rest == "IB")) {
+      return bad("unknown size suffix (K, M, G or T, powers of 1024, with an optional B or iB)");
     }
+    shift = 10 * (static_cast<int>(unit) + 1);
   }
   if (value > (static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) >> shift)) {
     return bad("size too large");
   }
-  return static_cast<std::int64_t>(value << shift);
+  std::uint64_t bytes = value << shift;
+  if (!fraction.empty()) {
+    // f / 10^n of 2^shift bytes is whole when 5^n divides f (2^shift has no factor 5) and the powers of 2
+    // then cover 2^n: f / 5^n · 2^(shift − n).
+    const auto n = static_cast<int>(fraction.size());
+    if (n > 18) return bad("too many decimals (at most 18)");
+    const std::uint64_t f = std::stoull(fraction);
+    std::uint64_t five = 1;
+    for (int k = 0; k < n; ++k) five *= 5;
+    const double approx = (static_cast<double>(value) + std::stod("0." + fraction)) * std::ldexp(1.0, shift);
+    const std::string not_whole = fmt::format("{:.6g} bytes is not a whole number of bytes", approx);
+    if (f % five != 0) return bad(not_whole);
+    std::uint64_t part = f / five;
+    if (n > shift) {
+      const std::uint64_t two = std::uint64_t{1} << (n - shift);
+      if (part % two != 0) return bad(not_whole);
+      part /= two;
+    } else {
+      part <<= (shift - n);
+    }
+    if (part > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) - bytes) {
+      return bad("size too large");
+    }
+    bytes += part;
+  }
+  return static_cast<std::int64_t>(bytes);
+}
+
+std::optional<bool> parse_boolean(std::string_view text) {
+  std::string v(text);
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (v == "on" || v == "true" || v == "yes" || v == "1") return true;
+  if (v == "off" || v == "false" || v == "no" || v == "0") return false;
+  return std::nullopt;
 }
 
 std::string format_size(std::int64_t bytes) {

@@ -30,9 +30,16 @@ constexpr double bytes_to_gib(double bytes) {
 }
 
 // Parses a byte count: digits with an optional K/M/G/T suffix (powers of 1024, case-insensitive,
-// optional trailing 'B' or 'iB'), e.g. "64M", "1G", "4096". Negative, empty, fractional or overflowing
-// input is an invalid_input error.
+// optional trailing 'B' or 'iB'), e.g. "64M", "1G", "4096", and a decimal fraction that comes to whole
+// bytes, as format_size writes them ("1.5G", "0.25K"). Negative, empty, overflowing input and a fraction of
+// a byte ("1.3K": 1331.2 bytes) are invalid_input errors that say which.
 Result<std::int64_t> parse_size(std::string_view text);
+
+// The one vocabulary of booleans a flag or a runs-file cell takes: on/off, true/false, yes/no, 1/0, in any
+// case; nullopt for anything else.
+std::optional<bool> parse_boolean(std::string_view text);
+// What parse_boolean takes, for messages: "on/off, true/false, yes/no or 1/0".
+inline constexpr const char* k_boolean_words = "on/off, true/false, yes/no or 1/0";
 
 // Parses one percentage, "10" or "10%": a finite number, nothing else in the text; nullopt otherwise. The
 // callers bound it (check: >= 0; check --predicted: 0..1000; adapt: above 0 up to 1000).

@@ -43,7 +43,7 @@ TEST_CASE("simulate takes the FP8 flags and reports them in its strategy", "[cli
 TEST_CASE("a bad FP8 or dropout value exits 2 and names the flag", "[cli]") {
   const auto r = run_lagom(simulate_with({"--fp8-wgrad", "maybe"}));
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "lagom: error: --fp8-wgrad: 'maybe' is not on/off or true/false\n");
+  CHECK(r.err == "lagom: error: --fp8-wgrad: 'maybe' is not on/off, true/false, yes/no or 1/0\n");
   const auto d = run_lagom(simulate_with({"--dropout", "1.5"}));
   CHECK(d.exit_code == 2);
   CHECK(d.err.find("dropout") != std::string::npos);
