@@ -127,7 +127,9 @@ int match_op_class(const std::vector<OpClassPrediction>& classes, const records:
     const auto& c = classes[i];
     if (c.collective != record.collective.view() || c.ranks != record.n_ranks || c.nodes != record.n_nodes)
       continue;
-    if (bytes >= c.bin_low && (!c.bin_high || bytes <= *c.bin_high)) return static_cast<int>(i);
+    if (bytes < c.bin_low || (c.bin_high && bytes > *c.bin_high)) continue;
+    const double ratio = static_cast<double>(bytes) / static_cast<double>(std::max<std::int64_t>(c.bytes, 1));
+    return ratio <= k_size_window && ratio >= 1 / k_size_window ? static_cast<int>(i) : -1;
   }
   return -1;
 }

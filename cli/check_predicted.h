@@ -2,10 +2,14 @@
 // against the times `lagom tune` predicted for its op classes (lagom-config.json ops[]).
 //
 // Matching: a collective record belongs to the op class of the same collective and communicator shape
-// (ranks, nodes) whose size bin holds the record's size in nccl-tests' meaning. The bins are those
-// `lagom tune` wrote into nccl_tuner.conf (search/outputs.cpp: per collective and shape, contiguous bins
-// split at the midpoints between the classes' sizes, the first from 0, the last open-ended), so a record
-// is judged against the op class whose rule the tuner plugin applied to it.
+// (ranks, nodes) whose size bin holds the record's size in nccl-tests' meaning, and whose own size is
+// within a factor k_size_window of the record's. The bins are those `lagom tune` wrote into
+// nccl_tuner.conf (search/outputs.cpp: per collective and shape, contiguous bins split at the midpoints
+// between the classes' sizes, the first from 0, the last open-ended), so a record is judged against the op
+// class whose rule the tuner plugin applied to it; the window keeps a record of another size out of the
+// judgement, since the class predicts the time of its own size only (a 1 KiB call against a 94 MB class's
+// time reads as −99.9% drift, and `lagom adapt` re-tuned on such records without end). Records outside
+// every window are counted as unmatched and reported, never judged.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +45,12 @@ Result<std::vector<OpClassPrediction>> read_predictions(const std::string& confi
 Result<std::vector<OpClassPrediction>> predictions_from_config(const nlohmann::json& doc,
                                                                const std::string& config_path);
 
-// The index of the op class `record` belongs to, or -1 (p2p, another collective or shape).
+// A record is judged against a class whose size is within this factor of its own, either way: what a
+// framework's bucket or shard comes to beside Lagom's modelled size (padding, alignment, the last bucket),
+// while a time at 1.25× the size stays within a tolerance's reach of the class's prediction.
+inline constexpr double k_size_window = 1.25;
+
+// The index of the op class `record` belongs to, or -1 (p2p, another collective, shape or size).
 int match_op_class(const std::vector<OpClassPrediction>& classes, const records::Record& record);
 
 // One op class's verdict.

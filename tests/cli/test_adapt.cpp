@@ -324,8 +324,8 @@ TEST_CASE("synthetic drift: steady records change nothing, a network op class 3x
   CHECK(stamps(dir) == before);  // byte-identical, not even rewritten
 
   // The link under the network classes now delivers a third of its rate: the bandwidth part of each
-  // call takes 3x as long. The job's calls come in two sizes per class (a full gradient bucket and the
-  // last, smaller one), so each series can be fitted (latency and bandwidth).
+  // call takes 3x as long. The job's calls come in two sizes per class (a full gradient bucket and one an
+  // eighth smaller, within the class's size window), so each series can be fitted (latency and bandwidth).
   const double latency_us = 20;
   events.clear();
   for (int round = 0; round < 3 * static_cast<int>(options.window) && adapter.retunes() == 0; ++round) {
@@ -333,7 +333,7 @@ TEST_CASE("synthetic drift: steady records change nothing, a network op class 3x
     for (const std::size_t i : network) {
       const auto& c = classes[i];
       for (const std::uint64_t bytes :
-           {static_cast<std::uint64_t>(c.bytes), static_cast<std::uint64_t>(c.bytes) * 3 / 4}) {
+           {static_cast<std::uint64_t>(c.bytes), static_cast<std::uint64_t>(c.bytes) * 7 / 8}) {
         const double scale = static_cast<double>(bytes) / static_cast<double>(c.bytes);
         const double slowed = latency_us + 3 * (c.predicted_time_us - latency_us) * scale;
         batch.push_back(class_record(c, bytes, slowed * jitter(seq), seq));
@@ -366,6 +366,47 @@ TEST_CASE("synthetic drift: steady records change nothing, a network op class 3x
   const auto inputs = documents::parse_tune_inputs(config_of(dir), "c").value();
   REQUIRE(inputs.calibration.has_value());
   CHECK_FALSE(inputs.calibration->collectives.empty());
+}
+
+TEST_CASE("records of sizes no op class has are counted, never judged: no drift and no re-tune",
+          "[cli][adapt]") {
+  // What the README's no-GPU path fed adapt: an MPI sweep of 1 KiB-1 MiB calls against a tune whose
+  // classes are megabytes; each record fell in the first class's tuner bin (from 0) and read as -99.9%
+  // drift, and one pass re-tuned 139 times.
+  const std::string dir = temp_dir("other-sizes");
+  tune_into(dir, "gpt2", "dgx-h100", 16, 4);
+  const auto before = stamps(dir);
+  cli::AdaptOptions options;
+  options.window = 8;
+  auto adapter = cli::Adapter::open(dir, options).value();
+  const auto classes = adapter.classes();
+  auto near_a_class = [&](const cli::OpClassPrediction& c, std::uint64_t bytes) {
+    return std::any_of(classes.begin(), classes.end(), [&](const cli::OpClassPrediction& o) {
+      const double ratio = static_cast<double>(bytes) / static_cast<double>(o.bytes);
+      return o.collective == c.collective && o.ranks == c.ranks && o.nodes == c.nodes &&
+             ratio <= cli::k_size_window && ratio >= 1 / cli::k_size_window;
+    });
+  };
+  std::vector<cli::Event> events;
+  std::uint64_t seq = 0, fed = 0;
+  for (int round = 0; round < 10; ++round) {
+    std::vector<records::Record> batch;
+    for (const auto& c : classes) {
+      for (std::uint64_t bytes = 1024; bytes <= (1u << 20); bytes *= 4) {
+        if (near_a_class(c, bytes * static_cast<std::uint64_t>(c.ranks))) continue;
+        // Far off any prediction, both ways: were they judged, every class would drift.
+        const double us = (round % 2 == 0 ? 1000.0 : 0.001) * c.predicted_time_us;
+        batch.push_back(class_record(c, bytes * static_cast<std::uint64_t>(c.ranks), us, seq++));
+        ++fed;
+      }
+    }
+    adapter.feed(batch, events);
+  }
+  REQUIRE(fed > 10 * options.window);
+  CHECK(events.empty());
+  CHECK(adapter.retunes() == 0);
+  CHECK(adapter.unmatched() == fed);
+  CHECK(stamps(dir) == before);
 }
 
 TEST_CASE("a drift seen at one size re-fits its series' bandwidth, and the new prediction meets the records",
