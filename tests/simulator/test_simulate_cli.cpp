@@ -95,9 +95,9 @@ TEST_CASE("the human summary shows time, throughput, MFU, breakdown and memory",
 
 TEST_CASE("the human summary says why HFU is below MFU when it is, and only then", "[simulator]") {
   // gpt3-175b at seq 2048 without recompute: the causal kernel skips about half the scores model FLOPs count.
-  const std::vector<std::string> base{"simulate", "--model", "gpt3-175b", "--cluster", "dgx-a100", "--gpus",
-                                      "1024", "--tp", "8", "--pp", "8", "--zero", "1", "--global-batch",
-                                      "1536"};
+  const std::vector<std::string> base{
+      "simulate", "--model", "gpt3-175b", "--cluster", "dgx-a100", "--gpus",         "1024", "--tp",
+      "8",        "--pp",    "8",         "--zero",    "1",        "--global-batch", "1536"};
   const auto causal = run_lagom(base);
   REQUIRE(causal.exit_code == 0);
   CHECK(causal.out.find("# hfu < mfu: a causal fused attention kernel runs about half the score matrix") !=
