@@ -255,6 +255,7 @@ TEST_CASE("a simulate section holds one timeline row per pipeline stage and the 
   REQUIRE(s["op_classes"].size() == 2);
   CHECK(s["op_classes"][0]["name"] == "tp.allreduce.64");
   CHECK(s["op_classes"][0]["total_ms"].get<double>() == Approx(0.5));
+  CHECK(s["op_classes"][0]["stage_ms"].get<double>() == Approx(0.25));  // the mean over the 2 stages
 }
 
 TEST_CASE("a simulate section shows memory against the budget fits_in_memory was judged on",
