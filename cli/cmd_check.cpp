@@ -123,7 +123,9 @@ void add_check_command(CLI::App& app, Context& context) {
       ->add_option("--tolerance", options->tolerance,
                    "Allowed worsening in percent: 5, 5%, or metric=pct,... (JSON field names)")
       ->capture_default_str();
-  command->add_option("--junit", options->junit_path, "Also write a JUnit XML report to FILE");
+  // check --predicted writes no JUnit report: refused rather than accepted and silently not written.
+  command->add_option("--junit", options->junit_path, "Also write a JUnit XML report to FILE")
+      ->excludes(predicted);
   add_common_flags(*command, context);
   command->callback([options, &context] {
     if (!options->predicted.empty()) {

@@ -1,5 +1,6 @@
 // `lagom check --predicted`: production records (imported with `lagom db import`) against a tune's
 // op-class predictions. The config is written by hand here so that every expected number follows from it.
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -128,6 +129,19 @@ TEST_CASE("check --predicted names the op class that drifted and the tuner rule 
   const auto wide = run_lagom(
       {"check", "--predicted", s.config, "--db", s.db, "--run", std::to_string(run), "--tolerance", "60%"});
   CHECK(wide.exit_code == 0);
+}
+
+TEST_CASE("check --predicted refuses --junit, which it would not write", "[cli]") {
+  Setup s;
+  Writer w;
+  w.add("allreduce", 1048576, 100);
+  const std::int64_t run = s.import(w, "junit");
+  const std::string junit = s.dir + "/p.xml";
+  const auto r = run_lagom(
+      {"check", "--predicted", s.config, "--db", s.db, "--run", std::to_string(run), "--junit", junit});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "lagom: error: check: --predicted excludes --junit\n");
+  CHECK_FALSE(std::filesystem::exists(junit));
 }
 
 TEST_CASE("check --predicted refuses a run that is not a production run and a metric tolerance", "[cli]") {
