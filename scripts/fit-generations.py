@@ -45,9 +45,11 @@ GRID = {
     "r": [round(0.45 + 0.025 * i, 3) for i in range(11)],
     "L": [60.0, 65.0, 70.0, 75.0, 80.0, 85.0, 90.0],
 }
-SETS = ["vtrain-single", "vtrain-multi", "lf-dgx-a100", "lf-dgx-a100-40gb", "lf-dgx-h100"]
+# llm-foundry's H100 FP8 rows are a set of their own: FP8 GEMMs leave attention a larger share, so a change
+# of FlashAttention-1's speed moves them more than the BF16 rows (and a fit over the cluster hid that).
+SETS = ["vtrain-single", "vtrain-multi", "lf-dgx-a100", "lf-dgx-a100-40gb", "lf-dgx-h100", "lf-dgx-h100-fp8"]
 USES = {"vtrain-single": "gL", "vtrain-multi": "gL", "lf-dgx-a100": "gr", "lf-dgx-a100-40gb": "gr",
-        "lf-dgx-h100": "r"}
+        "lf-dgx-h100": "r", "lf-dgx-h100-fp8": "r"}
 
 
 class Pricer:
@@ -114,7 +116,8 @@ class Pricer:
             errors = {}
             for run in self.validate(runs):
                 cluster = os.path.basename(run["cluster"]).rsplit(f"-{g}-{r}.json", 1)[0]
-                errors.setdefault("lf-" + cluster, []).append(run["error_pct"])
+                fp8 = "-fp8" if run["precision"] == "fp8" else ""
+                errors.setdefault("lf-" + cluster + fp8, []).append(run["error_pct"])
             self.cache[key] = errors
         return self.cache[key]
 
@@ -159,9 +162,21 @@ def main():
     grid = points(SETS)
     best = min(grid, key=lambda p: loss(pricer.sets(p), SETS))
     row("joint fit", best)
-    within = [p for p in grid if all(abs(stats(pricer.sets(p)[n])[1]) <= 3 for n in SETS)]
+    def by_cluster(p):  # the H100 FP8 rows within their cluster, as lagom validate groups runs by cluster
+        s = pricer.sets(p)
+        merged = {n: s[n] for n in SETS[:4]}
+        merged["lf-dgx-h100"] = s["lf-dgx-h100"] + s["lf-dgx-h100-fp8"]
+        return merged
+
+    within = [p for p in grid if all(abs(stats(e)[1]) <= 3 for e in by_cluster(p).values())]
     if within:
-        row("best with every bias within ±3%", min(within, key=lambda p: loss(pricer.sets(p), SETS)))
+        row("best with every cluster's bias within ±3%", min(within, key=lambda p: loss(pricer.sets(p), SETS)))
+    strict = [p for p in grid if all(abs(stats(pricer.sets(p)[n])[1]) <= 3 for n in SETS)]
+    if strict:
+        row("best with every set's bias within ±3%", min(strict, key=lambda p: loss(pricer.sets(p), SETS)))
+    else:
+        worst = min(grid, key=lambda p: max(abs(stats(pricer.sets(p)[n])[1]) for n in SETS))
+        row("no grid point keeps every set within ±3%; the smallest worst bias", worst)
     for left in SETS:
         rest = [n for n in SETS if n != left]
         p = min(points(rest), key=lambda q: loss(pricer.sets(q), rest))

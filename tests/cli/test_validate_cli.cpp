@@ -81,6 +81,11 @@ TEST_CASE("the llm-foundry FSDP runs simulate on the presets within issue 27's t
     CHECK(std::fabs(by[cluster]["mean_signed_error_pct"].get<double>()) <= 3.0);
   }
   CHECK(doc["overall"]["mape_pct"].get<double>() <= 7.0);
+  // The 7 H100 FP8 rows: +0.0% before the joint A100 fit, -6.4% after it (docs/calibrate.md "Across
+  // generations": a mechanism is missing there). Held where they are so they get no worse unseen.
+  const auto& fp8 = doc["groups"]["group"]["h100-80gb fp8"];
+  CHECK(fp8["runs"] == 7);
+  CHECK(fp8["mean_signed_error_pct"].get<double>() >= -6.5);
 }
 
 TEST_CASE("validate's per-run error is the signed error of simulate's own prediction", "[cli][validate]") {
