@@ -739,7 +739,15 @@ TEST_CASE(
   CHECK(wait_for_table(1));
   // A malformed new file: the old rules stay, one warning however many checks see it.
   replace_file(path, "allreduce,0,-1,ring,simple,99,-1,-1,-1,-1\n");
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Waits (bounded, as above) for the first check to see the bad file, rather than a fixed sleep that a
+  // loaded machine or valgrind outlasts; then a few hundred more calls, whose checks see the same file.
+  for (int i = 0; i < 10000 && warnings_now().empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const long calls_at_warning = calls.load();
+  for (int i = 0; i < 10000 && calls.load() < calls_at_warning + 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   const long before_fix = calls.load();
   CHECK(newest_seen.load() == 1);
   CHECK(warnings_now() ==
