@@ -22,7 +22,7 @@ namespace {
 
 Result<model::ClusterSpec> named_cluster(const std::string& name) {
   if (name.empty()) return make_error(ErrorCode::invalid_input, "cluster: required (--cluster PRESET|FILE)");
-  if (!names_a_file(name)) return model::cluster_preset(name);
+  if (!files::names_a_file(name)) return model::cluster_preset(name);
   LAGOM_TRY(const nlohmann::json document, read_json_file(name));
   return model::parse_cluster(document, name);
 }

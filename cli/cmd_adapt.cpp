@@ -1,4 +1,4 @@
-// `lagom adapt --watch DIR --config OUT`: the runtime half of `lagom tune` (cli/adapt.h, docs/adapt.md).
+// `lagom adapt --watch DIR --config OUT`: the runtime half of `lagom tune` (adapt/adapt.h, docs/adapt.md).
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -8,12 +8,19 @@
 
 #include <fmt/format.h>
 
-#include "cli/adapt.h"
+#include "adapt/adapt.h"
 #include "cli/app.h"
 #include "cli/output.h"
 #include "core/units.h"
 
 namespace lagom::cli {
+
+using adapt::Adapter;
+using adapt::AdaptOptions;
+using adapt::Event;
+using adapt::k_max_window;
+using adapt::k_min_window;
+using adapt::RecordsFollower;
 
 namespace {
 

@@ -201,7 +201,7 @@ void run(const BenchOverlapOptions& o, const Context& context) {
       fmt::print("# {}\n", note);
       fmt::print("# times: median of {} repetitions, each the slowest rank; C/G = {:.3f}\n", o.reps,
                  result.compute_us > 0 ? result.comm_us / result.compute_us : 0.0);
-      Table table({{"metric", true}, {"value"}});
+      TextTable table({{"metric", true}, {"value"}});
       auto us = [](double v) { return fmt::format("{:.1f}", v); };
       table.add_row({"compute_us", us(result.compute_us)});
       table.add_row({"comm_us", us(result.comm_us)});

@@ -143,7 +143,7 @@ void run_calibrate(const CalibrateFlags& flags, const Context& context) {
                flags.files.size());
     if (other_clusters > 0) fmt::print(" ({} runs of other clusters left out)", other_clusters);
     fmt::print("\n");
-    Table table({{"constant", true}, {"meaning", true}, {"range", true}, {"before"}, {"after"}, {"±_%"}});
+    TextTable table({{"constant", true}, {"meaning", true}, {"range", true}, {"before"}, {"after"}, {"±_%"}});
     for (const auto& c : fit.constants) {
       table.add_row({std::string(c.constant->key), std::string(c.constant->meaning),
                      fmt::format("{:g}..{:g}", c.constant->min, c.constant->max),
@@ -157,7 +157,7 @@ void run_calibrate(const CalibrateFlags& flags, const Context& context) {
                signed_pct(fit.after.mean_signed_pct), fit.after.runs, fit.evaluations);
     if (!folds.empty()) {
       fmt::print("# leave one model out: fit on the other models' runs, predict the model left out\n");
-      Table cv({{"left_out", true}, {"runs"}, {"mape_%"}, {"mean_signed_%"}, {"worst_%"}, {"fit", true}});
+      TextTable cv({{"left_out", true}, {"runs"}, {"mape_%"}, {"mean_signed_%"}, {"worst_%"}, {"fit", true}});
       for (const auto& fold : folds) {
         std::string values;
         for (const auto& c : fold.fit.constants) {

@@ -5,10 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "check/predicted.h"
+#include "check/regression.h"
 #include "cli/app.h"
-#include "cli/check.h"
-#include "cli/check_predicted.h"
 #include "cli/output.h"
+#include "core/units.h"
+#include "db/database.h"
 #include "documents/profile.h"
 
 namespace lagom::cli {
@@ -21,7 +23,7 @@ struct CheckOptions {
   std::string db_path = "lagom.db";
   std::string tolerance = "5";  // percent; "5%" or "field=pct,..." too
   std::string junit_path;       // optional JUnit XML report
-  std::string predicted;        // lagom-config.json: compare production records instead (check_predicted.h)
+  std::string predicted;        // lagom-config.json: compare production records instead (check/predicted.h)
   std::int64_t run_id = 0;      // the production run of --predicted
 };
 
@@ -38,24 +40,24 @@ Result<nlohmann::json> load_document(const std::string& what, const CheckOptions
 }
 
 void run_check(const CheckOptions& options, const Context& context) {
-  const regression::Tolerance tolerance = unwrap(regression::parse_tolerance(options.tolerance));
+  const check::Tolerance tolerance = unwrap(check::parse_tolerance(options.tolerance));
   const nlohmann::json baseline = unwrap(load_document(options.baseline, options));
   const nlohmann::json current = unwrap(load_document(options.current, options));
   const auto kind_of = [](const nlohmann::json& doc, const std::string& name) {
-    auto kind = regression::detect_kind(doc);
+    auto kind = check::detect_kind(doc);
     if (!kind.ok()) throw CommandFailed{kind.error().with_context(name)};
     return *kind;
   };
-  const regression::DocumentKind base_kind = kind_of(baseline, options.baseline);
-  const regression::DocumentKind cur_kind = kind_of(current, options.current);
+  const check::DocumentKind base_kind = kind_of(baseline, options.baseline);
+  const check::DocumentKind cur_kind = kind_of(current, options.current);
   if (base_kind != cur_kind) {
     fail(ErrorCode::invalid_input,
          fmt::format("check: baseline is a {} document but current is a {} document",
                      documents::to_string(base_kind), documents::to_string(cur_kind)));
   }
-  check(regression::check_tolerance_fields(tolerance, base_kind));
-  auto metrics_of = [](const nlohmann::json& doc, regression::DocumentKind kind, const std::string& name) {
-    auto metrics = regression::extract_metrics(doc, kind);
+  check(check::check_tolerance_fields(tolerance, base_kind));
+  auto metrics_of = [](const nlohmann::json& doc, check::DocumentKind kind, const std::string& name) {
+    auto metrics = check::extract_metrics(doc, kind);
     if (!metrics.ok()) throw CommandFailed{metrics.error().with_context(name)};
     return *metrics;
   };
@@ -75,30 +77,139 @@ void run_check(const CheckOptions& options, const Context& context) {
           what, a, b));
     }
   }
-  const regression::Report report = regression::compare(base_kind, base_metrics, cur_metrics, tolerance);
+  const check::Report report = check::compare(base_kind, base_metrics, cur_metrics, tolerance);
 
   if (!options.junit_path.empty()) {
-    if (auto written = write_output_file(options.junit_path, regression::render_junit(report),
+    if (auto written = write_output_file(options.junit_path, check::render_junit(report),
                                          {options.baseline, options.current, options.db_path});
         !written.ok()) {
       throw CommandFailed{written.error().with_context("check: --junit")};
     }
   }
   if (context.json) {
-    print_document(documents::Kind::check, regression::render_json(report));
+    print_document(documents::Kind::check, check::render_json(report));
   } else {
-    fmt::print("{}", regression::render_table(report));
+    fmt::print("{}", check::render_table(report));
   }
   if (report.regressions() > 0) {
     std::string names;
     for (const auto& c : report.comparisons) {
-      if (c.verdict != regression::Verdict::regressed && c.verdict != regression::Verdict::missing) continue;
+      if (c.verdict != check::Verdict::regressed && c.verdict != check::Verdict::missing) continue;
       if (!names.empty()) names += ", ";
-      names += c.verdict == regression::Verdict::missing ? c.name + " (missing)"
-                                                         : fmt::format("{} ({:+.1f}%)", c.name, c.delta_pct);
+      names += c.verdict == check::Verdict::missing ? c.name + " (missing)"
+                                                    : fmt::format("{} ({:+.1f}%)", c.name, c.delta_pct);
     }
     fail(ErrorCode::regression,
          fmt::format("check: {} regression(s) beyond tolerance: {}", report.regressions(), names));
+  }
+}
+
+struct PredictedCheckOptions {
+  std::string config_path;
+  std::string db_path;
+  std::int64_t run_id = 0;
+  std::string tolerance;  // percent, e.g. "10" or "10%"
+};
+
+double parse_percent(const std::string& text) {
+  const std::optional<double> value = units::parse_percentage(text);
+  if (!value || *value < 0 || *value > 1000) {
+    fail(ErrorCode::invalid_input,
+         "check: --tolerance " + text + ": with --predicted, one percentage from 0 to 1000 (e.g. 10 or 10%)");
+  }
+  return *value;
+}
+
+// check --predicted: exit 1 (regression) when an op class drifted beyond the tolerance.
+void run_check_predicted(const PredictedCheckOptions& options, const Context& context) {
+  using check::check_op_classes;
+  using check::read_predictions;
+  using check::rule_text;
+  const double tolerance_pct = parse_percent(options.tolerance);
+  const auto classes = unwrap(read_predictions(options.config_path));
+  auto database = db::Database::open(options.db_path, db::Database::Mode::read_only);
+  if (!database.ok()) throw CommandFailed{database.error().with_context("check")};
+  const auto run = database->run(options.run_id);
+  if (!run.ok())
+    throw CommandFailed{run.error().with_context(fmt::format("check: --run {}", options.run_id))};
+  if (run->backend != db::k_backend_production) {
+    fail(ErrorCode::invalid_input, fmt::format("check: --run {} is a {} run; --predicted compares production "
+                                               "records (lagom db import)",
+                                               options.run_id, run->backend));
+  }
+  const auto records = database->production_records(options.run_id);
+  if (!records.ok()) throw CommandFailed{records.error().with_context("check")};
+  std::size_t unmatched = 0;
+  const auto checks = check_op_classes(classes, *records, tolerance_pct, &unmatched);
+  std::vector<std::string> drifted;
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    if (checks[i].status == "drift") {
+      drifted.push_back(
+          fmt::format("{} ({:+.1f}%, rule {})", classes[i].name, checks[i].delta_pct, rule_text(classes[i])));
+    }
+  }
+  if (context.json) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (std::size_t i = 0; i < classes.size(); ++i) {
+      const auto& p = classes[i];
+      const auto& c = checks[i];
+      ops.push_back(
+          {{"name", p.name},
+           {"collective", p.collective},
+           {"group", p.group},
+           {"bytes", p.bytes},
+           {"ranks", p.ranks},
+           {"nodes", p.nodes},
+           {"rule",
+            {{"line", p.rule_line > 0 ? nlohmann::json(p.rule_line) : nlohmann::json(nullptr)},
+             {"min_bytes", p.bin_low},
+             {"max_bytes", p.bin_high ? nlohmann::json(*p.bin_high) : nlohmann::json(nullptr)},
+             {"algo", p.algo},
+             {"proto", p.proto},
+             {"channels", p.channels}}},
+           {"ran", c.ran},
+           {"records", c.records},
+           {"predicted_time_us", p.predicted_time_us},
+           {"measured_time_us", c.records > 0 ? nlohmann::json(c.measured_time_us) : nlohmann::json(nullptr)},
+           {"delta_pct", c.records > 0 ? nlohmann::json(c.delta_pct) : nlohmann::json(nullptr)},
+           {"status", c.status}});
+    }
+    print_document(documents::Kind::check_predicted, {{"config", options.config_path},
+                                                      {"run_id", options.run_id},
+                                                      {"tolerance_pct", tolerance_pct},
+                                                      {"records", records->size()},
+                                                      {"unmatched", unmatched},
+                                                      {"passed", drifted.empty()},
+                                                      {"op_classes", std::move(ops)}});
+  } else {
+    fmt::print("# {} against production run {}: {} records, {} matched no op class; tolerance {}%\n",
+               options.config_path, options.run_id, records->size(), unmatched, tolerance_pct);
+    TextTable table({{"op_class", true},
+                     {"ranks"},
+                     {"nodes"},
+                     {"rule", true},
+                     {"ran", true},
+                     {"records"},
+                     {"predicted_us"},
+                     {"measured_us"},
+                     {"delta_pct"},
+                     {"status", true}});
+    for (std::size_t i = 0; i < classes.size(); ++i) {
+      const auto& p = classes[i];
+      const auto& c = checks[i];
+      table.add_row({p.name, std::to_string(p.ranks), std::to_string(p.nodes), rule_text(p),
+                     c.ran.empty() ? "-" : c.ran, std::to_string(c.records),
+                     fmt::format("{:.2f}", p.predicted_time_us),
+                     c.records > 0 ? fmt::format("{:.2f}", c.measured_time_us) : "-",
+                     c.records > 0 ? fmt::format("{:+.1f}", c.delta_pct) : "-", c.status});
+    }
+    fmt::print("{}", table.render());
+  }
+  if (!drifted.empty()) {
+    std::string names;
+    for (const auto& d : drifted) names += (names.empty() ? "" : "; ") + d;
+    fail(ErrorCode::regression,
+         fmt::format("check: {} op class(es) drifted beyond {}%: {}", drifted.size(), tolerance_pct, names));
   }
 }
 

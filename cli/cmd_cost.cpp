@@ -70,7 +70,7 @@ void run_gemm(const CostOptions& o, const Context& context, const model::CostMod
                                            {"efficiency", cost.gemm_efficiency(shape, *precision)}});
     return;
   }
-  Table table({{"gemm", true}, {"precision", true}, {"cluster", true}, {"time_us"}, {"tflops"}});
+  TextTable table({{"gemm", true}, {"precision", true}, {"cluster", true}, {"time_us"}, {"tflops"}});
   table.add_row({fmt::format("{}x{}x{}", dims[0], dims[1], dims[2]), precision_name, cost.cluster().name,
                  fmt::format("{:.2f}", time_us), fmt::format("{:.1f}", tflops)});
   fmt::print("{}", table.render());
@@ -156,16 +156,16 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
                                            {"latency_us", result.latency_us}});
     return;
   }
-  Table table({{"collective", true},
-               {"bytes"},
-               {"ranks"},
-               {"nodes"},
-               {"algo", true},
-               {"proto", true},
-               {"channels"},
-               {"time_us"},
-               {"algbw_GBps"},
-               {"busbw_GBps"}});
+  TextTable table({{"collective", true},
+                   {"bytes"},
+                   {"ranks"},
+                   {"nodes"},
+                   {"algo", true},
+                   {"proto", true},
+                   {"channels"},
+                   {"time_us"},
+                   {"algbw_GBps"},
+                   {"busbw_GBps"}});
   table.add_row({o.collective, units::format_size(bytes_result.value()), std::to_string(group.ranks),
                  std::to_string(group.nodes), std::string(to_string(result.config.algo)),
                  std::string(to_string(result.config.proto)), std::to_string(result.config.channels),

@@ -19,18 +19,18 @@ namespace lagom::cli {
 std::string render_fits(const db::FitSet& fits) {
   std::string out;
   if (!fits.collectives.empty()) {
-    Table table({{"collective", true},
-                 {"algo", true},
-                 {"proto", true},
-                 {"channels"},
-                 {"ranks"},
-                 {"nodes"},
-                 {"latency_us"},
-                 {"bus_bw_GBps"},
-                 {"rel_error"},
-                 {"samples"},
-                 {"min_bytes"},
-                 {"max_bytes"}});
+    TextTable table({{"collective", true},
+                     {"algo", true},
+                     {"proto", true},
+                     {"channels"},
+                     {"ranks"},
+                     {"nodes"},
+                     {"latency_us"},
+                     {"bus_bw_GBps"},
+                     {"rel_error"},
+                     {"samples"},
+                     {"min_bytes"},
+                     {"max_bytes"}});
     for (const auto& f : fits.collectives) {
       table.add_row({f.collective, f.algo.empty() ? "-" : f.algo, f.proto.empty() ? "-" : f.proto,
                      f.channels > 0 ? std::to_string(f.channels) : "-", std::to_string(f.ranks),
@@ -42,7 +42,7 @@ std::string render_fits(const db::FitSet& fits) {
            table.render();
   }
   if (!fits.gemms.empty()) {
-    Table table({{"precision", true}, {"peak_tflops"}, {"half_flops"}, {"rel_error"}, {"samples"}});
+    TextTable table({{"precision", true}, {"peak_tflops"}, {"half_flops"}, {"rel_error"}, {"samples"}});
     for (const auto& f : fits.gemms) {
       table.add_row({f.precision, fmt::format("{:.4f}", f.peak_tflops), fmt::format("{:.4g}", f.half_flops),
                      fmt::format("{:.3f}", f.rel_error), std::to_string(f.samples)});
@@ -50,7 +50,7 @@ std::string render_fits(const db::FitSet& fits) {
     out += "# gemm fits: tflops = peak_tflops * flops / (flops + half_flops)\n" + table.render();
   }
   if (!fits.scalars.empty()) {
-    Table table({{"name", true}, {"value"}});
+    TextTable table({{"name", true}, {"value"}});
     for (const auto& f : fits.scalars) table.add_row({f.name, fmt::format("{:.4f}", f.value)});
     out += "# other fits\n" + table.render();
   }
@@ -102,15 +102,15 @@ void list(const DbFlags& flags, const Context& context) {
     print_document(documents::Kind::db_list, {{"runs", std::move(list)}});
     return;
   }
-  Table table({{"id"},
-               {"status", true},
-               {"backend", true},
-               {"suite", true},
-               {"host", true},
-               {"ranks"},
-               {"nodes"},
-               {"started_at", true},
-               {"finished_at", true}});
+  TextTable table({{"id"},
+                   {"status", true},
+                   {"backend", true},
+                   {"suite", true},
+                   {"host", true},
+                   {"ranks"},
+                   {"nodes"},
+                   {"started_at", true},
+                   {"finished_at", true}});
   for (const auto& run : runs) {
     table.add_row({std::to_string(run.id), run.status, run.backend, run.suite,
                    run.host.empty() ? "-" : run.host, std::to_string(run.ranks), std::to_string(run.nodes),
@@ -138,7 +138,7 @@ void show(const DbFlags& flags, const Context& context) {
                                               {"fits", documents::to_json(fits)}});
     return;
   }
-  Table table({{"field", true}, {"value", true}});
+  TextTable table({{"field", true}, {"value", true}});
   const nlohmann::json fields = documents::to_json(run);
   for (const auto& [key, value] : fields.items()) {
     if (key == "options") continue;  // printed below: too wide for the table

@@ -29,7 +29,7 @@ void run_model(const ModelFlags& flags, const Context& context) {
   std::optional<model::HfReading> hf;
   model::WorkloadSpec workload;
   std::string format = "preset";
-  if (!names_a_file(flags.model)) {
+  if (!files::names_a_file(flags.model)) {
     workload = unwrap(model::workload_preset(flags.model));
   } else {
     const nlohmann::json document = unwrap(read_json_file(flags.model));
@@ -68,7 +68,7 @@ void run_model(const ModelFlags& flags, const Context& context) {
   }
   fmt::print("# lagom model: {} ({}{})\n", flags.model, format,
              hf ? fmt::format(" config, model_type {}", hf->family) : std::string());
-  Table table({{"field", true}, {"value"}});
+  TextTable table({{"field", true}, {"value"}});
   for (const auto& [key, value] : shape.items()) {
     if (value.is_object()) {
       for (const auto& [sub, v] : value.items()) table.add_row({key + "." + sub, v.dump()});

@@ -102,20 +102,20 @@ void print_plan(const plan::PlanResult& result) {
              result.seq);
   if (o.deadline_s) fmt::print("# deadline {:.1f} days\n", *o.deadline_s / 86400);
   if (o.budget_usd) fmt::print("# budget ${:.0f}\n", *o.budget_usd);
-  Table table({{"cluster", true},
-               {"gpus"},
-               {"strategy", true},
-               {"step_s"},
-               {"p50_s"},
-               {"p99_s"},
-               {"goodput_%"},
-               {"ckpt_min"},
-               {"days"},
-               {"gpu_hours"},
-               {"cost_$"},
-               {"gpu_w"},
-               {"mwh"},
-               {"j/token"}});
+  TextTable table({{"cluster", true},
+                   {"gpus"},
+                   {"strategy", true},
+                   {"step_s"},
+                   {"p50_s"},
+                   {"p99_s"},
+                   {"goodput_%"},
+                   {"ckpt_min"},
+                   {"days"},
+                   {"gpu_hours"},
+                   {"cost_$"},
+                   {"gpu_w"},
+                   {"mwh"},
+                   {"j/token"}});
   for (const plan::PlanRow& r : result.rows) {
     if (!r.feasible() && r.iteration_s <= 0) {
       table.add_row({r.cluster_name, std::to_string(r.gpus), "-", "-", "-", "-", "-", "-", "-", "-", "-", "-",

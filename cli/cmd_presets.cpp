@@ -59,20 +59,20 @@ void run_presets(const PresetsOptions& options, const Context& context) {
     print_document(documents::Kind::presets, std::move(doc));
     return;
   }
-  Table clusters({{"cluster", true}, {"description", true}});
+  TextTable clusters({{"cluster", true}, {"description", true}});
   for (const auto& c : cluster_presets()) clusters.add_row({c.name, c.description});
   clusters.add_row({k_localhost, "this machine, from its latest complete profile (run 'lagom profile')"});
   fmt::print("{}\n", clusters.render());
-  Table models({{"model", true},
-                {"layers"},
-                {"hidden"},
-                {"heads"},
-                {"kv_heads"},
-                {"ffn"},
-                {"vocab"},
-                {"seq"},
-                {"params_B"},
-                {"moe", true}});
+  TextTable models({{"model", true},
+                    {"layers"},
+                    {"hidden"},
+                    {"heads"},
+                    {"kv_heads"},
+                    {"ffn"},
+                    {"vocab"},
+                    {"seq"},
+                    {"params_B"},
+                    {"moe", true}});
   for (const auto& w : workload_presets()) {
     const std::string moe =
         w.moe

@@ -37,15 +37,15 @@ std::string fmt_double(double value, int digits = 2) {
 
 void print_tables(const profiler::ProfileReport& report) {
   if (!report.compute.empty()) {
-    Table gemm({{"kind", true},
-                {"precision", true},
-                {"m"},
-                {"n"},
-                {"k"},
-                {"bytes"},
-                {"time_us"},
-                {"tflops"},
-                {"bw_GBps"}});
+    TextTable gemm({{"kind", true},
+                    {"precision", true},
+                    {"m"},
+                    {"n"},
+                    {"k"},
+                    {"bytes"},
+                    {"time_us"},
+                    {"tflops"},
+                    {"bw_GBps"}});
     for (const auto& s : report.compute) {
       const bool is_gemm = s.kind == "gemm";
       gemm.add_row({s.kind, is_gemm ? s.precision : "-", is_gemm ? std::to_string(s.m) : "-",
@@ -56,15 +56,15 @@ void print_tables(const profiler::ProfileReport& report) {
     fmt::print("# compute\n{}", gemm.render());
   }
   if (!report.overlap.empty()) {
-    Table overlap({{"case", true},
-                   {"bytes"},
-                   {"gemm"},
-                   {"gemm_alone_us"},
-                   {"gemm_overlap_us"},
-                   {"gemm_slowdown"},
-                   {"comm_alone_us"},
-                   {"comm_overlap_us"},
-                   {"comm_slowdown"}});
+    TextTable overlap({{"case", true},
+                       {"bytes"},
+                       {"gemm"},
+                       {"gemm_alone_us"},
+                       {"gemm_overlap_us"},
+                       {"gemm_slowdown"},
+                       {"comm_alone_us"},
+                       {"comm_overlap_us"},
+                       {"comm_slowdown"}});
     for (const auto& s : report.overlap) {
       overlap.add_row(
           {s.name, std::to_string(s.bytes), fmt::format("{}x{}x{} {}", s.m, s.n, s.k, s.precision),

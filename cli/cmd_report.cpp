@@ -1,5 +1,5 @@
 // `lagom report`: one self-contained HTML page from simulate, explore, tune, validate, check documents and
-// profile runs (docs/report.md). The sections are built by cli/report.cpp; this file reads the inputs and
+// profile runs (docs/report.md). The sections are built by report/report.cpp; this file reads the inputs and
 // the chart library and writes the page.
 #include <cctype>
 #include <fstream>
@@ -9,10 +9,10 @@
 
 #include "cli/app.h"
 #include "cli/output.h"
-#include "cli/report.h"
 #include "documents/profile.h"
 #include "lagom/build_info.h"
 #include "model/presets.h"
+#include "report/report.h"
 
 namespace lagom::cli {
 

@@ -194,15 +194,15 @@ void run_tune(const TuneFlags& flags, const Context& context) {
              cluster.name, search::to_string(result.search), model::to_string(result.runtime));
   fmt::print("{}\n", documents::model_shape_text(workload));
   if (!no_nccl_note.empty()) fmt::print("# {}\n", no_nccl_note);
-  Table table({{"op", true},
-               {"count"},
-               {"algo", true},
-               {"proto", true},
-               {"channels"},
-               {"threads"},
-               {"chunk"},
-               {"time_us"},
-               {"scope", true}});
+  TextTable table({{"op", true},
+                   {"count"},
+                   {"algo", true},
+                   {"proto", true},
+                   {"channels"},
+                   {"threads"},
+                   {"chunk"},
+                   {"time_us"},
+                   {"scope", true}});
   for (const auto& r : reports) {
     table.add_row({simulator::op_class_name(r.op.key), fmt::format("{:g}", r.op.count),
                    std::string(model::to_string(r.config.algo)),

@@ -90,16 +90,16 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
       for (const auto& p : planned) list += (list.empty() ? "" : ", ") + p;
       fmt::print("# planned columns with values, not modelled yet (the predictions ignore them): {}\n", list);
     }
-    Table table({{"line", true},
-                 {"model", true},
-                 {"cluster", true},
-                 {"gpus"},
-                 {"precision", true},
-                 {"parallel", true},
-                 {"measured_s"},
-                 {"predicted_s"},
-                 {"error_%"},
-                 {"note", true}});
+    TextTable table({{"line", true},
+                     {"model", true},
+                     {"cluster", true},
+                     {"gpus"},
+                     {"precision", true},
+                     {"parallel", true},
+                     {"measured_s"},
+                     {"predicted_s"},
+                     {"error_%"},
+                     {"note", true}});
     for (const auto& run : runs) {
       const std::string where = fmt::format("{}:{}", run.file, run.line);
       if (!run.failure.empty()) {
@@ -114,14 +114,14 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
                      run.fits_in_memory ? run.note : "does not fit in memory; " + run.note});
     }
     fmt::print("{}", table.render());
-    Table summary({{"by", true},
-                   {"group", true},
-                   {"runs"},
-                   {"failed"},
-                   {"mape_%"},
-                   {"median_%"},
-                   {"mean_signed_%"},
-                   {"worst_%"}});
+    TextTable summary({{"by", true},
+                       {"group", true},
+                       {"runs"},
+                       {"failed"},
+                       {"mape_%"},
+                       {"median_%"},
+                       {"mean_signed_%"},
+                       {"worst_%"}});
     auto add = [&](const std::string& by, const std::string& name, const ErrorStats& s) {
       summary.add_row({by, name, std::to_string(s.runs), std::to_string(s.failed),
                        fmt::format("{:.2f}", s.mape_pct), fmt::format("{:.2f}", s.median_abs_pct),

@@ -1,5 +1,5 @@
-// The two renderers every report uses: one JSON writer (nlohmann-json, one line on stdout) and an
-// aligned human table whose non-data lines start with '#', so awk and grep work on it.
+// What commands print: one JSON writer (nlohmann-json, one line on stdout), the output files they write,
+// and progress on stderr. The aligned human table is core/text.h's TextTable.
 #pragma once
 
 #include <string>
@@ -9,21 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/files.h"
+#include "core/json_fields.h"
 #include "core/progress.h"
+#include "core/text.h"
 #include "documents/kind.h"
 
 namespace lagom::cli {
-
-// Reads a JSON file: not_found when it cannot be opened, invalid_input when it is not JSON.
-Result<nlohmann::json> read_json_file(const std::string& path);
-
-// Whether a --model or --cluster value names a file rather than a preset: it contains '/' or ".json", or
-// a file of that name exists in `folder` (the working directory when empty; a runs file's folder for
-// `lagom validate`).
-bool names_a_file(const std::string& value, const std::string& folder = "");
-
-// `text` safe inside XML/HTML text and double-quoted attributes (& < > " escaped): JUnit files, reports.
-std::string markup_escape(std::string_view text);
 
 // Writes `text` to `path` atomically (files::write_atomically, core/files.h). Refuses (invalid_input) when
 // `path` is one of `inputs` (the same file, however named): an output never overwrites an input. A write
@@ -42,23 +34,6 @@ Status as_write_failure(Status status);
 void print_json(const nlohmann::json& document);
 // print_json of `document` with its `kind` and `version` (documents/kind.h).
 void print_document(documents::Kind kind, nlohmann::json document);
-
-// A column-aligned table. Columns are right-aligned except those marked left.
-class Table {
- public:
-  struct Column {
-    std::string title;
-    bool left = false;
-  };
-  explicit Table(std::vector<Column> columns);
-  void add_row(std::vector<std::string> cells);
-  // Renders "# title  title ..." then one aligned line per row.
-  [[nodiscard]] std::string render() const;
-
- private:
-  std::vector<Column> m_columns;
-  std::vector<std::vector<std::string>> m_rows;
-};
 
 // Progress on stderr: redraws one line in place on a TTY, prints phase start/end lines otherwise,
 // nothing at all when silent (warnings still print).

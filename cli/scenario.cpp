@@ -171,7 +171,7 @@ Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, Progress* warn
   if (!flags.model.empty()) {
     model::WorkloadSpec loaded;
     std::optional<model::HfReading> hf;
-    if (!names_a_file(flags.model)) {
+    if (!files::names_a_file(flags.model)) {
       LAGOM_TRY(loaded, model::workload_preset(flags.model));
     } else {
       LAGOM_TRY(const nlohmann::json document, read_json_file(flags.model));

@@ -86,7 +86,7 @@ Status parse_row(const RunsTable& table, const RunsTable::Row& row, RowFlags& fl
       if (!on.value()) continue;
     }
     if ((name == "model" || name == "cluster" || name == "comm-config" || name == "db") &&
-        fs::path(value).is_relative() && names_a_file(value, folder.string())) {
+        fs::path(value).is_relative() && files::names_a_file(value, folder.string())) {
       value = (folder / value).lexically_normal().string();
     }
     std::vector<std::string> args;

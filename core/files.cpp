@@ -112,4 +112,11 @@ bool same_file(const std::string& a, const std::string& b) {
          x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
+bool names_a_file(const std::string& value, const std::string& folder) {
+  if (value.find('/') != std::string::npos || value.find(".json") != std::string::npos) return true;
+  std::error_code ec;
+  return std::filesystem::is_regular_file(
+      folder.empty() ? std::filesystem::path(value) : std::filesystem::path(folder) / value, ec);
+}
+
 }  // namespace lagom::files

@@ -25,4 +25,9 @@ Status write_all_atomically(const std::vector<std::pair<std::string, std::string
 // Whether `a` and `b` name the same existing file (however spelled: links, relative paths).
 bool same_file(const std::string& a, const std::string& b);
 
+// Whether a --model or --cluster value names a file rather than a preset: it contains '/' or ".json", or
+// a file of that name exists in `folder` (the working directory when empty; a runs file's folder for
+// `lagom validate`).
+bool names_a_file(const std::string& value, const std::string& folder = "");
+
 }  // namespace lagom::files

@@ -1,6 +1,9 @@
 #include "core/json_fields.h"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace lagom {
 
@@ -178,6 +181,24 @@ Status require_object(const nlohmann::json& document, const std::string& origin)
     return make_error(ErrorCode::invalid_input, fmt::format("{}: not a JSON object", origin));
   }
   return {};
+}
+
+Result<nlohmann::json> read_json_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return make_error(ErrorCode::invalid_input, fmt::format("{}: is a directory, not a JSON file", path));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(ErrorCode::not_found, fmt::format("{}: cannot open file", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, and out_of_range for a number no double holds (1e400: "number overflow"): both are the
+    // file's fault, not an internal error.
+    return make_error(ErrorCode::invalid_input, fmt::format("{}: not valid JSON ({})", path, e.what()));
+  }
 }
 
 }  // namespace lagom

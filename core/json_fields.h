@@ -103,6 +103,9 @@ class FieldReader {
 };
 
 // invalid_input "<origin>: not a JSON object" unless `document` is one.
+// Reads a JSON file: not_found when it cannot be opened, invalid_input when it is not JSON (or a folder).
+Result<nlohmann::json> read_json_file(const std::string& path);
+
 Status require_object(const nlohmann::json& document, const std::string& origin);
 
 template <typename E, typename Table>

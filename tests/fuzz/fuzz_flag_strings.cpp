@@ -3,7 +3,7 @@
 // (precision, schedule, recompute, collective, algorithm, protocol, group, search, issue priority).
 #include <string>
 
-#include "cli/check.h"
+#include "check/regression.h"
 #include "core/units.h"
 #include "fuzz_input.h"
 #include "model/collective_factors.h"
@@ -25,10 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   (void)lagom::model::parse_overlap_kernel(text);
   (void)lagom::model::parse_nccl_version(text);
-  auto tolerance = lagom::cli::regression::parse_tolerance(std::string(text));
+  auto tolerance = lagom::check::parse_tolerance(std::string(text));
   if (tolerance)
-    (void)lagom::cli::regression::check_tolerance_fields(tolerance.value(),
-                                                         lagom::cli::regression::DocumentKind::simulate);
+    (void)lagom::check::check_tolerance_fields(tolerance.value(), lagom::check::DocumentKind::simulate);
   (void)lagom::model::k_precision_names.parse(text);
   (void)lagom::model::k_schedule_names.parse(text);
   (void)lagom::model::k_recompute_names.parse(text);

@@ -3,7 +3,7 @@
 // "---nccl_tuner.conf---") and `lagom simulate --comm-config` (parse_comm_config).
 #include <nlohmann/json.hpp>
 
-#include "cli/check_predicted.h"
+#include "check/predicted.h"
 #include "fuzz_input.h"
 #include "simulator/comm_config.h"
 
@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       lagom::fuzz::split_at(lagom::fuzz::text_of(data, size), "\n---nccl_tuner.conf---\n");
   const std::string path = lagom::fuzz::write_scratch("lagom-config.json", config);
   lagom::fuzz::write_scratch("nccl_tuner.conf", conf);
-  (void)lagom::cli::read_predictions(path);
+  (void)lagom::check::read_predictions(path);
   const auto document = nlohmann::json::parse(config, nullptr, false);
   if (!document.is_discarded()) (void)lagom::simulator::parse_comm_config(document, "lagom-config.json");
   return 0;

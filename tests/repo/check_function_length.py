@@ -29,11 +29,11 @@ SOURCES = (".cpp", ".h", ".cu", ".cuh")
 # (path, function name) → its length when listed. The documents half of issue 25 (a parallel branch) moves
 # the cli/ ones out of cli/ and splits them; the lead empties this list when both branches are merged.
 ALLOWED = {
-    ("cli/adapt.cpp", "Adapter::adapt"): 199,
+    ("adapt/adapt.cpp", "Adapter::adapt"): 199,
     ("cli/cmd_bench_overlap.cpp", "run"): 183,
     ("cli/cmd_calibrate.cpp", "run_calibrate"): 131,
     ("cli/cmd_tune.cpp", "run_tune"): 153,
-    ("cli/report.cpp", "profile_section"): 162,
+    ("report/report.cpp", "profile_section"): 162,
 }
 
 SCOPE = re.compile(r"\b(namespace|class|struct|union|enum)\b|\bextern\s*$")

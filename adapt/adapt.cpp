@@ -1,4 +1,4 @@
-#include "cli/adapt.h"
+#include "adapt/adapt.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include "cli/output.h"
+#include "core/json_fields.h"
 #include "core/stats.h"
 #include "documents/lagom_config.h"
 #include "model/collective_factors.h"
@@ -22,7 +22,7 @@
 #include "search/search.h"
 #include "simulator/scenario.h"
 
-namespace lagom::cli {
+namespace lagom::adapt {
 
 namespace {
 
@@ -201,7 +201,7 @@ Status Adapter::load() {
   const std::string path = (fs::path(m_dir) / k_config_file).string();
   // One read: the predictions and the tune inputs come from the same version of the file.
   LAGOM_TRY(const nlohmann::json doc, read_json_file(path));
-  LAGOM_TRY(m_classes, predictions_from_config(doc, path));
+  LAGOM_TRY(m_classes, check::predictions_from_config(doc, path));
   LAGOM_TRY(m_inputs, documents::parse_tune_inputs(doc, "--config " + path));
   m_windows.assign(m_classes.size(), Window{});
   return {};
@@ -210,7 +210,7 @@ Status Adapter::load() {
 void Adapter::feed(const std::vector<records::Record>& records, std::vector<Event>& events) {
   for (const auto& record : records) {
     ++m_seen;
-    const int index = match_op_class(m_classes, record);
+    const int index = check::match_op_class(m_classes, record);
     if (index < 0) {
       ++m_unmatched;
       continue;
@@ -480,4 +480,4 @@ void Adapter::adapt(std::vector<Event>& events) {
        {{"refits", fitted.collectives.size()}, {"retunes", m_retunes}, {"records_seen", m_seen}}});
 }
 
-}  // namespace lagom::cli
+}  // namespace lagom::adapt

@@ -1,4 +1,4 @@
-#include "cli/check_predicted.h"
+#include "check/predicted.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -9,14 +9,13 @@
 
 #include <fmt/format.h>
 
-#include "cli/output.h"
+#include "core/json_fields.h"
 #include "core/stats.h"
 #include "core/units.h"
-#include "db/database.h"
 #include "documents/lagom_config.h"
 #include "profiler/production.h"
 
-namespace lagom::cli {
+namespace lagom::check {
 
 namespace {
 
@@ -176,112 +175,10 @@ std::vector<OpClassCheck> check_op_classes(const std::vector<OpClassPrediction>&
   return out;
 }
 
-namespace {
-
-double parse_percent(const std::string& text) {
-  const std::optional<double> value = units::parse_percentage(text);
-  if (!value || *value < 0 || *value > 1000) {
-    fail(ErrorCode::invalid_input,
-         "check: --tolerance " + text + ": with --predicted, one percentage from 0 to 1000 (e.g. 10 or 10%)");
-  }
-  return *value;
-}
-
 std::string rule_text(const OpClassPrediction& p) {
   const std::string range = fmt::format("{}..{}", p.bin_low, p.bin_high ? std::to_string(*p.bin_high) : "");
   const std::string where = p.rule_line > 0 ? fmt::format("nccl_tuner.conf:{} ", p.rule_line) : std::string();
   return fmt::format("{}{}/{}/{} [{}]", where, p.algo, p.proto, p.channels, range);
 }
 
-}  // namespace
-
-void run_check_predicted(const PredictedCheckOptions& options, const Context& context) {
-  const double tolerance_pct = parse_percent(options.tolerance);
-  const auto classes = unwrap(read_predictions(options.config_path));
-  auto database = db::Database::open(options.db_path, db::Database::Mode::read_only);
-  if (!database.ok()) throw CommandFailed{database.error().with_context("check")};
-  const auto run = database->run(options.run_id);
-  if (!run.ok())
-    throw CommandFailed{run.error().with_context(fmt::format("check: --run {}", options.run_id))};
-  if (run->backend != db::k_backend_production) {
-    fail(ErrorCode::invalid_input, fmt::format("check: --run {} is a {} run; --predicted compares production "
-                                               "records (lagom db import)",
-                                               options.run_id, run->backend));
-  }
-  const auto records = database->production_records(options.run_id);
-  if (!records.ok()) throw CommandFailed{records.error().with_context("check")};
-  std::size_t unmatched = 0;
-  const auto checks = check_op_classes(classes, *records, tolerance_pct, &unmatched);
-  std::vector<std::string> drifted;
-  for (std::size_t i = 0; i < classes.size(); ++i) {
-    if (checks[i].status == "drift") {
-      drifted.push_back(
-          fmt::format("{} ({:+.1f}%, rule {})", classes[i].name, checks[i].delta_pct, rule_text(classes[i])));
-    }
-  }
-  if (context.json) {
-    nlohmann::json ops = nlohmann::json::array();
-    for (std::size_t i = 0; i < classes.size(); ++i) {
-      const auto& p = classes[i];
-      const auto& c = checks[i];
-      ops.push_back(
-          {{"name", p.name},
-           {"collective", p.collective},
-           {"group", p.group},
-           {"bytes", p.bytes},
-           {"ranks", p.ranks},
-           {"nodes", p.nodes},
-           {"rule",
-            {{"line", p.rule_line > 0 ? nlohmann::json(p.rule_line) : nlohmann::json(nullptr)},
-             {"min_bytes", p.bin_low},
-             {"max_bytes", p.bin_high ? nlohmann::json(*p.bin_high) : nlohmann::json(nullptr)},
-             {"algo", p.algo},
-             {"proto", p.proto},
-             {"channels", p.channels}}},
-           {"ran", c.ran},
-           {"records", c.records},
-           {"predicted_time_us", p.predicted_time_us},
-           {"measured_time_us", c.records > 0 ? nlohmann::json(c.measured_time_us) : nlohmann::json(nullptr)},
-           {"delta_pct", c.records > 0 ? nlohmann::json(c.delta_pct) : nlohmann::json(nullptr)},
-           {"status", c.status}});
-    }
-    print_document(documents::Kind::check_predicted, {{"config", options.config_path},
-                                                      {"run_id", options.run_id},
-                                                      {"tolerance_pct", tolerance_pct},
-                                                      {"records", records->size()},
-                                                      {"unmatched", unmatched},
-                                                      {"passed", drifted.empty()},
-                                                      {"op_classes", std::move(ops)}});
-  } else {
-    fmt::print("# {} against production run {}: {} records, {} matched no op class; tolerance {}%\n",
-               options.config_path, options.run_id, records->size(), unmatched, tolerance_pct);
-    Table table({{"op_class", true},
-                 {"ranks"},
-                 {"nodes"},
-                 {"rule", true},
-                 {"ran", true},
-                 {"records"},
-                 {"predicted_us"},
-                 {"measured_us"},
-                 {"delta_pct"},
-                 {"status", true}});
-    for (std::size_t i = 0; i < classes.size(); ++i) {
-      const auto& p = classes[i];
-      const auto& c = checks[i];
-      table.add_row({p.name, std::to_string(p.ranks), std::to_string(p.nodes), rule_text(p),
-                     c.ran.empty() ? "-" : c.ran, std::to_string(c.records),
-                     fmt::format("{:.2f}", p.predicted_time_us),
-                     c.records > 0 ? fmt::format("{:.2f}", c.measured_time_us) : "-",
-                     c.records > 0 ? fmt::format("{:+.1f}", c.delta_pct) : "-", c.status});
-    }
-    fmt::print("{}", table.render());
-  }
-  if (!drifted.empty()) {
-    std::string names;
-    for (const auto& d : drifted) names += (names.empty() ? "" : "; ") + d;
-    fail(ErrorCode::regression,
-         fmt::format("check: {} op class(es) drifted beyond {}%: {}", drifted.size(), tolerance_pct, names));
-  }
-}
-
-}  // namespace lagom::cli
+}  // namespace lagom::check

@@ -1,4 +1,4 @@
-#include "cli/report.h"
+#include "report/report.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,13 +10,13 @@
 
 #include <fmt/format.h>
 
-#include "cli/output.h"
 #include "core/json_fields.h"
+#include "core/text.h"
 #include "documents/kind.h"
 #include "lagom/report_template.h"
 #include "model/collective_factors.h"
 
-namespace lagom::cli::report {
+namespace lagom::report {
 
 using nlohmann::json;
 
@@ -800,4 +800,4 @@ std::string render_html(const Page& page, std::string_view chart_library) {
   return out;
 }
 
-}  // namespace lagom::cli::report
+}  // namespace lagom::report

@@ -15,7 +15,7 @@
 #include "documents/kind.h"
 #include "documents/metrics.h"
 
-namespace lagom::cli::regression {
+namespace lagom::check {
 
 // The one kind enum (documents/kind.h); check compares simulate, tune (lagom-config.json as tune) and
 // profile documents, whose metrics documents/metrics.h extracts.
@@ -67,4 +67,4 @@ std::string render_table(const Report& report);
 nlohmann::json render_json(const Report& report);
 std::string render_junit(const Report& report);
 
-}  // namespace lagom::cli::regression
+}  // namespace lagom::check

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "cli/check.h"
+#include "check/regression.h"
 
-using namespace lagom::cli::regression;
+using namespace lagom::check;
 using nlohmann::json;
 
 namespace {

@@ -1,4 +1,4 @@
-// `lagom adapt`'s library part (cli/adapt.h): following a records folder as a job writes it, the tune
+// `lagom adapt`'s library part (adapt/adapt.h): following a records folder as a job writes it, the tune
 // inputs a config records, and the decision loop on synthetic drift. The configs come from a real tune
 // (in-process, documents::write_tune_outputs), so the op classes, bins and rules are those `lagom tune`
 // writes.
@@ -12,7 +12,7 @@
 #include <catch2/catch.hpp>
 #include <sys/stat.h>
 
-#include "cli/adapt.h"
+#include "adapt/adapt.h"
 #include "documents/lagom_config.h"
 #include "documents/tune_inputs.h"
 #include "model/presets.h"
@@ -74,7 +74,7 @@ std::vector<std::uint64_t> seqs(const std::vector<records::Record>& records) {
 TEST_CASE("the follower reads new files, appended lines, and a last line only once it is complete",
           "[cli][adapt]") {
   const std::string dir = temp_dir("follow");
-  cli::RecordsFollower follower(dir);
+  adapt::RecordsFollower follower(dir);
   CHECK(follower.poll().value().records.empty());
   const std::string a = dir + "/node-1-7.jsonl";
   append(a, line_of(make_record("allreduce", 1 << 20, 2, 1, 10, 1)));
@@ -95,7 +95,7 @@ TEST_CASE("the follower reads new files, appended lines, and a last line only on
 TEST_CASE("a file rotated by the writer is neither lost nor read twice, a truncated one is read again",
           "[cli][adapt]") {
   const std::string dir = temp_dir("rotate");
-  cli::RecordsFollower follower(dir);
+  adapt::RecordsFollower follower(dir);
   const std::string live = dir + "/node-1-7.jsonl";
   append(live, line_of(make_record("allreduce", 1 << 20, 2, 1, 10, 1)));
   CHECK(seqs(follower.poll().value().records) == std::vector<std::uint64_t>{1});
@@ -119,12 +119,12 @@ TEST_CASE("the follower names the file and line of a line that is not a record, 
           "[cli][adapt]") {
   const std::string dir = temp_dir("bad-line");
   write_file(dir + "/x.jsonl", line_of(make_record("allreduce", 1 << 20, 2, 1, 10, 1)) + "{\"version\":1}\n");
-  cli::RecordsFollower follower(dir);
+  adapt::RecordsFollower follower(dir);
   const auto batch = follower.poll();
   REQUIRE_FALSE(batch.ok());
   CHECK(batch.error().code == ErrorCode::invalid_input);
   CHECK(batch.error().message.find(dir + "/x.jsonl:2: ") == 0);
-  cli::RecordsFollower missing(dir + "/nope");
+  adapt::RecordsFollower missing(dir + "/nope");
   const auto none = missing.poll();
   REQUIRE_FALSE(none.ok());
   CHECK(none.error().code == ErrorCode::not_found);
@@ -221,7 +221,7 @@ TEST_CASE("the config records the tune's inputs, and re-tuning them with no new 
 
   const std::string conf = read_file(dir + "/nccl_tuner.conf");
   const std::string again = temp_dir("inputs-again");
-  REQUIRE(cli::retune(*inputs, {}, again).ok());
+  REQUIRE(adapt::retune(*inputs, {}, again).ok());
   CHECK(read_file(again + "/nccl_tuner.conf") == conf);
   auto a = config_of(again), b = config;
   a.erase("search_time_s");
@@ -249,7 +249,7 @@ namespace {
 
 // Records of op class `c` as the profiler plugin writes them: its rule's algorithm, protocol and channels,
 // record bytes from the class's nccl-tests size (one rank's share for allgather and reducescatter).
-records::Record class_record(const cli::OpClassPrediction& c, std::uint64_t nccl_tests_bytes,
+records::Record class_record(const adapt::OpClassPrediction& c, std::uint64_t nccl_tests_bytes,
                              double duration_us, std::uint64_t seq) {
   const bool share = c.collective == "allgather" || c.collective == "reducescatter";
   return make_record(c.collective,
@@ -278,7 +278,7 @@ std::map<std::string, FileStamp> stamps(const std::string& dir) {
   return out;
 }
 
-std::vector<std::string> kinds(const std::vector<cli::Event>& events) {
+std::vector<std::string> kinds(const std::vector<adapt::Event>& events) {
   std::vector<std::string> out;
   for (const auto& e : events) out.push_back(e.kind);
   return out;
@@ -291,10 +291,10 @@ TEST_CASE("synthetic drift: steady records change nothing, a network op class 3x
   const std::string dir = temp_dir("drift");
   tune_into(dir, "gpt2", "dgx-h100", 16, 4);
   const auto before = stamps(dir);
-  cli::AdaptOptions options;
+  adapt::AdaptOptions options;
   options.window = 8;
   options.tolerance_pct = 10;
-  auto adapter = cli::Adapter::open(dir, options).value();
+  auto adapter = adapt::Adapter::open(dir, options).value();
   const auto classes = adapter.classes();
   // The network op classes: the communicators that span both nodes.
   std::vector<std::size_t> network;
@@ -304,7 +304,7 @@ TEST_CASE("synthetic drift: steady records change nothing, a network op class 3x
   REQUIRE_FALSE(network.empty());
 
   std::uint64_t seq = 0;
-  std::vector<cli::Event> events;
+  std::vector<adapt::Event> events;
   for (int round = 0; round < 3 * static_cast<int>(options.window); ++round) {
     std::vector<records::Record> batch;
     for (const auto& c : classes) {
@@ -376,18 +376,18 @@ TEST_CASE("records of sizes no op class has are counted, never judged: no drift 
   const std::string dir = temp_dir("other-sizes");
   tune_into(dir, "gpt2", "dgx-h100", 16, 4);
   const auto before = stamps(dir);
-  cli::AdaptOptions options;
+  adapt::AdaptOptions options;
   options.window = 8;
-  auto adapter = cli::Adapter::open(dir, options).value();
+  auto adapter = adapt::Adapter::open(dir, options).value();
   const auto classes = adapter.classes();
-  auto near_a_class = [&](const cli::OpClassPrediction& c, std::uint64_t bytes) {
-    return std::any_of(classes.begin(), classes.end(), [&](const cli::OpClassPrediction& o) {
+  auto near_a_class = [&](const adapt::OpClassPrediction& c, std::uint64_t bytes) {
+    return std::any_of(classes.begin(), classes.end(), [&](const adapt::OpClassPrediction& o) {
       const double ratio = static_cast<double>(bytes) / static_cast<double>(o.bytes);
       return o.collective == c.collective && o.ranks == c.ranks && o.nodes == c.nodes &&
-             ratio <= cli::k_size_window && ratio >= 1 / cli::k_size_window;
+             ratio <= check::k_size_window && ratio >= 1 / check::k_size_window;
     });
   };
-  std::vector<cli::Event> events;
+  std::vector<adapt::Event> events;
   std::uint64_t seq = 0, fed = 0;
   for (int round = 0; round < 10; ++round) {
     std::vector<records::Record> batch;
@@ -413,15 +413,15 @@ TEST_CASE("a drift seen at one size re-fits its series' bandwidth, and the new p
           "[cli][adapt]") {
   const std::string dir = temp_dir("one-size");
   tune_into(dir, "gpt2", "dgx-h100", 16, 4);
-  cli::AdaptOptions options;
+  adapt::AdaptOptions options;
   options.window = 8;
-  auto adapter = cli::Adapter::open(dir, options).value();
+  auto adapter = adapt::Adapter::open(dir, options).value();
   const auto classes = adapter.classes();
   const auto largest = std::max_element(classes.begin(), classes.end(), [](const auto& a, const auto& b) {
     return a.nodes < b.nodes || (a.nodes == b.nodes && a.bytes < b.bytes);
   });
   REQUIRE(largest->nodes > 1);
-  std::vector<cli::Event> events;
+  std::vector<adapt::Event> events;
   // Fed one by one until the first re-tune: the job runs the new rule after it, which these records
   // (the old rule's) would no longer describe.
   for (std::uint64_t k = 0; k < 4 * options.window && adapter.retunes() == 0; ++k) {

@@ -1,4 +1,4 @@
-#include "cli/check.h"
+#include "check/regression.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,12 +8,12 @@
 
 #include <fmt/format.h>
 
-#include "cli/output.h"
+#include "core/text.h"
 #include "core/units.h"
 #include "documents/kind.h"
 #include "documents/metrics.h"
 
-namespace lagom::cli::regression {
+namespace lagom::check {
 
 std::string_view to_string(Verdict verdict) {
   switch (verdict) {
@@ -157,7 +157,7 @@ std::string describe(const Comparison& c) {
 }  // namespace
 
 std::string render_table(const Report& report) {
-  Table table(
+  TextTable table(
       {{"metric", true}, {"baseline"}, {"current"}, {"delta"}, {"better", true}, {"tol"}, {"status", true}});
   for (const auto& c : report.comparisons) {
     table.add_row({c.name, number(c.baseline), number(c.current),
@@ -212,4 +212,4 @@ std::string render_junit(const Report& report) {
   return out;
 }
 
-}  // namespace lagom::cli::regression
+}  // namespace lagom::check

@@ -19,11 +19,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/app.h"
 #include "core/error.h"
 #include "records/record.h"
 
-namespace lagom::cli {
+namespace lagom::check {
 
 // One op class of lagom-config.json with its size bin and the tuner rule that covers it.
 struct OpClassPrediction {
@@ -66,13 +65,8 @@ std::vector<OpClassCheck> check_op_classes(const std::vector<OpClassPrediction>&
                                            const std::vector<records::Record>& records, double tolerance_pct,
                                            std::size_t* unmatched);
 
-struct PredictedCheckOptions {
-  std::string config_path;
-  std::string db_path;
-  std::int64_t run_id = 0;
-  std::string tolerance;  // percent, e.g. "10" or "10%"
-};
-// The command: exit 1 (regression) when an op class drifted beyond the tolerance.
-void run_check_predicted(const PredictedCheckOptions& options, const Context& context);
+// "nccl_tuner.conf:<line> <algo>/<proto>/<channels> [<min>..<max>]": the tuner rule of an op class, as
+// check --predicted and adapt print it.
+std::string rule_text(const OpClassPrediction& prediction);
 
-}  // namespace lagom::cli
+}  // namespace lagom::check

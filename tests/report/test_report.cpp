@@ -1,15 +1,16 @@
-// cli/report.h: the kinds of documents `lagom report` reads, the sections it builds from them and the page.
+// report/report.h: the kinds of documents `lagom report` reads, the sections it builds from them and the
+// page.
 #include <cmath>
 #include <string>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "cli/report.h"
+#include "report/report.h"
 
-using lagom::cli::report::build_section;
-using lagom::cli::report::detect_kind;
-using lagom::cli::report::Kind;
+using lagom::report::build_section;
+using lagom::report::detect_kind;
+using lagom::report::Kind;
 using nlohmann::json;
 
 namespace {
@@ -243,7 +244,7 @@ TEST_CASE("a document with a missing or mistyped field is an error naming the so
 
 TEST_CASE("a simulate section holds one timeline row per pipeline stage and the op classes by total time",
           "[cli][report]") {
-  lagom::cli::report::SectionOptions options;
+  lagom::report::SectionOptions options;
   options.gpu_memory_gib = 80;
   const json s = *build_section(simulate_doc(), Kind::simulate, "sim.json", options);
   CHECK(s["kind"] == "simulate");
@@ -260,7 +261,7 @@ TEST_CASE("a simulate section holds one timeline row per pipeline stage and the 
 
 TEST_CASE("a simulate section shows memory against the budget fits_in_memory was judged on",
           "[cli][report]") {
-  lagom::cli::report::SectionOptions options;
+  lagom::report::SectionOptions options;
   options.gpu_memory_gib = 80;
   json doc = simulate_doc();
   doc["memory_budget_gib"] = 73.77;
@@ -285,7 +286,7 @@ TEST_CASE("explore's Pareto front keeps the strategies no other beats on both ti
           "[cli][report]") {
   // (3 s, 45 GiB) is beaten by (2 s, 40 GiB); (5 s, 10 GiB) ties on memory with a faster one.
   const json doc = explore_doc({{1, 50}, {2, 40}, {3, 45}, {4, 10}, {5, 10}});
-  lagom::cli::report::SectionOptions options;
+  lagom::report::SectionOptions options;
   options.table_rows = 2;
   const json s = *build_section(doc, Kind::explore, "e.json", options);
   CHECK(s["pareto"] == json::array({0, 1, 3}));
@@ -363,10 +364,10 @@ TEST_CASE("a check section charts the metrics nearest their tolerance, regressio
 
 TEST_CASE("the page inlines the library and the data so that neither can end a script block",
           "[cli][report]") {
-  lagom::cli::report::Page page;
+  lagom::report::Page page;
   page.title = "a <b>bold</b> & \"quoted\" title";
   page.sections.push_back(json{{"kind", "check"}, {"note", "</script><script>alert(1)</script>"}});
-  const std::string html = lagom::cli::report::render_html(page, "/* Chart.js v9 */ var s = '</SCRIPT>';");
+  const std::string html = lagom::report::render_html(page, "/* Chart.js v9 */ var s = '</SCRIPT>';");
   CHECK(html.find("<title>a &lt;b&gt;bold&lt;/b&gt; &amp; &quot;quoted&quot; title</title>") !=
         std::string::npos);
   CHECK(html.find("var s = '<\\/SCRIPT>';") != std::string::npos);

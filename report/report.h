@@ -5,7 +5,7 @@
 // names the file and the field path), and turned into one section: plain JSON holding exactly what the
 // page draws, with what the page should not compute itself derived here (the Pareto front of explore,
 // the fitted curves of a profile, the default-vs-tuned table of tune). render_html() puts the sections,
-// the chart library's text and the page template (cli/report_template.html, embedded at build time)
+// the chart library's text and the page template (report/report_template.html, embedded at build time)
 // together. Pure functions over JSON and strings: no file access, no printing.
 #pragma once
 
@@ -18,7 +18,7 @@
 
 #include "core/error.h"
 
-namespace lagom::cli::report {
+namespace lagom::report {
 
 enum class Kind { simulate, explore, tune, profile, validate, check };
 std::string_view to_string(Kind kind);
@@ -60,7 +60,7 @@ struct Page {
 };
 std::string render_html(const Page& page, std::string_view chart_library);
 
-// The page template as embedded at build time (cli/report_template.html).
+// The page template as embedded at build time (report/report_template.html).
 std::string_view page_template();
 
-}  // namespace lagom::cli::report
+}  // namespace lagom::report

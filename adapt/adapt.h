@@ -1,6 +1,6 @@
 // `lagom adapt` (docs/adapt.md): follows the production records a running job writes (docs/records.md),
 // keeps a moving window of measured times per op class of the job's lagom-config.json (matched as
-// `lagom check --predicted` matches them: cli/check_predicted.h), and when an op class's measured median
+// `lagom check --predicted` matches them: check/predicted.h), and when an op class's measured median
 // has stayed beyond the tolerance for a whole window, re-fits the collective series of the drifted classes
 // from the windows' records (profiler/fit.h, the fitter of `lagom db fit`), re-tunes with the inputs the
 // original tune recorded (documents/tune_inputs.h) and the re-fitted collectives, and replaces the config's
@@ -20,17 +20,17 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "cli/app.h"
-#include "cli/check_predicted.h"
+#include "check/predicted.h"
 #include "core/error.h"
 #include "documents/tune_inputs.h"
 #include "model/calibration.h"
 #include "records/record.h"
 
-namespace lagom::cli {
+namespace lagom::adapt {
+
+using check::OpClassPrediction;
 
 // Reads the records files of one folder as they grow: new `*.jsonl` files, lines appended to known files,
 // files renamed by the writer's rotation (`<host>-<pid>.<n>.jsonl`, followed by identity: device and inode,
@@ -130,11 +130,7 @@ class Adapter {
   std::size_t m_retunes = 0, m_seen = 0, m_unmatched = 0;
 };
 
-// The command's registration (cli/cmd_adapt.cpp), declared here rather than in cli/app.h beside the
-// others so that adding the command recompiles only what includes this header.
-void add_adapt_command(CLI::App& app, Context& context);
-
 // The median duration of a window's records, µs.
 double median_duration_us(const std::deque<records::Record>& records);
 
-}  // namespace lagom::cli
+}  // namespace lagom::adapt
