@@ -54,7 +54,7 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   if (f.has("tp_overlap")) pins.tp_overlap = base.tp_overlap;
   if (f.has("cp_comm_type")) pins.cp_comm = base.cp_comm;
   pins.bucket_mb = f.has("bucket_mb");
-  const model::CostModel cost_model(cluster, source.calibration);
+  const model::CostModel cost_model(cluster, source.calibration, options.base.stack);
   const search::ExploreResult result =
       unwrap(search::explore(workload, cluster, cost_model, options, context.progress()));
   if (result.evaluated == 0) {

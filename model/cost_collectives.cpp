@@ -732,7 +732,7 @@ CollectiveCost CostModel::collective_cost(Collective c, double bytes, const Comm
     // Host cost: one launch per GPU the process drives; a multi-node call adds the network's start-up,
     // which the one proxy thread of a GPU does channel by channel (src/proxy.cc: one progress thread serves
     // every channel's connections).
-    lat += m_cluster.collective_launch_us * std::max(1, m_cluster.gpus_per_process) +
+    lat += collective_call_floor_us() * std::max(1, m_cluster.gpus_per_process) +
            (nodes > 1 ? m_cluster.nic.call_us_per_channel * cfg.channels : 0.0);
     out.latency_us = lat;
   }

@@ -187,8 +187,8 @@ double resolved_attention_fraction(const GpuSpec& gpu, bool backward) {
   return set > 0 ? set : default_attention_fraction(gpu.sm_arch, backward);
 }
 
-CostModel::CostModel(ClusterSpec cluster, std::optional<Calibration> calibration)
-    : m_cluster(std::move(cluster)), m_calibration(std::move(calibration)) {
+CostModel::CostModel(ClusterSpec cluster, std::optional<Calibration> calibration, Stack stack)
+    : m_cluster(std::move(cluster)), m_calibration(std::move(calibration)), m_stack(stack) {
   if (m_calibration) {
     const InterferenceFit& fit = m_calibration->interference;
     if (fit.memory_contention) m_interference.memory_contention = *fit.memory_contention;
@@ -266,7 +266,15 @@ double CostModel::op_time_us(const ComputeOp& op, Precision precision) const {
   const double memory_us = op.bytes / (memory_bw_GBps() * 1e3);
   // The host dispatches kernels asynchronously: its per-op cost is hidden behind GPU work that takes
   // longer and bounds ops that are shorter (eager-mode frameworks are host-bound on small kernels).
-  return std::max(std::max(compute, memory_us), std::max(op.launches, 1) * m_cluster.kernel_launch_us);
+  return std::max(std::max(compute, memory_us), std::max(op.launches, 1) * op_launch_floor_us());
+}
+
+double CostModel::op_launch_floor_us() const {
+  return std::max(m_cluster.kernel_launch_us, stack_costs(m_stack).op_dispatch_us);
+}
+
+double CostModel::collective_call_floor_us() const {
+  return std::max(m_cluster.collective_launch_us, stack_costs(m_stack).collective_call_us);
 }
 
 ComputeOp CostModel::make_op(std::string name, OpKind kind, Phase phase, double flops, double model_flops,

@@ -81,10 +81,18 @@ struct MemoryBreakdown {
 class CostModel {
  public:
   // `cluster` must be resolved (a preset, a parsed file, or cluster_from_calibration()).
-  explicit CostModel(ClusterSpec cluster, std::optional<Calibration> calibration = std::nullopt);
+  // `stack`: the software stack whose host costs bound ops and collective calls (model/specs.h StackCosts);
+  // one per model, so a search prices every strategy with the stack it was given.
+  explicit CostModel(ClusterSpec cluster, std::optional<Calibration> calibration = std::nullopt,
+                     Stack stack = Stack::megatron_core);
 
   [[nodiscard]] const ClusterSpec& cluster() const { return m_cluster; }
   [[nodiscard]] const std::optional<Calibration>& calibration() const { return m_calibration; }
+  [[nodiscard]] Stack stack() const { return m_stack; }
+  // The least time of one kernel launch and of one collective call on the host: the larger of the
+  // cluster's floor and the stack's cost, µs.
+  [[nodiscard]] double op_launch_floor_us() const;
+  [[nodiscard]] double collective_call_floor_us() const;
 
   // --- groups --- (a strategy's communicators: model::communicator_shape, model/groups.h)
   // A communicator of `ranks` consecutive ranks (nodes = ⌈ranks / gpus_per_node⌉).
@@ -177,6 +185,7 @@ class CostModel {
 
   ClusterSpec m_cluster;
   std::optional<Calibration> m_calibration;
+  Stack m_stack = Stack::megatron_core;
   InterferenceParams m_interference;
 };
 

@@ -49,6 +49,21 @@ std::optional<NcclVersion> parse_nccl_version(std::string_view text) {
   return std::nullopt;
 }
 
+StackCosts stack_costs(Stack stack) {
+  switch (stack) {
+    case Stack::megatron_core:
+      return {};  // fused kernels, the host ahead of the GPU: the cluster's launch floors alone
+    case Stack::megatron_deepspeed:
+      // 75 µs per modelled op: fitted jointly with sm80's GEMM fraction and FlashAttention-1's speed on
+      // every A100 run held (vTrain's Megatron-DeepSpeed runs and llm-foundry's; scripts/fit-generations.py,
+      // docs/calibrate.md "Across generations"); plausible range 20-150 µs: 4-10 eager kernels per modelled
+      // op at 5-15 µs of PyTorch dispatch each. 30 µs per collective call: torch.distributed's eager call
+      // path as vTrain's all-reduce tables measured it (tests/data/vtrain/AR_GPU*_LUT, their smallest sizes).
+      return {75.0, 30.0};
+  }
+  return {};
+}
+
 double GpuSpec::peak_tflops(Precision precision) const {
   switch (precision) {
     case Precision::bf16:

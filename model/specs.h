@@ -354,6 +354,31 @@ inline constexpr auto k_attention_names = enum_table<Attention>({{Attention::fla
 constexpr const auto& enum_names(Attention) {
   return k_attention_names;
 }
+// The software stack that runs the model (--stack; docs/model.md "Software stack"): what the framework costs
+// on the host per modelled op, beside the machine's own launch floors (ClusterSpec::kernel_launch_us,
+// collective_launch_us). A property of the framework and its version, not of the cluster: it used to hide
+// in one cluster file (vTrain's), so every other A100 prediction ran without it.
+//   megatron-core       Megatron-Core with Transformer Engine (NeMo 2, the DGX H100 recipes; Megatron-LM
+//                       since 2023): fused kernels, the host keeps ahead of the GPU; also the regime of
+//                       PyTorch FSDP with flash-attn at the sizes measured (llm-foundry: 216 runs at the
+//                       launch floor). No host cost beyond the cluster's floors.
+//   megatron-deepspeed  Megatron-DeepSpeed and Megatron-LM before Megatron-Core (2021-2023), eager PyTorch
+//                       with apex's fused kernels: each modelled op stands for several eager kernels and
+//                       their Python dispatch, so small ops are host-bound.
+enum class Stack { megatron_core, megatron_deepspeed };
+inline constexpr auto k_stack_names = enum_table<Stack>(
+    {{Stack::megatron_core, "megatron-core"}, {Stack::megatron_deepspeed, "megatron-deepspeed"}});
+constexpr const auto& enum_names(Stack) {
+  return k_stack_names;
+}
+// A stack's host costs, microseconds. An op or a collective call takes at least the larger of the stack's
+// cost and the cluster's launch floor.
+struct StackCosts {
+  double op_dispatch_us = 0;      // host dispatch of one modelled compute op (per launch it stands for)
+  double collective_call_us = 0;  // host cost of one collective call (per GPU the process drives)
+};
+StackCosts stack_costs(Stack stack);
+
 inline constexpr auto k_cp_comm_type_names = enum_table<CpCommType>({{CpCommType::a2a, "a2a"},
                                                                      {CpCommType::p2p, "p2p"},
                                                                      {CpCommType::allgather, "allgather"},
@@ -382,6 +407,7 @@ struct Strategy {
   double bucket_mb = 25;     // DP gradient bucket, MB (10^6 bytes, PyTorch DDP's bucket_cap_mb)
   Precision precision = Precision::bf16;
   Attention attention = Attention::flash;
+  Stack stack = Stack::megatron_core;    // the software stack's host costs (StackCosts)
   CpCommType cp_comm = CpCommType::a2a;  // with cp > 1 (Megatron's cp_comm_type)
   // MoE as Megatron-Core runs it (docs/model.md "Mixture of experts"): the token dispatcher; the capacity
   // factor (0 = none: dropless; else capacity = ⌈local tokens·top_k/experts·factor⌉ rows per expert per

@@ -111,6 +111,11 @@ void for_each_knob(S& s, Visit&& visit) {
   visit(ChoiceKnob{{"precision", "--precision", "Training precision [bf16]"}, k_precision_names},
         s.precision);
   visit(ChoiceKnob{{"attention", "--attention", "Attention kernel [flash]"}, k_attention_names}, s.attention);
+  visit(ChoiceKnob{{"stack", "--stack",
+                    "Software stack, for its host cost per op: megatron-core (fused, host keeps ahead) or "
+                    "megatron-deepspeed (eager Megatron-LM/DeepSpeed 2021-2023) [megatron-core]"},
+                   k_stack_names},
+        s.stack);
   visit(ChoiceKnob{{"cp_comm_type", "--cp-comm-type",
                     "CP attention: a2a (Ulysses), p2p (K/V ring), allgather (K/V all-gather) [a2a]"},
                    k_cp_comm_type_names},

@@ -87,7 +87,7 @@ PlanRow row_of(std::string cluster_name, const model::ClusterSpec& cluster, int 
 Result<PlanRow> plan_point(const model::WorkloadSpec& workload, const PlanPoint& point,
                            const PlanOptions& options, Progress& warnings, PlanResult& totals) {
   PlanRow row = row_of(point.cluster_name, point.cluster, point.gpus);
-  const model::CostModel cost_model(point.cluster, point.calibration);
+  const model::CostModel cost_model(point.cluster, point.calibration, options.explore.base.stack);
   search::ExploreOptions explore = options.explore;
   explore.base.gpus = point.gpus;
   explore.top = 1;

@@ -227,7 +227,7 @@ def convert_dgxc():
 
 VTRAIN_COLUMNS = [
     "group", "layers", "hidden", "heads", "vocab", "seq", "cluster", "gpus", "tp", "pp", "dp",
-    "global-batch", "micro-batch", "recompute", "schedule", "dp-overlap", "precision", "attention",
+    "global-batch", "micro-batch", "recompute", "schedule", "dp-overlap", "precision", "attention", "stack",
     "dropout", "measured_iteration_s", "note",
 ]
 
@@ -241,8 +241,9 @@ VTRAIN_HEADER = """\
 #   config.py defaults): GPT-style dense model from the shape columns (ffn 4*hidden, GeLU, kv heads =
 #   heads, tied embeddings), vocabulary 50257, full activation recompute, no gradient bucketing (the DP
 #   all-reduce after the backward: dp-overlap off), 1F1B, standard (non-flash) attention, fp16, no TP
-#   overlap, no sequence parallelism, cluster tests/data/vtrain/cluster-vtrain-a100.json (its description states
-#   its assumptions); dropout 0.1, Megatron's default --hidden-dropout and --attention-dropout, which
+#   overlap, no sequence parallelism, the megatron-deepspeed stack (eager PyTorch: its host cost per op and per
+#   collective call, docs/model.md "Software stack"), cluster tests/data/vtrain/cluster-vtrain-a100.json (the
+#   machine alone; its description states its assumptions); dropout 0.1, Megatron's default --hidden-dropout and --attention-dropout, which
 #   Megatron-DeepSpeed inherits (NVIDIA/Megatron-LM@55ba1f7b96:megatron/arguments.py:440-443).
 """
 
@@ -266,7 +267,8 @@ def vtrain_rows(name, has_params):
             "layers": layers, "hidden": hidden, "heads": heads, "vocab": "50257", "seq": seq,
             "cluster": "../vtrain/cluster-vtrain-a100.json", "gpus": gpus, "tp": tp, "pp": pp, "dp": dp,
             "global-batch": gb, "micro-batch": mb, "recompute": "full", "schedule": "1f1b",
-            "dp-overlap": "off", "precision": "fp16", "attention": "standard", "dropout": "0.1",
+            "dp-overlap": "off", "precision": "fp16", "attention": "standard", "stack": "megatron-deepspeed",
+            "dropout": "0.1",
             "measured_iteration_s": seconds,
             "note": f"published {ms} ms" + (f"; {params} B parameters as published" if has_params else ""),
         })

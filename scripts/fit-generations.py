@@ -8,15 +8,16 @@ the same (the mean over its runs of the squared log ratio predicted / measured):
      runs (fp16) and llm-foundry's A100 80GB / 40GB rows (bf16);
   r  FlashAttention-1's speed over FlashAttention-2's on the same GPU (k_flash1_over_flash2): every
      llm-foundry row (flash-attn 1.0.x on A100 and H100);
-  L  the host dispatch time of one modelled op in eager Megatron-DeepSpeed (kernel_launch_us of
-     tests/data/vtrain/cluster-vtrain-a100.json): vTrain's rows only.
+  L  the host dispatch time of one modelled op in eager Megatron-DeepSpeed (the megatron-deepspeed
+     stack's op dispatch, model/specs.cpp stack_costs): vTrain's rows only.
 
 The constants are set through spec files, so the built binary prices every grid point without a rebuild:
 g as `gpu.gemm_fraction_16` of a copy of the cluster; r through the equivalence, on sm80 and sm90, of
 `--attention flash1` with `--attention flash` on a cluster whose attention fractions are r times
 FlashAttention-2's (sm80: 0.62 / 0.52, the architecture's own; sm90: 0.35 / 0.30, FlashAttention-2's
 sm80 kernels there), which is how model/cost_compute.cpp prices flash1 (the head-dim scale is applied
-to both alike); L as `kernel_launch_us` of a copy of vTrain's cluster file.
+to both alike); L as `kernel_launch_us` of a copy of vTrain's cluster file, the runs set to the
+megatron-core stack (no host cost of its own) and the copy's collective_launch_us to the eager stack's 30.
 
 It prints the joint fit, the fit with each data set left out (that set predicted by constants fitted on
 the others; a constant that only the left-out set determines stays at its previous value) and the best
@@ -71,14 +72,19 @@ class Pricer:
         if key not in self.cache:
             cluster = json.load(open(VTRAIN_CLUSTER))
             cluster["gpu"]["gemm_fraction_16"] = g
+            # L is the megatron-deepspeed stack's op dispatch (model/specs.cpp stack_costs): the copies run
+            # the megatron-core stack (no host cost of its own) on a cluster whose floors are that stack's
+            # costs, L per op and its 30 us per collective call, which prices them alike.
             cluster["kernel_launch_us"] = L
+            cluster["collective_launch_us"] = 30.0
             path = os.path.join(self.work, f"vtrain-{g}-{L}.json")
             json.dump(cluster, open(path, "w"))
             errors = {}
             for name in ("vtrain-single", "vtrain-multi"):
                 text = open(os.path.join(DATA, name + ".csv")).read()
                 runs = os.path.join(self.work, f"{name}-{g}-{L}.csv")
-                open(runs, "w").write(text.replace("../vtrain/cluster-vtrain-a100.json", path))
+                text = text.replace("../vtrain/cluster-vtrain-a100.json", path)
+                open(runs, "w").write(text.replace(",megatron-deepspeed,", ",megatron-core,"))
                 errors[name] = [r["error_pct"] for r in self.validate(runs)]
             self.cache[key] = errors
         return self.cache[key]

@@ -11,7 +11,8 @@ Result<std::unique_ptr<Scenario>> Scenario::make(model::WorkloadSpec workload, m
   scenario->workload = std::move(workload);
   scenario->cluster = std::move(cluster);
   LAGOM_TRY(scenario->strategy, model::resolve_strategy(requested, scenario->workload, scenario->cluster));
-  scenario->model = std::make_unique<model::CostModel>(scenario->cluster, std::move(calibration));
+  scenario->model =
+      std::make_unique<model::CostModel>(scenario->cluster, std::move(calibration), scenario->strategy.stack);
   scenario->costs = std::make_unique<ModelCosts>(*scenario->model, scenario->workload, scenario->strategy);
   return scenario;
 }

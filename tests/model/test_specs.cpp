@@ -1,8 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include "model/cost_model.h"
 #include "model/physical_constants.h"
 #include "model/presets.h"
 #include "model/specs.h"
+#include "model/strategy_json.h"
 
 using namespace lagom::model;
 
@@ -203,4 +205,43 @@ TEST_CASE("the compute efficiencies are cluster fields calibrate can set, by arc
   const auto parsed = parse_cluster(bad, "bad.json");
   REQUIRE_FALSE(parsed.ok());
   CHECK(parsed.error().message.find("hbm_efficiency") != std::string::npos);
+}
+
+TEST_CASE(
+    "the software stack bounds short ops and collective calls by its host costs, above the cluster's floors",
+    "[model]") {
+  const ClusterSpec cluster = cluster_preset("dgx-a100").value();
+  const CostModel core(cluster);
+  const CostModel eager(cluster, std::nullopt, Stack::megatron_deepspeed);
+  // megatron-core adds nothing to the machine's floors; megatron-deepspeed's costs are above them.
+  CHECK(core.op_launch_floor_us() == cluster.kernel_launch_us);
+  CHECK(core.collective_call_floor_us() == cluster.collective_launch_us);
+  CHECK(eager.op_launch_floor_us() == stack_costs(Stack::megatron_deepspeed).op_dispatch_us);
+  CHECK(eager.collective_call_floor_us() == stack_costs(Stack::megatron_deepspeed).collective_call_us);
+  CHECK(eager.op_launch_floor_us() > cluster.kernel_launch_us);
+  // A tiny op takes the floor; a large GEMM is unchanged (the host runs ahead of it).
+  const GemmShape tiny{64, 64, 64, 1};
+  const GemmShape large{8192, 8192, 8192, 1};
+  CHECK(eager.gemm_time_us(tiny, Precision::bf16) == Approx(eager.op_launch_floor_us()));
+  CHECK(eager.gemm_time_us(large, Precision::bf16) == Approx(core.gemm_time_us(large, Precision::bf16)));
+  // A machine whose own floor is above the stack's keeps its floor.
+  ClusterSpec slow = cluster;
+  slow.kernel_launch_us = 200;
+  CHECK(CostModel(slow, std::nullopt, Stack::megatron_deepspeed).op_launch_floor_us() == 200);
+}
+
+TEST_CASE(
+    "the stack is a strategy knob: read from JSON by name, the default megatron-core, a bad name refused",
+    "[model]") {
+  Strategy s;
+  CHECK(s.stack == Stack::megatron_core);
+  s.stack = Stack::megatron_deepspeed;
+  const auto j = to_json(s);
+  CHECK(j.at("stack") == "megatron-deepspeed");
+  CHECK(parse_strategy(j, "s.json").value().stack == Stack::megatron_deepspeed);
+  auto bad = j;
+  bad["stack"] = "megatron";
+  const auto r = parse_strategy(bad, "s.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("megatron-core") != std::string::npos);
 }
