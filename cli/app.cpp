@@ -31,10 +31,6 @@ int exit_code_for(ErrorCode code) {
   return k_exit_failure;
 }
 
-void fail(ErrorCode code, const std::string& message) {
-  throw CommandFailed{make_error(code, message)};
-}
-
 Progress& Context::progress() const {
   static StderrProgress loud(false);
   static StderrProgress silent(true);

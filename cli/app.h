@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/failure.h"
 #include "core/progress.h"
 #include "model/strategy_knobs.h"
 
@@ -28,42 +29,14 @@ struct Context {
   Progress& progress() const;
 };
 
-// Thrown by command callbacks to end the command with an Error; caught only in run_cli().
-struct CommandFailed {
-  Error error;
-};
-
-// Unwraps a Result or throws CommandFailed with its error.
-template <typename T>
-T unwrap(Result<T> result) {
-  if (!result.ok()) throw CommandFailed{result.error()};
-  return std::move(result).value();
-}
+// CommandFailed, unwrap, fail, flag_value and bounded: core/failure.h (the flag adders of inputs/ throw them
+// too). check(): a Status or CommandFailed.
 inline void check(const Status& status) {
   if (!status.ok()) throw CommandFailed{status.error()};
-}
-[[noreturn]] void fail(ErrorCode code, const std::string& message);
-// The value a library parser made of flag `flag`'s argument, or CommandFailed "<flag>: <the parser's
-// message>" (so a bad value ends the command at the flag, before it runs: "lagom: error: --tp-overlap: ...").
-template <typename T>
-T flag_value(const std::string& flag, Result<T> parsed) {
-  if (!parsed.ok()) throw CommandFailed{parsed.error().with_context(flag)};
-  return std::move(parsed).value();
 }
 
 // The most GPUs (or ranks) a flag takes (model/strategy_knobs.h).
 inline constexpr int k_max_gpus = model::k_max_gpus;
-
-// `value` of an integer flag, when within [lo, hi]; otherwise the command fails with
-// "<flag>: <value> is not within <lo>..<hi>" (exit 2), at the flag, before anything runs.
-template <typename T>
-T bounded(const std::string& flag, T value, T lo, T hi) {
-  if (value < lo || value > hi) {
-    throw CommandFailed{make_error(ErrorCode::invalid_input,
-                                   fmt::format("{}: {} is not within {}..{}", flag, value, lo, hi))};
-  }
-  return value;
-}
 
 // Adds --json and --quiet to a subcommand (after the command name, anywhere among its flags).
 void add_common_flags(CLI::App& command, Context& context);

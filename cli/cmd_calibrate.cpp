@@ -1,16 +1,28 @@
 // `lagom calibrate RUNS.csv... --cluster X [--out cluster.json]`: fits the cluster's physical constants to
-// measured runs (cli/calibrate.h), reports the error before and after and a leave-one-model-out
+// measured runs (validate/calibrate.h), reports the error before and after and a leave-one-model-out
 // cross-validated error, and writes a cluster spec that `simulate --cluster` takes (docs/calibrate.md).
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "cli/app.h"
-#include "cli/calibrate.h"
-#include "cli/cluster_source.h"
 #include "cli/output.h"
+#include "inputs/cluster_source.h"
+#include "validate/calibrate.h"
 
 namespace lagom::cli {
+
+using inputs::ClusterSource;
+using inputs::resolve_cluster_source;
+using validate::CalibrationFit;
+using validate::cross_validate_by_model;
+using validate::CrossValidationFold;
+using validate::ErrorStats;
+using validate::fit_constants;
+using validate::prepare_runs;
+using validate::PreparedRun;
+using validate::read_runs_table;
+using validate::RunsTable;
 
 namespace {
 

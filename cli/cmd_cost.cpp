@@ -7,13 +7,16 @@
 #include <fmt/format.h>
 
 #include "cli/app.h"
-#include "cli/cluster_source.h"
 #include "cli/output.h"
 #include "core/units.h"
+#include "inputs/cluster_source.h"
 #include "model/cost_model.h"
 #include "model/presets.h"
 
 namespace lagom::cli {
+
+using inputs::ClusterSource;
+using inputs::resolve_cluster_source;
 
 namespace {
 

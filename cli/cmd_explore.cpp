@@ -5,12 +5,22 @@
 
 #include "cli/app.h"
 #include "cli/output.h"
-#include "cli/scenario.h"
 #include "documents/explore.h"
 #include "documents/model.h"
+#include "inputs/scenario.h"
 #include "search/explore.h"
 
 namespace lagom::cli {
+
+using inputs::add_spec_flags;
+using inputs::add_strategy_flags;
+using inputs::check_required_flags;
+using inputs::ClusterSource;
+using inputs::load_cluster;
+using inputs::load_workload;
+using inputs::SpecFlags;
+using inputs::strategy_from_flags;
+using inputs::StrategyFlags;
 
 namespace {
 

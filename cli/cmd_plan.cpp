@@ -7,14 +7,19 @@
 #include <fmt/format.h>
 
 #include "cli/app.h"
-#include "cli/cluster_source.h"
 #include "cli/output.h"
-#include "cli/scenario.h"
 #include "documents/plan.h"
+#include "inputs/cluster_source.h"
+#include "inputs/scenario.h"
 #include "plan/plan.h"
 #include "plan/quantities.h"
 
 namespace lagom::cli {
+
+using inputs::ClusterSource;
+using inputs::load_workload;
+using inputs::resolve_cluster_source;
+using inputs::SpecFlags;
 
 namespace {
 

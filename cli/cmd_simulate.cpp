@@ -9,17 +9,24 @@
 
 #include "cli/app.h"
 #include "cli/output.h"
-#include "cli/scenario.h"
 #include "cli/simulate_run.h"
 #include "documents/model.h"
 #include "documents/plan.h"
 #include "documents/simulate.h"
+#include "inputs/scenario.h"
 #include "model/presets.h"
 #include "simulator/comm_config.h"
 #include "simulator/model_costs.h"
 #include "simulator/trace.h"
 
 namespace lagom::cli {
+
+using inputs::add_spec_flags;
+using inputs::add_strategy_flags;
+using inputs::load_scenario;
+using inputs::parse_issue_priority_flag;
+using inputs::SpecFlags;
+using inputs::StrategyFlags;
 
 namespace {
 

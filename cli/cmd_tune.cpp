@@ -8,10 +8,10 @@
 
 #include "cli/app.h"
 #include "cli/output.h"
-#include "cli/scenario.h"
 #include "documents/lagom_config.h"
 #include "documents/model.h"
 #include "documents/tune.h"
+#include "inputs/scenario.h"
 #include "model/presets.h"
 #include "search/outputs.h"
 #include "search/search.h"
@@ -19,6 +19,13 @@
 #include "simulator/model_costs.h"
 
 namespace lagom::cli {
+
+using inputs::add_spec_flags;
+using inputs::add_strategy_flags;
+using inputs::load_scenario;
+using inputs::parse_issue_priority_flag;
+using inputs::SpecFlags;
+using inputs::StrategyFlags;
 
 namespace {
 

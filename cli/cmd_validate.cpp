@@ -1,4 +1,4 @@
-// `lagom validate RUNS.csv...`: measured runs against the iteration model (cli/validate.h,
+// `lagom validate RUNS.csv...`: measured runs against the iteration model (validate/validate.h,
 // docs/validate.md): per-run predicted, measured and signed error; MAPE and mean signed error overall and
 // per group; exit 1 above --max-mape or when a run could not be simulated.
 #include <set>
@@ -7,9 +7,17 @@
 
 #include "cli/app.h"
 #include "cli/output.h"
-#include "cli/validate.h"
+#include "validate/validate.h"
 
 namespace lagom::cli {
+
+using validate::error_stats;
+using validate::ErrorStats;
+using validate::grouped_stats;
+using validate::read_runs_table;
+using validate::RunsTable;
+using validate::validate_runs;
+using validate::ValidatedRun;
 
 namespace {
 

@@ -1,8 +1,8 @@
 // The strategy's knobs as one table: each knob of model::Strategy once, with its JSON key (to_json and
-// parse_strategy, model/strategy_json.h), its flag and help (cli/scenario.cpp's add_strategy_flags) and how
-// its value is spelt and bounded. The three readers walk the table with for_each_knob, so a knob is one row:
-// ARCHITECTURE.md's checklist "A new strategy knob / a new parallelism dimension" says what else it needs
-// (its check in resolve_strategy, its effect in the stage plan, docs/cli.md's row).
+// parse_strategy, model/strategy_json.h), its flag and help (inputs/scenario.cpp's add_strategy_flags) and
+// how its value is spelt and bounded. The three readers walk the table with for_each_knob, so a knob is one
+// row: ARCHITECTURE.md's checklist "A new strategy knob / a new parallelism dimension" says what else it
+// needs (its check in resolve_strategy, its effect in the stage plan, docs/cli.md's row).
 //
 // The kinds of knob (one descriptor type each; a reader overloads on them):
 //   CountKnob<T>  an integer: JSON number ≥ json_min (up to T's range), flag `--x N` within

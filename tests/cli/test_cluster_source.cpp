@@ -1,4 +1,4 @@
-// --db, --run and `--cluster localhost` as cost, simulate and tune read them (cli/cluster_source.h).
+// --db, --run and `--cluster localhost` as cost, simulate and tune read them (inputs/cluster_source.h).
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 

@@ -11,7 +11,7 @@
 
 namespace lagom::test {
 
-// The scenario is built by simulator::Scenario::make, as the commands build theirs (cli/scenario.h); the
+// The scenario is built by simulator::Scenario::make, as the commands build theirs (inputs/scenario.h); the
 // fields below refer into it, so a test may edit the cluster and rebuild `model` and `costs`.
 struct TuneFixture {
   std::unique_ptr<simulator::Scenario> scenario;

@@ -12,14 +12,14 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/cluster_source.h"
 #include "core/progress.h"
+#include "inputs/cluster_source.h"
 #include "model/cost_model.h"
 #include "model/specs.h"
 #include "simulator/scenario.h"
 #include "simulator/simulator.h"
 
-namespace lagom::cli {
+namespace lagom::inputs {
 
 struct SpecFlags {
   std::string model;  // --model PRESET|FILE
@@ -46,7 +46,7 @@ void add_strategy_flags(CLI::App& command, StrategyFlags& flags);
 // a warning on `warnings` when given) or of the shape flags alone.
 Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, Progress* warnings = nullptr);
 // The cluster with its node count set from `gpus` (⌈gpus / GPUs per node⌉), and the profile fits of
-// --db / localhost (cli/cluster_source.h).
+// --db / localhost (inputs/cluster_source.h).
 Result<ClusterSource> load_cluster(const SpecFlags& flags, int gpus);
 // Every missing required flag at once (--model or the shape flags, --cluster, --gpus):
 // "required: --cluster PRESET|FILE|localhost, --gpus N".
@@ -64,4 +64,4 @@ Result<std::unique_ptr<simulator::Scenario>> load_scenario(const SpecFlags& spec
                                                            const StrategyFlags& strategy,
                                                            Progress* warnings = nullptr);
 
-}  // namespace lagom::cli
+}  // namespace lagom::inputs

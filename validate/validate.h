@@ -1,19 +1,19 @@
-// `lagom validate`: a user's measured runs (cli/runs_csv.h, docs/validate.md) against the iteration model.
-// Each row is simulated with the flags its columns name, exactly as `lagom simulate` would run them, and
-// its prediction compared with the measurement.
+// `lagom validate`: a user's measured runs (validate/runs_csv.h, docs/validate.md) against the iteration
+// model. Each row is simulated with the flags its columns name, exactly as `lagom simulate` would run them,
+// and its prediction compared with the measurement.
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
 
-#include "cli/cluster_source.h"
-#include "cli/runs_csv.h"
 #include "core/error.h"
+#include "inputs/cluster_source.h"
 #include "model/specs.h"
 #include "simulator/comm_config.h"
+#include "validate/runs_csv.h"
 
-namespace lagom::cli {
+namespace lagom::validate {
 
 struct ValidatedRun {
   std::string file;
@@ -42,8 +42,8 @@ ErrorStats error_stats(const std::vector<const ValidatedRun*>& runs);
 struct PreparedRun {
   ValidatedRun report;  // file, line, group, note, planned; model, GPUs, precision, parallel as requested
   model::WorkloadSpec workload;
-  model::Strategy strategy;  // as the columns give it (resolved by the simulation)
-  ClusterSource source;      // the row's cluster (nodes from its GPUs) and its profile fits
+  model::Strategy strategy;      // as the columns give it (resolved by the simulation)
+  inputs::ClusterSource source;  // the row's cluster (nodes from its GPUs) and its profile fits
   simulator::CommAssignment assignment;
   std::string comm_config;  // the row's lagom-config.json ("" = none)
   double measured = 0;      // the measured column's value
@@ -66,4 +66,4 @@ Result<std::vector<ValidatedRun>> validate_runs(const RunsTable& table);
 // Per-group statistics: by model, precision, cluster, parallel dimensions and the `group` column.
 std::map<std::string, std::map<std::string, ErrorStats>> grouped_stats(const std::vector<ValidatedRun>& runs);
 
-}  // namespace lagom::cli
+}  // namespace lagom::validate

@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 
-namespace lagom::cli {
+namespace lagom::validate {
 
 struct RunsTable {
   std::string path;
@@ -24,4 +24,4 @@ struct RunsTable {
 // is not the header's, a malformed quote, a repeated or empty column name, or a file without a header.
 Result<RunsTable> read_runs_table(const std::string& path);
 
-}  // namespace lagom::cli
+}  // namespace lagom::validate

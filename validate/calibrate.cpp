@@ -1,4 +1,4 @@
-#include "cli/calibrate.h"
+#include "validate/calibrate.h"
 
 #include <algorithm>
 #include <atomic>
@@ -10,7 +10,7 @@
 #include <Eigen/Dense>
 #include <fmt/format.h>
 
-namespace lagom::cli {
+namespace lagom::validate {
 
 namespace {
 
@@ -270,4 +270,4 @@ Result<std::vector<CrossValidationFold>> cross_validate_by_model(const std::vect
   return folds;
 }
 
-}  // namespace lagom::cli
+}  // namespace lagom::validate

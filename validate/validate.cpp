@@ -1,4 +1,4 @@
-#include "cli/validate.h"
+#include "validate/validate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,15 +8,26 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "cli/app.h"
-#include "cli/output.h"
-#include "cli/scenario.h"
+#include "core/failure.h"
+#include "core/files.h"
+#include "core/json_fields.h"
 #include "core/stats.h"
+#include "core/text.h"
 #include "core/units.h"
+#include "inputs/scenario.h"
 #include "simulator/comm_config.h"
 #include "simulator/simulator.h"
 
-namespace lagom::cli {
+namespace lagom::validate {
+
+using inputs::add_spec_flags;
+using inputs::add_strategy_flags;
+using inputs::load_cluster;
+using inputs::load_workload;
+using inputs::parse_issue_priority_flag;
+using inputs::SpecFlags;
+using inputs::strategy_from_flags;
+using inputs::StrategyFlags;
 
 namespace {
 
@@ -290,4 +301,4 @@ std::map<std::string, std::map<std::string, ErrorStats>> grouped_stats(
   return out;
 }
 
-}  // namespace lagom::cli
+}  // namespace lagom::validate

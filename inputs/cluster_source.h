@@ -11,7 +11,7 @@
 #include "model/calibration.h"
 #include "model/specs.h"
 
-namespace lagom::cli {
+namespace lagom::inputs {
 
 inline constexpr const char* k_default_db = "lagom.db";
 
@@ -27,4 +27,4 @@ struct ClusterSource {
 Result<ClusterSource> resolve_cluster_source(const std::string& cluster, const std::string& db_path,
                                              std::optional<std::int64_t> run, int gpus);
 
-}  // namespace lagom::cli
+}  // namespace lagom::inputs

@@ -1,4 +1,4 @@
-#include "cli/cluster_source.h"
+#include "inputs/cluster_source.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -10,13 +10,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/output.h"
+#include "core/files.h"
+#include "core/json_fields.h"
 #include "model/cost_model.h"
 #include "model/presets.h"
 #include "profiler/calibration.h"
 #include "profiler/environment.h"
 
-namespace lagom::cli {
+namespace lagom::inputs {
 
 namespace {
 
@@ -98,4 +99,4 @@ Result<ClusterSource> resolve_cluster_source(const std::string& cluster, const s
   return source;
 }
 
-}  // namespace lagom::cli
+}  // namespace lagom::inputs

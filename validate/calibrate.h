@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "cli/validate.h"
 #include "core/error.h"
 #include "model/physical_constants.h"
 #include "model/specs.h"
+#include "validate/validate.h"
 
-namespace lagom::cli {
+namespace lagom::validate {
 
 struct FittedConstant {
   const model::PhysicalConstant* constant = nullptr;
@@ -58,4 +58,4 @@ Result<std::vector<CrossValidationFold>> cross_validate_by_model(const std::vect
 // `base` with the row's node count, as the row's own cluster has it.
 model::ClusterSpec cluster_for_run(const PreparedRun& run, const model::ClusterSpec& base);
 
-}  // namespace lagom::cli
+}  // namespace lagom::validate

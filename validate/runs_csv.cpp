@@ -1,4 +1,4 @@
-#include "cli/runs_csv.h"
+#include "validate/runs_csv.h"
 
 #include <algorithm>
 #include <csv.h>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-namespace lagom::cli {
+namespace lagom::validate {
 
 namespace {
 
@@ -90,4 +90,4 @@ Result<RunsTable> read_runs_table(const std::string& path) {
   return table;
 }
 
-}  // namespace lagom::cli
+}  // namespace lagom::validate

@@ -1,4 +1,4 @@
-#include "cli/scenario.h"
+#include "inputs/scenario.h"
 
 #include <cmath>
 #include <limits>
@@ -6,14 +6,15 @@
 
 #include <fmt/format.h>
 
-#include "cli/app.h"
-#include "cli/output.h"
+#include "core/failure.h"
+#include "core/files.h"
+#include "core/json_fields.h"
 #include "core/units.h"
 #include "model/hf_config.h"
 #include "model/presets.h"
 #include "model/strategy_knobs.h"
 
-namespace lagom::cli {
+namespace lagom::inputs {
 
 void add_spec_flags(CLI::App& command, SpecFlags& flags) {
   command.add_option("--model", flags.model,
@@ -293,4 +294,4 @@ Result<std::unique_ptr<simulator::Scenario>> load_scenario(const SpecFlags& spec
                                    std::move(source.calibration));
 }
 
-}  // namespace lagom::cli
+}  // namespace lagom::inputs
