@@ -11,6 +11,7 @@
 
 #include "core/json_fields.h"
 #include "core/stats.h"
+#include "core/text.h"
 #include "core/units.h"
 #include "documents/lagom_config.h"
 #include "profiler/production.h"
@@ -179,6 +180,66 @@ std::string rule_text(const OpClassPrediction& p) {
   const std::string range = fmt::format("{}..{}", p.bin_low, p.bin_high ? std::to_string(*p.bin_high) : "");
   const std::string where = p.rule_line > 0 ? fmt::format("nccl_tuner.conf:{} ", p.rule_line) : std::string();
   return fmt::format("{}{}/{}/{} [{}]", where, p.algo, p.proto, p.channels, range);
+}
+
+nlohmann::json predicted_check_json(const std::string& config_path, std::int64_t run_id, double tolerance_pct,
+                                    std::size_t records, std::size_t unmatched,
+                                    const std::vector<OpClassPrediction>& classes,
+                                    const std::vector<OpClassCheck>& checks) {
+  nlohmann::json ops = nlohmann::json::array();
+  bool passed = true;
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    const auto& p = classes[i];
+    const auto& c = checks[i];
+    passed = passed && c.status != "drift";
+    ops.push_back(
+        {{"name", p.name},
+         {"collective", p.collective},
+         {"group", p.group},
+         {"bytes", p.bytes},
+         {"ranks", p.ranks},
+         {"nodes", p.nodes},
+         {"rule",
+          {{"line", p.rule_line > 0 ? nlohmann::json(p.rule_line) : nlohmann::json(nullptr)},
+           {"min_bytes", p.bin_low},
+           {"max_bytes", p.bin_high ? nlohmann::json(*p.bin_high) : nlohmann::json(nullptr)},
+           {"algo", p.algo},
+           {"proto", p.proto},
+           {"channels", p.channels}}},
+         {"ran", c.ran},
+         {"records", c.records},
+         {"predicted_time_us", p.predicted_time_us},
+         {"measured_time_us", c.records > 0 ? nlohmann::json(c.measured_time_us) : nlohmann::json(nullptr)},
+         {"delta_pct", c.records > 0 ? nlohmann::json(c.delta_pct) : nlohmann::json(nullptr)},
+         {"status", c.status}});
+  }
+  return {{"config", config_path},       {"run_id", run_id},       {"tolerance_pct", tolerance_pct},
+          {"records", records},          {"unmatched", unmatched}, {"passed", passed},
+          {"op_classes", std::move(ops)}};
+}
+
+std::string predicted_check_table(const std::vector<OpClassPrediction>& classes,
+                                  const std::vector<OpClassCheck>& checks) {
+  TextTable table({{"op_class", true},
+                   {"ranks"},
+                   {"nodes"},
+                   {"rule", true},
+                   {"ran", true},
+                   {"records"},
+                   {"predicted_us"},
+                   {"measured_us"},
+                   {"delta_pct"},
+                   {"status", true}});
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    const auto& p = classes[i];
+    const auto& c = checks[i];
+    table.add_row({p.name, std::to_string(p.ranks), std::to_string(p.nodes), rule_text(p),
+                   c.ran.empty() ? "-" : c.ran, std::to_string(c.records),
+                   fmt::format("{:.2f}", p.predicted_time_us),
+                   c.records > 0 ? fmt::format("{:.2f}", c.measured_time_us) : "-",
+                   c.records > 0 ? fmt::format("{:+.1f}", c.delta_pct) : "-", c.status});
+  }
+  return table.render();
 }
 
 }  // namespace lagom::check

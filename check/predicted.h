@@ -65,6 +65,16 @@ std::vector<OpClassCheck> check_op_classes(const std::vector<OpClassPrediction>&
                                            const std::vector<records::Record>& records, double tolerance_pct,
                                            std::size_t* unmatched);
 
+// check --predicted's document fields (kind check_predicted; the caller stamps it): the run, the tolerance,
+// the counts and one entry per op class with its rule, the records judged and the verdict.
+nlohmann::json predicted_check_json(const std::string& config_path, std::int64_t run_id, double tolerance_pct,
+                                    std::size_t records, std::size_t unmatched,
+                                    const std::vector<OpClassPrediction>& classes,
+                                    const std::vector<OpClassCheck>& checks);
+// The same as an aligned table, one row per op class.
+std::string predicted_check_table(const std::vector<OpClassPrediction>& classes,
+                                  const std::vector<OpClassCheck>& checks);
+
 // "nccl_tuner.conf:<line> <algo>/<proto>/<channels> [<min>..<max>]": the tuner rule of an op class, as
 // check --predicted and adapt print it.
 std::string rule_text(const OpClassPrediction& prediction);

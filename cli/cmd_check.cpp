@@ -149,61 +149,13 @@ void run_check_predicted(const PredictedCheckOptions& options, const Context& co
     }
   }
   if (context.json) {
-    nlohmann::json ops = nlohmann::json::array();
-    for (std::size_t i = 0; i < classes.size(); ++i) {
-      const auto& p = classes[i];
-      const auto& c = checks[i];
-      ops.push_back(
-          {{"name", p.name},
-           {"collective", p.collective},
-           {"group", p.group},
-           {"bytes", p.bytes},
-           {"ranks", p.ranks},
-           {"nodes", p.nodes},
-           {"rule",
-            {{"line", p.rule_line > 0 ? nlohmann::json(p.rule_line) : nlohmann::json(nullptr)},
-             {"min_bytes", p.bin_low},
-             {"max_bytes", p.bin_high ? nlohmann::json(*p.bin_high) : nlohmann::json(nullptr)},
-             {"algo", p.algo},
-             {"proto", p.proto},
-             {"channels", p.channels}}},
-           {"ran", c.ran},
-           {"records", c.records},
-           {"predicted_time_us", p.predicted_time_us},
-           {"measured_time_us", c.records > 0 ? nlohmann::json(c.measured_time_us) : nlohmann::json(nullptr)},
-           {"delta_pct", c.records > 0 ? nlohmann::json(c.delta_pct) : nlohmann::json(nullptr)},
-           {"status", c.status}});
-    }
-    print_document(documents::Kind::check_predicted, {{"config", options.config_path},
-                                                      {"run_id", options.run_id},
-                                                      {"tolerance_pct", tolerance_pct},
-                                                      {"records", records->size()},
-                                                      {"unmatched", unmatched},
-                                                      {"passed", drifted.empty()},
-                                                      {"op_classes", std::move(ops)}});
+    print_document(documents::Kind::check_predicted,
+                   check::predicted_check_json(options.config_path, options.run_id, tolerance_pct,
+                                               records->size(), unmatched, classes, checks));
   } else {
     fmt::print("# {} against production run {}: {} records, {} matched no op class; tolerance {}%\n",
                options.config_path, options.run_id, records->size(), unmatched, tolerance_pct);
-    TextTable table({{"op_class", true},
-                     {"ranks"},
-                     {"nodes"},
-                     {"rule", true},
-                     {"ran", true},
-                     {"records"},
-                     {"predicted_us"},
-                     {"measured_us"},
-                     {"delta_pct"},
-                     {"status", true}});
-    for (std::size_t i = 0; i < classes.size(); ++i) {
-      const auto& p = classes[i];
-      const auto& c = checks[i];
-      table.add_row({p.name, std::to_string(p.ranks), std::to_string(p.nodes), rule_text(p),
-                     c.ran.empty() ? "-" : c.ran, std::to_string(c.records),
-                     fmt::format("{:.2f}", p.predicted_time_us),
-                     c.records > 0 ? fmt::format("{:.2f}", c.measured_time_us) : "-",
-                     c.records > 0 ? fmt::format("{:+.1f}", c.delta_pct) : "-", c.status});
-    }
-    fmt::print("{}", table.render());
+    fmt::print("{}", check::predicted_check_table(classes, checks));
   }
   if (!drifted.empty()) {
     std::string names;

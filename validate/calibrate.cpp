@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <system_error>
 #include <thread>
 
 #include <Eigen/Dense>
 #include <fmt/format.h>
+
+#include "validate/runs_csv.h"
 
 namespace lagom::validate {
 
@@ -268,6 +271,116 @@ Result<std::vector<CrossValidationFold>> cross_validate_by_model(const std::vect
     folds.push_back(std::move(fold));
   }
   return folds;
+}
+
+namespace {
+
+nlohmann::json stats_json(const ErrorStats& s) {
+  return {{"runs", s.runs},
+          {"failed", s.failed},
+          {"mape_pct", s.mape_pct},
+          {"mean_signed_error_pct", s.mean_signed_pct},
+          {"worst_error_pct", s.worst_pct}};
+}
+
+nlohmann::json constants_json(const CalibrationFit& fit) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : fit.constants) {
+    out.push_back({{"key", c.constant->key},
+                   {"meaning", c.constant->meaning},
+                   {"min", c.constant->min},
+                   {"max", c.constant->max},
+                   {"before", c.before},
+                   {"after", c.after},
+                   {"relative_stderr", c.relative_stderr},
+                   {"constrained", c.constrained},
+                   {"in_range", c.in_range}});
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<CalibrationReport> calibrate_runs(const std::vector<std::string>& files,
+                                         const model::ClusterSpec& base, const std::vector<std::string>& keys,
+                                         bool leave_one_model_out, int threads) {
+  std::vector<PreparedRun> prepared;
+  for (const auto& file : files) {
+    LAGOM_TRY(const RunsTable table, read_runs_table(file));
+    LAGOM_TRY(auto more, prepare_runs(table));
+    prepared.insert(prepared.end(), std::make_move_iterator(more.begin()),
+                    std::make_move_iterator(more.end()));
+  }
+  // The runs measured on this cluster are the ones fitted; a run of another cluster says nothing about it.
+  std::vector<const PreparedRun*> runs;
+  for (const auto& run : prepared) {
+    if (run.source.cluster.name == base.name) runs.push_back(&run);
+  }
+  CalibrationReport report;
+  report.cluster = base.name;
+  report.runs = runs.size();
+  report.other_clusters = prepared.size() - runs.size();
+  if (runs.empty()) {
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("calibrate: no run of cluster '{}' in the runs file(s)", base.name));
+  }
+  LAGOM_TRY(report.fit, fit_constants(runs, base, keys, threads));
+  if (leave_one_model_out) {
+    LAGOM_TRY(report.folds, cross_validate_by_model(runs, base, keys, threads));
+  }
+  double cv_abs = 0, cv_signed = 0;
+  for (const auto& fold : report.folds) {
+    cv_abs += fold.held_out.mape_pct * fold.held_out.runs;
+    cv_signed += fold.held_out.mean_signed_pct * fold.held_out.runs;
+    report.cv_runs += fold.held_out.runs;
+  }
+  report.cv_mape_pct = report.cv_runs > 0 ? cv_abs / report.cv_runs : 0.0;
+  report.cv_bias_pct = report.cv_runs > 0 ? cv_signed / report.cv_runs : 0.0;
+  return report;
+}
+
+model::ClusterSpec calibrated_cluster(const CalibrationReport& report, const model::ClusterSpec& base) {
+  const CalibrationFit& fit = report.fit;
+  model::ClusterSpec out = fit.cluster;
+  out.nodes = base.nodes;
+  std::string moved;
+  for (const auto& c : fit.constants) {
+    if (c.constrained)
+      moved += fmt::format("{}{} {:.4g}", moved.empty() ? "" : ", ", c.constant->key, c.after);
+  }
+  out.description = fmt::format("{}{}calibrated by lagom calibrate on {} runs ({}; MAPE {:.2f}% -> {:.2f}%)",
+                                base.description, base.description.empty() ? "" : "; ", fit.after.runs, moved,
+                                fit.before.mape_pct, fit.after.mape_pct);
+  return out;
+}
+
+nlohmann::json calibration_json(const CalibrationReport& report) {
+  const CalibrationFit& fit = report.fit;
+  nlohmann::json doc = {{"cluster", report.cluster},
+                        {"runs", report.runs},
+                        {"other_clusters_left_out", report.other_clusters},
+                        {"constants", constants_json(fit)},
+                        {"before", stats_json(fit.before)},
+                        {"after", stats_json(fit.after)},
+                        {"evaluations", fit.evaluations},
+                        {"accepted", fit.accepted()}};
+  if (!fit.accepted()) doc["refusal"] = fit.refusal();
+  if (!report.folds.empty()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& fold : report.folds) {
+      list.push_back({{"left_out", fold.left_out},
+                      {"held_out", stats_json(fold.held_out)},
+                      {"fit_after", stats_json(fold.fit.after)},
+                      {"constants", constants_json(fold.fit)},
+                      {"accepted", fold.fit.accepted()}});
+    }
+    doc["cross_validation"] = {{"by", "model"},
+                               {"folds", std::move(list)},
+                               {"mape_pct", report.cv_mape_pct},
+                               {"mean_signed_error_pct", report.cv_bias_pct},
+                               {"runs", report.cv_runs}};
+  }
+  return doc;
 }
 
 }  // namespace lagom::validate

@@ -7,9 +7,12 @@
 // real machine reaches is refused: the model would be matching the runs for the wrong reason.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "model/physical_constants.h"
@@ -54,6 +57,27 @@ Result<std::vector<CrossValidationFold>> cross_validate_by_model(const std::vect
                                                                  const model::ClusterSpec& base,
                                                                  const std::vector<std::string>& keys,
                                                                  int threads);
+
+// `lagom calibrate`'s whole run: the rows of `files` measured on `base` (by its name; rows of other
+// clusters say nothing about it and are counted, not fitted), fitted, and with `leave_one_model_out` one
+// fold per model. invalid_input when no row is of `base`.
+struct CalibrationReport {
+  std::string cluster;             // base's name
+  std::size_t runs = 0;            // rows of this cluster, fitted
+  std::size_t other_clusters = 0;  // rows of other clusters, left out
+  CalibrationFit fit;
+  std::vector<CrossValidationFold> folds;  // empty without cross-validation
+  // Over every held-out run of the folds, each predicted by the fit that never saw its model.
+  double cv_mape_pct = 0, cv_bias_pct = 0;
+  int cv_runs = 0;
+};
+Result<CalibrationReport> calibrate_runs(const std::vector<std::string>& files,
+                                         const model::ClusterSpec& base, const std::vector<std::string>& keys,
+                                         bool leave_one_model_out, int threads);
+// The fitted cluster as `--out` writes it: base's node count, its description saying what moved.
+model::ClusterSpec calibrated_cluster(const CalibrationReport& report, const model::ClusterSpec& base);
+// The `calibrate --json` document's fields (docs/calibrate.md); the caller stamps it (and adds `out`).
+nlohmann::json calibration_json(const CalibrationReport& report);
 
 // `base` with the row's node count, as the row's own cluster has it.
 model::ClusterSpec cluster_for_run(const PreparedRun& run, const model::ClusterSpec& base);

@@ -30,7 +30,6 @@ SOURCES = (".cpp", ".h", ".cu", ".cuh")
 # the cli/ ones out of cli/ and splits them; the lead empties this list when both branches are merged.
 ALLOWED = {
     ("adapt/adapt.cpp", "Adapter::adapt"): 199,
-    ("cli/cmd_calibrate.cpp", "run_calibrate"): 131,
     ("cli/cmd_tune.cpp", "run_tune"): 153,
     ("report/report.cpp", "profile_section"): 162,
 }
