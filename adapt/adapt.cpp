@@ -280,6 +280,134 @@ void Adapter::push(std::size_t index, const records::Record& record, std::vector
   if (w.since_drift >= m_options.window) adapt(events);
 }
 
+namespace {
+
+// Re-fits, in `fitted`, the series of `samples` that a line does not meet within half the tolerance,
+// as a change of bandwidth; returns their fit_series_name.
+std::set<std::string> fit_bandwidth_only(const std::vector<db::CommSample>& samples,
+                                         const std::vector<model::CollectiveFit>& old_fits,
+                                         double tolerance_pct, model::Calibration& fitted) {
+  // A series the job ran at one size only (an op class has one size, and NCCL's records split series by
+  // algorithm, protocol and channels) cannot separate latency from bandwidth, and a line through two or
+  // three noisy medians can miss one of them by more than the drift it is meant to correct (a negative
+  // intercept clamped to 0 bends it). Such a series' drift is read as a change of bandwidth, the link's
+  // share of the time: the latency stays the previous fit's (0 without one: the whole time counts as
+  // bandwidth), and the bus bandwidth is the median over its sizes of the one that meets each measured
+  // median. A line is kept when it meets every size within half the tolerance.
+  std::map<std::tuple<std::string, std::string, std::string, int, int, int>,
+           std::vector<const db::CommSample*>>
+      by_series;
+  for (const auto& s : samples)
+    by_series[{s.collective, s.algo, s.proto, s.channels, s.ranks, s.nodes}].push_back(&s);
+  std::set<std::string> bandwidth_only;  // fit_series_name of the series re-fitted that way
+  for (const auto& [key, members] : by_series) {
+    const db::CommSample& s = *members.front();
+    const auto collective = model::parse_collective(s.collective);
+    if (!collective) continue;
+    const double factor = model::busbw_factor(*collective, s.ranks);
+    model::CollectiveFit probe{s.collective, s.algo, s.proto, s.ranks, s.nodes, s.channels, 0, 0, 0, 0, 0};
+    auto line = std::find_if(fitted.collectives.begin(), fitted.collectives.end(),
+                             [&](const model::CollectiveFit& f) { return same_fit_series(f, probe); });
+    auto time_of = [&](const model::CollectiveFit& f, const db::CommSample& m) {
+      return f.latency_us + static_cast<double>(m.bytes) * factor / (1e3 * f.bus_bw_GBps);
+    };
+    if (line != fitted.collectives.end() &&
+        std::all_of(members.begin(), members.end(), [&](const db::CommSample* m) {
+          return std::abs(time_of(*line, *m) / m->time_us - 1) * 100 <= tolerance_pct / 2;
+        })) {
+      continue;
+    }
+    model::CollectiveFit fit = probe;
+    fit.min_bytes = members.front()->bytes;
+    fit.max_bytes = members.back()->bytes;
+    double fastest = members.front()->time_us;
+    for (const auto* m : members) fastest = std::min(fastest, m->time_us);
+    const auto old = std::find_if(old_fits.begin(), old_fits.end(),
+                                  [&](const model::CollectiveFit& f) { return same_fit_series(f, probe); });
+    if (old != old_fits.end() && old->latency_us < fastest / 2) fit.latency_us = old->latency_us;
+    std::vector<double> bandwidths;
+    for (const auto* m : members) {
+      bandwidths.push_back(static_cast<double>(m->bytes) * factor / (1e3 * (m->time_us - fit.latency_us)));
+    }
+    fit.bus_bw_GBps = median(std::move(bandwidths));
+    std::vector<double> errors;
+    for (const auto* m : members) errors.push_back(std::abs(time_of(fit, *m) / m->time_us - 1));
+    fit.rel_error = median(std::move(errors));
+    if (line != fitted.collectives.end()) {
+      *line = fit;
+    } else {
+      fitted.collectives.push_back(fit);
+    }
+    bandwidth_only.insert(fit_series_name(fit));
+  }
+  return bandwidth_only;
+}
+
+// One "refit" event per re-fitted series, with the fit it replaces.
+void refit_events(const std::vector<model::CollectiveFit>& fits,
+                  const std::vector<model::CollectiveFit>& old_fits,
+                  const std::set<std::string>& bandwidth_only, std::vector<Event>& events) {
+  for (const auto& fit : fits) {
+    const auto old = std::find_if(old_fits.begin(), old_fits.end(),
+                                  [&](const model::CollectiveFit& f) { return same_fit_series(f, fit); });
+    nlohmann::json data = {{"collective", fit.collective}, {"algo", fit.algo},
+                           {"proto", fit.proto},           {"ranks", fit.ranks},
+                           {"nodes", fit.nodes},           {"channels", fit.channels},
+                           {"latency_us", fit.latency_us}, {"bus_bw_GBps", fit.bus_bw_GBps},
+                           {"rel_error", fit.rel_error}};
+    std::string was = "no fit before: the model's own price";
+    if (old != old_fits.end()) {
+      data["previous_latency_us"] = old->latency_us;
+      data["previous_bus_bw_GBps"] = old->bus_bw_GBps;
+      was = fmt::format("was {:.1f} µs + {:.4g} GB/s", old->latency_us, old->bus_bw_GBps);
+    }
+    std::string range = fit.min_bytes == fit.max_bytes
+                            ? fmt::format("at {} bytes", fit.min_bytes)
+                            : fmt::format("from {} to {} bytes", fit.min_bytes, fit.max_bytes);
+    if (bandwidth_only.count(fit_series_name(fit)) != 0) {
+      range +=
+          ", bandwidth only (one size, or a line that missed a size by more than half the tolerance): "
+          "latency kept";
+      data["bandwidth_only"] = true;
+    }
+    events.push_back(
+        {"refit", "",
+         fmt::format("{}: {:.1f} µs + {:.4g} GB/s bus bandwidth {} ({}; median error {:.1f}%)",
+                     fit_series_name(fit), fit.latency_us, fit.bus_bw_GBps, range, was, 100 * fit.rel_error),
+         data});
+  }
+}
+
+// One "rule" event per op class whose rule changed or whose series was re-fitted.
+void rule_events(const std::vector<OpClassPrediction>& before, const std::vector<OpClassPrediction>& after,
+                 const std::vector<double>& measured, const std::set<SeriesKey>& series,
+                 std::vector<Event>& events) {
+  for (const auto& now : after) {
+    const auto old = std::find_if(before.begin(), before.end(),
+                                  [&](const OpClassPrediction& b) { return b.name == now.name; });
+    if (old == before.end()) continue;
+    const std::size_t i = static_cast<std::size_t>(old - before.begin());
+    const bool rule_changed = rule_name(*old) != rule_name(now);
+    if (!rule_changed && series.count(series_of(now)) == 0) continue;
+    nlohmann::json data = {{"previous_rule", rule_name(*old)},
+                           {"rule", rule_name(now)},
+                           {"previous_predicted_us", old->predicted_time_us},
+                           {"predicted_us", now.predicted_time_us}};
+    std::string measured_text;
+    if (measured[i] > 0) {
+      data["measured_us"] = measured[i];
+      measured_text = fmt::format(", window median {:.1f} µs", measured[i]);
+    }
+    events.push_back({"rule", now.name,
+                      fmt::format("{} {} → {}; predicted {:.1f} → {:.1f} µs{}",
+                                  rule_changed ? "rule" : "rule kept", rule_name(*old), rule_name(now),
+                                  old->predicted_time_us, now.predicted_time_us, measured_text),
+                      data});
+  }
+}
+
+}  // namespace
+
 void Adapter::adapt(std::vector<Event>& events) {
   // A series (collective, ranks, nodes: one network path) is re-fitted once one of its op classes has
   // drifted for a whole window, from the windows of its classes that hold only records from after the
@@ -336,93 +464,14 @@ void Adapter::adapt(std::vector<Event>& events) {
   model::Calibration fitted = profiler::to_calibration(outcome.fits, 0, "");
   const auto& old_fits =
       m_inputs.calibration ? m_inputs.calibration->collectives : std::vector<model::CollectiveFit>{};
-  // A series the job ran at one size only (an op class has one size, and NCCL's records split series by
-  // algorithm, protocol and channels) cannot separate latency from bandwidth, and a line through two or
-  // three noisy medians can miss one of them by more than the drift it is meant to correct (a negative
-  // intercept clamped to 0 bends it). Such a series' drift is read as a change of bandwidth, the link's
-  // share of the time: the latency stays the previous fit's (0 without one: the whole time counts as
-  // bandwidth), and the bus bandwidth is the median over its sizes of the one that meets each measured
-  // median. A line is kept when it meets every size within half the tolerance.
-  std::map<std::tuple<std::string, std::string, std::string, int, int, int>,
-           std::vector<const db::CommSample*>>
-      by_series;
-  for (const auto& s : samples)
-    by_series[{s.collective, s.algo, s.proto, s.channels, s.ranks, s.nodes}].push_back(&s);
-  std::set<std::string> bandwidth_only;  // fit_series_name of the series re-fitted that way
-  for (const auto& [key, members] : by_series) {
-    const db::CommSample& s = *members.front();
-    const auto collective = model::parse_collective(s.collective);
-    if (!collective) continue;
-    const double factor = model::busbw_factor(*collective, s.ranks);
-    model::CollectiveFit probe{s.collective, s.algo, s.proto, s.ranks, s.nodes, s.channels, 0, 0, 0, 0, 0};
-    auto line = std::find_if(fitted.collectives.begin(), fitted.collectives.end(),
-                             [&](const model::CollectiveFit& f) { return same_fit_series(f, probe); });
-    auto time_of = [&](const model::CollectiveFit& f, const db::CommSample& m) {
-      return f.latency_us + static_cast<double>(m.bytes) * factor / (1e3 * f.bus_bw_GBps);
-    };
-    if (line != fitted.collectives.end() &&
-        std::all_of(members.begin(), members.end(), [&](const db::CommSample* m) {
-          return std::abs(time_of(*line, *m) / m->time_us - 1) * 100 <= m_options.tolerance_pct / 2;
-        })) {
-      continue;
-    }
-    model::CollectiveFit fit = probe;
-    fit.min_bytes = members.front()->bytes;
-    fit.max_bytes = members.back()->bytes;
-    double fastest = members.front()->time_us;
-    for (const auto* m : members) fastest = std::min(fastest, m->time_us);
-    const auto old = std::find_if(old_fits.begin(), old_fits.end(),
-                                  [&](const model::CollectiveFit& f) { return same_fit_series(f, probe); });
-    if (old != old_fits.end() && old->latency_us < fastest / 2) fit.latency_us = old->latency_us;
-    std::vector<double> bandwidths;
-    for (const auto* m : members) {
-      bandwidths.push_back(static_cast<double>(m->bytes) * factor / (1e3 * (m->time_us - fit.latency_us)));
-    }
-    fit.bus_bw_GBps = median(std::move(bandwidths));
-    std::vector<double> errors;
-    for (const auto* m : members) errors.push_back(std::abs(time_of(fit, *m) / m->time_us - 1));
-    fit.rel_error = median(std::move(errors));
-    if (line != fitted.collectives.end()) {
-      *line = fit;
-    } else {
-      fitted.collectives.push_back(fit);
-    }
-    bandwidth_only.insert(fit_series_name(fit));
-  }
+  const std::set<std::string> bandwidth_only =
+      fit_bandwidth_only(samples, old_fits, m_options.tolerance_pct, fitted);
   const std::size_t single_size = bandwidth_only.size();
   for (const auto& why : outcome.skipped) {
     if (why.find("distinct sizes") != std::string::npos && single_size > 0) continue;  // fitted above
     events.push_back({"skip", "", "not re-fitted: " + why, nlohmann::json::object()});
   }
-  for (const auto& fit : fitted.collectives) {
-    const auto old = std::find_if(old_fits.begin(), old_fits.end(),
-                                  [&](const model::CollectiveFit& f) { return same_fit_series(f, fit); });
-    nlohmann::json data = {{"collective", fit.collective}, {"algo", fit.algo},
-                           {"proto", fit.proto},           {"ranks", fit.ranks},
-                           {"nodes", fit.nodes},           {"channels", fit.channels},
-                           {"latency_us", fit.latency_us}, {"bus_bw_GBps", fit.bus_bw_GBps},
-                           {"rel_error", fit.rel_error}};
-    std::string was = "no fit before: the model's own price";
-    if (old != old_fits.end()) {
-      data["previous_latency_us"] = old->latency_us;
-      data["previous_bus_bw_GBps"] = old->bus_bw_GBps;
-      was = fmt::format("was {:.1f} µs + {:.4g} GB/s", old->latency_us, old->bus_bw_GBps);
-    }
-    std::string range = fit.min_bytes == fit.max_bytes
-                            ? fmt::format("at {} bytes", fit.min_bytes)
-                            : fmt::format("from {} to {} bytes", fit.min_bytes, fit.max_bytes);
-    if (bandwidth_only.count(fit_series_name(fit)) != 0) {
-      range +=
-          ", bandwidth only (one size, or a line that missed a size by more than half the tolerance): "
-          "latency kept";
-      data["bandwidth_only"] = true;
-    }
-    events.push_back(
-        {"refit", "",
-         fmt::format("{}: {:.1f} µs + {:.4g} GB/s bus bandwidth {} ({}; median error {:.1f}%)",
-                     fit_series_name(fit), fit.latency_us, fit.bus_bw_GBps, range, was, 100 * fit.rel_error),
-         data});
-  }
+  refit_events(fitted.collectives, old_fits, bandwidth_only, events);
   if (fitted.collectives.empty()) {
     events.push_back(
         {"failed", "",
@@ -449,28 +498,7 @@ void Adapter::adapt(std::vector<Event>& events) {
     return;
   }
   ++m_retunes;
-  for (const auto& now : m_classes) {
-    const auto old = std::find_if(before.begin(), before.end(),
-                                  [&](const OpClassPrediction& b) { return b.name == now.name; });
-    if (old == before.end()) continue;
-    const std::size_t i = static_cast<std::size_t>(old - before.begin());
-    const bool rule_changed = rule_name(*old) != rule_name(now);
-    if (!rule_changed && series.count(series_of(now)) == 0) continue;
-    nlohmann::json data = {{"previous_rule", rule_name(*old)},
-                           {"rule", rule_name(now)},
-                           {"previous_predicted_us", old->predicted_time_us},
-                           {"predicted_us", now.predicted_time_us}};
-    std::string measured_text;
-    if (measured[i] > 0) {
-      data["measured_us"] = measured[i];
-      measured_text = fmt::format(", window median {:.1f} µs", measured[i]);
-    }
-    events.push_back({"rule", now.name,
-                      fmt::format("{} {} → {}; predicted {:.1f} → {:.1f} µs{}",
-                                  rule_changed ? "rule" : "rule kept", rule_name(*old), rule_name(now),
-                                  old->predicted_time_us, now.predicted_time_us, measured_text),
-                      data});
-  }
+  rule_events(before, m_classes, measured, series, events);
   events.push_back(
       {"replaced",
        "",

@@ -114,6 +114,86 @@ void print_explain(const search::TuneResult& r, const std::vector<search::OpRepo
       search::to_string(r.search), fmt_us(r.baseline_iteration_us), fmt_us(r.predicted_iteration_us));
 }
 
+// What tune's human output reports, besides the op reports.
+struct TunePrinted {
+  const model::WorkloadSpec& workload;
+  const model::Strategy& strategy;
+  const model::ClusterSpec& cluster;
+  const search::TuneResult& result;
+  const documents::SpeedupSplit& split;
+  const std::string& no_nccl_note;
+  const std::string& out_dir;
+  search::Framework framework;
+  const search::FrameworkProfile& profile;
+};
+
+void print_tune(const TunePrinted& t, const std::vector<search::OpReport>& reports) {
+  const auto& [workload, strategy, cluster, result, split, no_nccl_note, out_dir, framework, profile] = t;
+  fmt::print("# lagom tune: {} on {} GPUs of {} (search {}, runtime {})\n", workload.name, strategy.gpus,
+             cluster.name, search::to_string(result.search), model::to_string(result.runtime));
+  fmt::print("{}\n", documents::model_shape_text(workload));
+  if (!no_nccl_note.empty()) fmt::print("# {}\n", no_nccl_note);
+  TextTable table({{"op", true},
+                   {"count"},
+                   {"algo", true},
+                   {"proto", true},
+                   {"channels"},
+                   {"threads"},
+                   {"chunk"},
+                   {"time_us"},
+                   {"scope", true}});
+  for (const auto& r : reports) {
+    table.add_row({simulator::op_class_name(r.op.key), fmt::format("{:g}", r.op.count),
+                   std::string(model::to_string(r.config.algo)),
+                   std::string(model::to_string(r.config.proto)), std::to_string(r.config.channels),
+                   std::to_string(r.config.threads), search::format_bytes(r.config.chunk_bytes),
+                   fmt_us(r.op.time_us), r.scope});
+  }
+  fmt::print("{}", table.render());
+  fmt::print("# overlap: tp-overlap {}, bucket-mb {:g}, fsdp-prefetch {}, issue-priority {}\n",
+             model::to_string(result.choice.tp_overlap), result.choice.bucket_mb, result.choice.prefetch,
+             simulator::to_string(result.choice.priority));
+  if (result.comm_knobs_searched && result.runtime == model::Runtime::nccl) {
+    fmt::print("# per process: threads {}, chunk {}\n",
+               result.choice.threads > 0 ? std::to_string(result.choice.threads) : "default",
+               search::format_bytes(result.choice.chunk_bytes));
+  }
+  fmt::print("op_classes                  {}\n", result.result.op_classes.size());
+  fmt::print("evaluations                 {}\n", result.evaluations);
+  fmt::print("search_time_s               {:.3f}\n", result.search_time_s);
+  fmt::print("baseline_iteration_time_s   {:.6f}\n", result.baseline_iteration_s());
+  fmt::print("predicted_iteration_time_s  {:.6f}\n", result.predicted_iteration_s());
+  fmt::print("speedup                     {:.4f}\n", result.speedup());
+  fmt::print(
+      "speedup_nccl                {:.4f}  (NCCL knobs alone: what nccl_tuner.conf and lagom.env carry)\n",
+      split.nccl);
+  fmt::print(
+      "speedup_framework           {:.4f}  (framework knobs alone: tp-overlap, bucket-mb, prefetch, "
+      "issue-priority)\n",
+      split.framework);
+  fmt::print("memory_margin_gib           {:.2f}\n",
+             result.result.memory_budget_gib - result.result.memory.total);
+  const std::string framework_file = search::framework_file_name(framework);
+  fmt::print("# wrote {}/nccl_tuner.conf, lagom.env, lagom-config.json{}\n", out_dir,
+             framework_file.empty() ? std::string() : ", " + framework_file);
+  if (framework == search::Framework::any &&
+      result.choice.tp_overlap.kind != model::OverlapMethodKind::none &&
+      result.choice.tp_overlap.kind != model::OverlapMethodKind::te) {
+    fmt::print(
+        "# tp-overlap {} runs only with Lagom's kernels; --framework megatron-lm|torch-fsdp|deepspeed "
+        "searches what that framework runs\n",
+        model::to_string(result.choice.tp_overlap));
+  } else if (framework == search::Framework::any &&
+             result.choice.tp_overlap.kind == model::OverlapMethodKind::te) {
+    fmt::print(
+        "# tp-overlap te is Transformer Engine's userbuffers overlap: Megatron-LM's --tp-comm-overlap "
+        "(--framework megatron-lm writes it into megatron.args)\n");
+  } else if (framework != search::Framework::any) {
+    fmt::print("# framework {} ({}): its settings in {}\n", profile.name, profile.version,
+               framework_file.empty() ? "lagom-config.json (framework.torch)" : framework_file);
+  }
+}
+
 void run_tune(const TuneFlags& flags, const Context& context) {
   const auto kind = flag_value("search", search::k_search_kind_names.parse_or_error(flags.search));
   const auto runtime = flag_value("runtime", model::k_runtime_names.parse_or_error(flags.runtime));
@@ -197,69 +277,9 @@ void run_tune(const TuneFlags& flags, const Context& context) {
     print_json(doc);
     return;
   }
-  fmt::print("# lagom tune: {} on {} GPUs of {} (search {}, runtime {})\n", workload.name, strategy.gpus,
-             cluster.name, search::to_string(result.search), model::to_string(result.runtime));
-  fmt::print("{}\n", documents::model_shape_text(workload));
-  if (!no_nccl_note.empty()) fmt::print("# {}\n", no_nccl_note);
-  TextTable table({{"op", true},
-                   {"count"},
-                   {"algo", true},
-                   {"proto", true},
-                   {"channels"},
-                   {"threads"},
-                   {"chunk"},
-                   {"time_us"},
-                   {"scope", true}});
-  for (const auto& r : reports) {
-    table.add_row({simulator::op_class_name(r.op.key), fmt::format("{:g}", r.op.count),
-                   std::string(model::to_string(r.config.algo)),
-                   std::string(model::to_string(r.config.proto)), std::to_string(r.config.channels),
-                   std::to_string(r.config.threads), search::format_bytes(r.config.chunk_bytes),
-                   fmt_us(r.op.time_us), r.scope});
-  }
-  fmt::print("{}", table.render());
-  fmt::print("# overlap: tp-overlap {}, bucket-mb {:g}, fsdp-prefetch {}, issue-priority {}\n",
-             model::to_string(result.choice.tp_overlap), result.choice.bucket_mb, result.choice.prefetch,
-             simulator::to_string(result.choice.priority));
-  if (result.comm_knobs_searched && result.runtime == model::Runtime::nccl) {
-    fmt::print("# per process: threads {}, chunk {}\n",
-               result.choice.threads > 0 ? std::to_string(result.choice.threads) : "default",
-               search::format_bytes(result.choice.chunk_bytes));
-  }
-  fmt::print("op_classes                  {}\n", result.result.op_classes.size());
-  fmt::print("evaluations                 {}\n", result.evaluations);
-  fmt::print("search_time_s               {:.3f}\n", result.search_time_s);
-  fmt::print("baseline_iteration_time_s   {:.6f}\n", result.baseline_iteration_s());
-  fmt::print("predicted_iteration_time_s  {:.6f}\n", result.predicted_iteration_s());
-  fmt::print("speedup                     {:.4f}\n", result.speedup());
-  fmt::print(
-      "speedup_nccl                {:.4f}  (NCCL knobs alone: what nccl_tuner.conf and lagom.env carry)\n",
-      split.nccl);
-  fmt::print(
-      "speedup_framework           {:.4f}  (framework knobs alone: tp-overlap, bucket-mb, prefetch, "
-      "issue-priority)\n",
-      split.framework);
-  fmt::print("memory_margin_gib           {:.2f}\n",
-             result.result.memory_budget_gib - result.result.memory.total);
-  const std::string framework_file = search::framework_file_name(framework);
-  fmt::print("# wrote {}/nccl_tuner.conf, lagom.env, lagom-config.json{}\n", out.out_dir,
-             framework_file.empty() ? std::string() : ", " + framework_file);
-  if (framework == search::Framework::any &&
-      result.choice.tp_overlap.kind != model::OverlapMethodKind::none &&
-      result.choice.tp_overlap.kind != model::OverlapMethodKind::te) {
-    fmt::print(
-        "# tp-overlap {} runs only with Lagom's kernels; --framework megatron-lm|torch-fsdp|deepspeed "
-        "searches what that framework runs\n",
-        model::to_string(result.choice.tp_overlap));
-  } else if (framework == search::Framework::any &&
-             result.choice.tp_overlap.kind == model::OverlapMethodKind::te) {
-    fmt::print(
-        "# tp-overlap te is Transformer Engine's userbuffers overlap: Megatron-LM's --tp-comm-overlap "
-        "(--framework megatron-lm writes it into megatron.args)\n");
-  } else if (framework != search::Framework::any) {
-    fmt::print("# framework {} ({}): its settings in {}\n", profile.name, profile.version,
-               framework_file.empty() ? "lagom-config.json (framework.torch)" : framework_file);
-  }
+  print_tune(
+      TunePrinted{workload, strategy, cluster, result, split, no_nccl_note, out.out_dir, framework, profile},
+      reports);
   if (flags.explain) print_explain(result, reports);
 }
 

@@ -400,21 +400,9 @@ json curve(double lo, double hi, int count, F&& value) {
   return points;
 }
 
-Result<json> profile_section(const json& doc, const std::string& source) {
-  Fields f(source);
-  // An export holds the run's record (run{id, backend, host, status, ...}); `lagom profile --json` holds
-  // run_id, backend and status at the top and no host.
-  const bool exported = doc.contains("run");
-  const json& run = exported ? f.object(doc, "", "run") : doc;
-  const std::string run_path = exported ? "run" : "";
-  const double id = f.number(run, run_path, exported ? "id" : "run_id");
-  const std::string backend = f.text(run, run_path, "backend");
-  const std::string host = exported ? f.text(run, run_path, "host") : "";
-  const std::string status = f.text(run, run_path, "status");
-  const json& fits = f.object(doc, "", "fits");
-  const json& collective_fits = f.array(fits, "fits", "collectives");
-  const json& gemm_fits = f.array(fits, "fits", "gemms");
-
+// The collective series of a profile document (one per collective, algo, proto, channels, ranks and
+// nodes), each with its fitted curve; the fits' table rows are appended to `collective_rows`.
+json profile_collectives(Fields& f, const json& doc, const json& collective_fits, json& collective_rows) {
   // Collective series: one per (collective, algo, proto, channels, ranks, nodes), out-of-place samples
   // (as the fit takes them; in-place only for a series that has nothing else), failed data checks left out.
   using SeriesKey = std::tuple<std::string, std::string, std::string, double, double, double>;
@@ -436,7 +424,6 @@ Result<json> profile_section(const json& doc, const std::string& source) {
     if (wrong > 0 || !(bytes > 0)) continue;
     (in_place ? series[key].in_place : series[key].out_of_place).emplace_back(bytes, busbw);
   }
-  json collective_rows = json::array();
   std::map<SeriesKey, json> fit_curves;
   for (std::size_t i = 0; i < collective_fits.size() && f.ok(); ++i) {
     const std::string path = at("fits.collectives", i);
@@ -490,10 +477,15 @@ Result<json> profile_section(const json& doc, const std::string& source) {
   }
   json collectives = json::array();
   for (auto& [name, c] : by_collective) collectives.push_back(std::move(c));
+  return collectives;
+}
 
+// The GEMM samples per precision with the fitted curves; the fits' rows go to `gemm_rows`, the memory
+// bandwidth samples (bytes, GB/s) to `memory`.
+json profile_gemms(Fields& f, const json& doc, const json& gemm_fits, json& gemm_rows,
+                   std::vector<std::pair<double, double>>& memory) {
   // GEMMs: TFLOP/s against 2mnk per precision, and the fit tflops = peak · flops / (flops + half_flops).
   std::map<std::string, std::vector<std::tuple<double, double, std::string>>> gemm_points;
-  std::vector<std::pair<double, double>> memory;
   const json& compute = f.array(doc, "", "compute");
   for (std::size_t i = 0; i < compute.size() && f.ok(); ++i) {
     const std::string path = at("compute", i);
@@ -508,7 +500,6 @@ Result<json> profile_section(const json& doc, const std::string& source) {
       memory.emplace_back(f.number(s, path, "bytes"), f.number(s, path, "bw_GBps"));
     }
   }
-  json gemm_rows = json::array();
   std::map<std::string, json> gemm_fit_curves;
   for (std::size_t i = 0; i < gemm_fits.size() && f.ok(); ++i) {
     const std::string path = at("fits.gemms", i);
@@ -529,7 +520,6 @@ Result<json> profile_section(const json& doc, const std::string& source) {
     gemm_fit_curves[precision] =
         curve(lo, hi, 48, [&](double flops) { return peak * flops / (flops + half); });
   }
-  if (!f.ok()) return f.error();
   json gemms = json::array();
   for (auto& [precision, points] : gemm_points) {
     if (points.empty()) continue;
@@ -540,6 +530,32 @@ Result<json> profile_section(const json& doc, const std::string& source) {
     if (auto it = gemm_fit_curves.find(precision); it != gemm_fit_curves.end()) entry["fit"] = it->second;
     gemms.push_back(std::move(entry));
   }
+  return gemms;
+}
+
+Result<json> profile_section(const json& doc, const std::string& source) {
+  Fields f(source);
+  // An export holds the run's record (run{id, backend, host, status, ...}); `lagom profile --json` holds
+  // run_id, backend and status at the top and no host.
+  const bool exported = doc.contains("run");
+  const json& run = exported ? f.object(doc, "", "run") : doc;
+  const std::string run_path = exported ? "run" : "";
+  const double id = f.number(run, run_path, exported ? "id" : "run_id");
+  const std::string backend = f.text(run, run_path, "backend");
+  const std::string host = exported ? f.text(run, run_path, "host") : "";
+  const std::string status = f.text(run, run_path, "status");
+  const json& fits = f.object(doc, "", "fits");
+  const json& collective_fits = f.array(fits, "fits", "collectives");
+  const json& gemm_fits = f.array(fits, "fits", "gemms");
+
+  json collective_rows = json::array();
+  const json collectives = profile_collectives(f, doc, collective_fits, collective_rows);
+  json gemm_rows = json::array();
+  std::vector<std::pair<double, double>> memory;  // (bytes, GB/s) of the memory-bandwidth samples
+  const json gemms = profile_gemms(f, doc, gemm_fits, gemm_rows, memory);
+  if (!f.ok()) return f.error();
+  const json& comm = f.array(doc, "", "comm");
+  const json& compute = f.array(doc, "", "compute");
   if (collectives.empty() && gemms.empty()) {
     return make_error(ErrorCode::invalid_input,
                       source + ": fields comm, compute: no collective or GEMM sample to draw");

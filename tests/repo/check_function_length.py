@@ -26,13 +26,9 @@ from repo_files import list_files
 LIMIT = 120
 SOURCES = (".cpp", ".h", ".cu", ".cuh")
 
-# (path, function name) → its length when listed. The documents half of issue 25 (a parallel branch) moves
-# the cli/ ones out of cli/ and splits them; the lead empties this list when both branches are merged.
-ALLOWED = {
-    ("adapt/adapt.cpp", "Adapter::adapt"): 199,
-    ("cli/cmd_tune.cpp", "run_tune"): 153,
-    ("report/report.cpp", "profile_section"): 162,
-}
+# (path, function name) → its length when listed: functions allowed over the limit while they wait to be
+# split. Empty: issue 25 split the last five (adapt, bench-overlap, calibrate, tune, report's profile).
+ALLOWED = {}
 
 SCOPE = re.compile(r"\b(namespace|class|struct|union|enum)\b|\bextern\s*$")
 
