@@ -46,8 +46,8 @@ void run_calibrate(const CalibrateFlags& flags, const Context& context) {
                                        ": calibrate fits a cluster spec (a preset or a cluster JSON), not a "
                                        "profiled localhost");
   }
-  const CalibrationReport report =
-      unwrap(calibrate_runs(flags.files, base.cluster, flags.fit, flags.cv == "model", threads));
+  const CalibrationReport report = unwrap(
+      calibrate_runs(flags.files, base.cluster, flags.fit, flags.cv == "model", threads, context.progress()));
   const CalibrationFit& fit = report.fit;
   const std::vector<CrossValidationFold>& folds = report.folds;
   bool written = false;

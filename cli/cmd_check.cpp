@@ -67,8 +67,13 @@ void run_check(const CheckOptions& options, const Context& context) {
   auto text_at = [](const nlohmann::json& doc, const nlohmann::json::json_pointer& at) {
     return doc.contains(at) && doc.at(at).is_string() ? doc.at(at).get<std::string>() : std::string();
   };
+  // Profiles: a run of another backend (cpu against mpi) or host measures other things (issue 32: 146
+  // "added" rows and no word of why); an export holds them under run, `profile --json` backend at the top.
   for (const auto& [what, at] : {std::pair{"model", nlohmann::json::json_pointer("/model")},
-                                 std::pair{"cluster", nlohmann::json::json_pointer("/cluster/name")}}) {
+                                 std::pair{"cluster", nlohmann::json::json_pointer("/cluster/name")},
+                                 std::pair{"backend", nlohmann::json::json_pointer("/run/backend")},
+                                 std::pair{"backend", nlohmann::json::json_pointer("/backend")},
+                                 std::pair{"host", nlohmann::json::json_pointer("/run/host")}}) {
     const std::string a = text_at(baseline, at), b = text_at(current, at);
     if (!a.empty() && !b.empty() && a != b) {
       context.progress().warn(fmt::format(

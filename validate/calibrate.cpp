@@ -10,6 +10,7 @@
 
 #include <Eigen/Dense>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "validate/runs_csv.h"
 
@@ -249,7 +250,7 @@ Result<CalibrationFit> fit_constants(const std::vector<const PreparedRun*>& all,
 Result<std::vector<CrossValidationFold>> cross_validate_by_model(const std::vector<const PreparedRun*>& runs,
                                                                  const model::ClusterSpec& base,
                                                                  const std::vector<std::string>& keys,
-                                                                 int threads) {
+                                                                 int threads, Progress* progress) {
   std::map<std::string, std::vector<const PreparedRun*>> by_model;
   for (const PreparedRun* run : runs) by_model[run->report.model].push_back(run);
   if (by_model.size() < 2) {
@@ -269,6 +270,7 @@ Result<std::vector<CrossValidationFold>> cross_validate_by_model(const std::vect
     for (const PreparedRun* run : held) clusters.push_back(cluster_for_run(*run, fold.fit.cluster));
     fold.held_out = stats_of(simulate_all(held, clusters, threads));
     folds.push_back(std::move(fold));
+    if (progress != nullptr) progress->step(static_cast<long>(folds.size()), name + " left out");
   }
   return folds;
 }
@@ -303,14 +305,18 @@ nlohmann::json constants_json(const CalibrationFit& fit) {
 
 Result<CalibrationReport> calibrate_runs(const std::vector<std::string>& files,
                                          const model::ClusterSpec& base, const std::vector<std::string>& keys,
-                                         bool leave_one_model_out, int threads) {
+                                         bool leave_one_model_out, int threads, Progress& progress) {
   std::vector<PreparedRun> prepared;
-  for (const auto& file : files) {
-    LAGOM_TRY(const RunsTable table, read_runs_table(file));
+  progress.begin(fmt::format("calibrate: reading {} runs file(s)", files.size()),
+                 static_cast<long>(files.size()));
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    LAGOM_TRY(const RunsTable table, read_runs_table(files[i]));
     LAGOM_TRY(auto more, prepare_runs(table));
     prepared.insert(prepared.end(), std::make_move_iterator(more.begin()),
                     std::make_move_iterator(more.end()));
+    progress.step(static_cast<long>(i) + 1, files[i]);
   }
+  progress.end();
   // The runs measured on this cluster are the ones fitted; a run of another cluster says nothing about it.
   std::vector<const PreparedRun*> runs;
   for (const auto& run : prepared) {
@@ -324,9 +330,17 @@ Result<CalibrationReport> calibrate_runs(const std::vector<std::string>& files,
     return make_error(ErrorCode::invalid_input,
                       fmt::format("calibrate: no run of cluster '{}' in the runs file(s)", base.name));
   }
+  progress.begin(
+      fmt::format("calibrate: fitting {} on {} runs of {}",
+                  keys.empty() ? std::string("every constant") : fmt::format("{}", fmt::join(keys, ", ")),
+                  runs.size(), base.name),
+      0);
   LAGOM_TRY(report.fit, fit_constants(runs, base, keys, threads));
+  progress.end();
   if (leave_one_model_out) {
-    LAGOM_TRY(report.folds, cross_validate_by_model(runs, base, keys, threads));
+    progress.begin("calibrate: leave one model out (one fit per model)", 0);
+    LAGOM_TRY(report.folds, cross_validate_by_model(runs, base, keys, threads, &progress));
+    progress.end();
   }
   double cv_abs = 0, cv_signed = 0;
   for (const auto& fold : report.folds) {

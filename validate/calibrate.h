@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "model/physical_constants.h"
 #include "model/specs.h"
 #include "validate/validate.h"
@@ -53,14 +54,16 @@ Result<CalibrationFit> fit_constants(const std::vector<const PreparedRun*>& runs
                                      int threads);
 
 // One fold per model among `runs` (needs at least two models).
+// `progress`, when given, gets one step per fold.
 Result<std::vector<CrossValidationFold>> cross_validate_by_model(const std::vector<const PreparedRun*>& runs,
                                                                  const model::ClusterSpec& base,
                                                                  const std::vector<std::string>& keys,
-                                                                 int threads);
+                                                                 int threads, Progress* progress = nullptr);
 
 // `lagom calibrate`'s whole run: the rows of `files` measured on `base` (by its name; rows of other
 // clusters say nothing about it and are counted, not fitted), fitted, and with `leave_one_model_out` one
-// fold per model. invalid_input when no row is of `base`.
+// fold per model. invalid_input when no row is of `base`. Each phase (reading, the fit, the folds) is a
+// phase of `progress` (a piped run says where it is: the fits take minutes on large runs files).
 struct CalibrationReport {
   std::string cluster;             // base's name
   std::size_t runs = 0;            // rows of this cluster, fitted
@@ -73,7 +76,7 @@ struct CalibrationReport {
 };
 Result<CalibrationReport> calibrate_runs(const std::vector<std::string>& files,
                                          const model::ClusterSpec& base, const std::vector<std::string>& keys,
-                                         bool leave_one_model_out, int threads);
+                                         bool leave_one_model_out, int threads, Progress& progress);
 // The fitted cluster as `--out` writes it: base's node count, its description saying what moved.
 model::ClusterSpec calibrated_cluster(const CalibrationReport& report, const model::ClusterSpec& base);
 // The `calibrate --json` document's fields (docs/calibrate.md); the caller stamps it (and adds `out`).

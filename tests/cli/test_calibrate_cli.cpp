@@ -58,6 +58,10 @@ TEST_CASE("calibrate recovers the host launch cost that produced the runs", "[cl
                               "--out", dir + "/fitted.json", "--json"});
   INFO(cal.err);
   REQUIRE(cal.exit_code == 0);
+  // Piped, stderr still says where it is (issue 32: it printed nothing for 70 s): one line per phase.
+  CHECK(cal.err.find("# calibrate: reading 1 runs file(s)") != std::string::npos);
+  CHECK(cal.err.find("# calibrate: fitting kernel_launch_us on ") != std::string::npos);
+  CHECK(cal.err.find("# calibrate: leave one model out") != std::string::npos);
   const auto doc = nlohmann::json::parse(cal.out);
   CHECK(doc["kind"] == "calibrate");
   CHECK(doc["accepted"] == true);

@@ -68,4 +68,17 @@ TEST_CASE("a profile run checked against a copy with one size's busbw 20% lower 
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("busbw_GBps allreduce 8r 64M (-20.0%)") != std::string::npos);
   CHECK(run_lagom({"check", "--baseline", "7", "--current", "1", "--db", db}).exit_code == 2);
+
+  // A run of another backend or host is compared, with a warning that it measures other things.
+  CHECK(r.err.find("warning") == std::string::npos);
+  doc["run"]["host"] = "here";
+  write_file(dir + "/here.json", doc.dump());
+  doc["run"]["backend"] = "cpu";
+  doc["run"]["host"] = "elsewhere";
+  write_file(dir + "/other.json", doc.dump());
+  const auto other = run_lagom({"check", "--baseline", dir + "/here.json", "--current", dir + "/other.json"});
+  CHECK(other.exit_code == 0);  // the same numbers: only a warning
+  CHECK(other.err.find("lagom: warning: check: the baseline's backend is ") != std::string::npos);
+  CHECK(other.err.find("but the current's is cpu") != std::string::npos);
+  CHECK(other.err.find("the baseline's host is here but the current's is elsewhere") != std::string::npos);
 }
