@@ -57,8 +57,10 @@ StackCosts stack_costs(Stack stack) {
       // 75 µs per modelled op: fitted jointly with sm80's GEMM fraction and FlashAttention-1's speed on
       // every A100 run held (vTrain's Megatron-DeepSpeed runs and llm-foundry's; scripts/fit-generations.py,
       // docs/calibrate.md "Across generations"); plausible range 20-150 µs: 4-10 eager kernels per modelled
-      // op at 5-15 µs of PyTorch dispatch each. 30 µs per collective call: torch.distributed's eager call
-      // path as vTrain's all-reduce tables measured it (tests/data/vtrain/AR_GPU*_LUT, their smallest sizes).
+      // op at 5-15 µs of PyTorch dispatch each. 30 µs per collective call: chosen with the first dispatch
+      // fit on vTrain's single-node rows, the smallest of the grid {30, 60, 80} (docs/simulator.md), never
+      // fitted finer; vTrain's all-reduce tables are predicted with it (median 5.4%,
+      // tests/model/test_collectives.cpp) but did not determine it.
       return {75.0, 30.0};
   }
   return {};

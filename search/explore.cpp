@@ -156,6 +156,14 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
   LAGOM_TRY_STATUS(check_framework_pins(options));
   if (options.top < 1) return make_error(ErrorCode::invalid_input, "top must be at least 1");
   if (options.base.gpus < 1) return make_error(ErrorCode::invalid_input, "gpus: required (--gpus N)");
+  // The cost model prices every candidate with its one stack; the candidates copy the base's.
+  if (options.base.stack != cost_model.stack()) {
+    return make_error(
+        ErrorCode::failure,
+        fmt::format("explore: internal error: the base strategy's stack {} is not the cost "
+                    "model's {}",
+                    model::to_string(options.base.stack), model::to_string(cost_model.stack())));
+  }
   if (options.base.global_batch < 1) return make_error(ErrorCode::invalid_input, "global-batch: required");
   const std::vector<model::Strategy> candidates = explore_candidates(workload, cluster, options);
   ExploreResult out;

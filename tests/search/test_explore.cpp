@@ -207,3 +207,15 @@ TEST_CASE(
   }
   CHECK(simulate.steps.back().second == std::to_string(explored->simulated) + " simulated");
 }
+
+TEST_CASE("explore refuses a cost model whose software stack is not the base strategy's", "[search]") {
+  Space space = make_space("gpt2", "dgx-a100", 8, 16);
+  space.options.base.stack = model::Stack::megatron_deepspeed;
+  const model::CostModel core(space.cluster);  // megatron-core
+  const auto refused = search::explore(space.workload, space.cluster, core, space.options, null_progress());
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.find("stack megatron-deepspeed is not the cost model's megatron-core") !=
+        std::string::npos);
+  const model::CostModel eager(space.cluster, std::nullopt, model::Stack::megatron_deepspeed);
+  CHECK(search::explore(space.workload, space.cluster, eager, space.options, null_progress()).ok());
+}
