@@ -39,6 +39,36 @@ std::string pct(double value) {
   return fmt::format("{:+.1f}", value);
 }
 
+// The validated regimes (model/accuracy.h): what each run set says about the model's error, and the 90%
+// bounds on measured ÷ predicted that a prediction in the regime carries.
+void print_regimes(const std::vector<model::Regime>& regimes, int covered, int counted) {
+  TextTable table({{"regime", true},
+                   {"runs"},
+                   {"models"},
+                   {"gpus", true},
+                   {"mape_%"},
+                   {"bias_%"},
+                   {"90%_measured/predicted", true},
+                   {"held_out_cover_%", true},
+                   {"data", true}});
+  for (const model::Regime& r : regimes) {
+    const std::string bounds = r.low_ratio ? fmt::format("{:.3f}..{:.3f}", *r.low_ratio, *r.high_ratio)
+                                           : std::string("too few runs");
+    table.add_row({model::regime_name(r), std::to_string(r.runs), std::to_string(r.models),
+                   fmt::format("{}-{}", r.min_gpus, r.max_gpus), fmt::format("{:.2f}", r.mape_pct),
+                   pct(r.bias_pct), bounds,
+                   r.held_out_coverage
+                       ? fmt::format("{:.1f} of {}", 100 * *r.held_out_coverage, r.held_out_runs)
+                       : std::string("-"),
+                   r.data});
+  }
+  fmt::print("{}", table.render());
+  if (counted > 0) {
+    fmt::print("# the 90% bounds, each computed without the run's own model, hold {} of {} runs ({:.1f}%)\n",
+               covered, counted, 100.0 * covered / counted);
+  }
+}
+
 void run_validate(const ValidateFlags& flags, const Context& context) {
   if (flags.max_mape_pct && !(*flags.max_mape_pct >= 0)) {
     fail(ErrorCode::invalid_input, "--max-mape: must be a percentage >= 0");
@@ -59,6 +89,9 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
   const ErrorStats overall = error_stats(all);
   const auto groups = grouped_stats(runs);
   const bool too_far = flags.max_mape_pct && overall.mape_pct > *flags.max_mape_pct;
+  const std::vector<model::ResidualRun> residuals = validate::residual_runs(runs);
+  const std::vector<model::Regime> regimes = model::compute_regimes(residuals);
+  const auto [covered, counted] = model::held_out_coverage(residuals);
 
   if (context.json) {
     nlohmann::json rows = nlohmann::json::array();
@@ -75,6 +108,7 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
       } else {
         row["failure"] = run.failure;
       }
+      if (run.failure.empty()) row["regime"] = model::regime_name(run.regime);
       if (!run.group.empty()) row["group"] = run.group;
       if (!run.planned.empty()) row["planned_ignored"] = run.planned;
       if (!run.note.empty()) row["note"] = run.note;
@@ -88,6 +122,9 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
                           {"groups", std::move(by)},    {"failed", failed},
                           {"not_fitting", not_fitting}, {"passed", !too_far && failed == 0}};
     if (flags.max_mape_pct) doc["max_mape_pct"] = *flags.max_mape_pct;
+    doc["accuracy"] = model::regimes_json(regimes);
+    doc["held_out_coverage"] = counted > 0 ? nlohmann::json(static_cast<double>(covered) / counted) : nlohmann::json();
+    doc["held_out_runs"] = counted;
     print_document(documents::Kind::validate, std::move(doc));
   } else {
     fmt::print("# lagom validate: {} runs from {} file(s)\n", runs.size(), flags.files.size());
@@ -140,6 +177,7 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
       for (const auto& [name, s] : named) add(key, name, s);
     }
     fmt::print("{}", summary.render());
+    print_regimes(regimes, covered, counted);
     if (failed > 0) fmt::print("# {} run(s) could not be simulated\n", failed);
     if (not_fitting > 0)
       fmt::print("# {} run(s) do not fit in memory in the model (they ran)\n", not_fitting);

@@ -1,6 +1,7 @@
 // The `explore --json` document (docs/simulator.md lists its fields).
 #include "documents/explore.h"
 
+#include "documents/interval.h"
 #include "documents/kind.h"
 #include "documents/model.h"
 
@@ -12,6 +13,10 @@ nlohmann::json explore_json(const search::ExploreResult& result, const model::St
   for (const auto& entry : result.results) {
     results.push_back({{"strategy", model::to_json(entry.strategy)},
                        {"iteration_time_s", entry.result.iteration_time_s},
+                       {"interval", interval_json(model::interval_for(model::regime_of(cluster, entry.strategy,
+                                                                                         workload),
+                                                                      entry.strategy.gpus),
+                                                  {{"iteration_time_s", entry.result.iteration_time_s}})},
                        {"tokens_per_s", entry.result.tokens_per_s},
                        {"mfu", entry.result.mfu},
                        {"memory_gib_per_gpu_total", entry.result.memory.total},

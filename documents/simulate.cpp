@@ -1,6 +1,7 @@
 // The `simulate --json` document (docs/simulator.md lists its fields).
 #include "documents/simulate.h"
 
+#include "documents/interval.h"
 #include "documents/kind.h"
 #include "documents/model.h"
 #include "simulator/simulator.h"
@@ -30,6 +31,10 @@ nlohmann::json simulation_json(const simulator::SimulationResult& r, const model
   return stamp(Kind::simulate, {{"model", workload.name},
                                 {"model_shape", model_shape_json(workload)},
                                 {"iteration_time_s", r.iteration_time_s},
+                                {"interval", interval_json(model::interval_for(model::regime_of(cluster, strategy,
+                                                                                                  workload),
+                                                                               strategy.gpus),
+                                                           {{"iteration_time_s", r.iteration_time_s}})},
                                 {"tokens_per_s", r.tokens_per_s},
                                 {"model_tflops_per_gpu", r.model_tflops_per_gpu},
                                 {"hardware_tflops_per_gpu", r.hardware_tflops_per_gpu},

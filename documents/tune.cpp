@@ -2,6 +2,7 @@
 // ops_json (documents/lagom_config.h), the one writer they share with lagom-config.json.
 #include "documents/tune.h"
 
+#include "documents/interval.h"
 #include "documents/kind.h"
 #include "documents/lagom_config.h"
 #include "documents/model.h"
@@ -33,6 +34,11 @@ nlohmann::json tune_json(const search::Problem& problem, const search::TuneResul
                         {"evaluations", result.evaluations},
                         {"search_time_s", result.search_time_s},
                         {"predicted_iteration_time_s", result.predicted_iteration_s()},
+                        {"interval", interval_json(model::interval_for(model::regime_of(*problem.cluster,
+                                                                                          problem.space.strategy,
+                                                                                          *problem.workload),
+                                                                       problem.space.strategy.gpus),
+                                                   {{"predicted_iteration_time_s", result.predicted_iteration_s()}})},
                         {"baseline_iteration_time_s", result.baseline_iteration_s()},
                         {"speedup", result.speedup()},
                         {"speedup_nccl", split.nccl},
