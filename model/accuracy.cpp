@@ -61,17 +61,54 @@ double residual(const ResidualRun& run) {
   return std::log(run.measured_s / run.predicted_s);
 }
 
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// The 90% bounds on the residuals of `runs` other than `excluded`'s (none excluded: ""), in ln(measured /
+// predicted). Runs of one model share its error (its shape, its recipe), so a new model's runs sit farther
+// from the others' than the runs of one model sit from each other: each run is scored by its distance from
+// the median of the OTHER models' runs, and the bounds are the median of all plus the conformal bounds of
+// those scores. With a single model there is no other: the plain residuals about their median.
+std::optional<std::pair<double, double>> model_bounds(const std::vector<const ResidualRun*>& runs,
+                                                      const std::string& excluded) {
+  std::vector<const ResidualRun*> kept;
+  std::set<std::string> models;
+  for (const ResidualRun* run : runs) {
+    if (run->model == excluded) continue;
+    kept.push_back(run);
+    models.insert(run->model);
+  }
+  if (kept.empty()) return std::nullopt;
+  std::vector<double> all;
+  for (const ResidualRun* run : kept) all.push_back(residual(*run));
+  const double center = median(all);
+  std::map<std::string, double> center_without;  // the median of the other models' runs, per model
+  for (const std::string& model : models) {
+    std::vector<double> others;
+    for (const ResidualRun* run : kept) {
+      if (run->model != model) others.push_back(residual(*run));
+    }
+    center_without[model] = others.empty() ? center : median(others);
+  }
+  std::vector<double> scores;
+  for (const ResidualRun* run : kept) scores.push_back(residual(*run) - center_without[run->model]);
+  const auto bounds = conformal_bounds(std::move(scores));
+  if (!bounds) return std::nullopt;
+  return std::make_pair(center + bounds->first, center + bounds->second);
+}
+
 // The regime of `runs` (all of one projected key: `pattern` with the pooled dimensions unset).
 Regime summarise(Regime pattern, const std::vector<const ResidualRun*>& runs) {
   std::set<std::string> models, files;
-  std::vector<double> residuals;
   double signed_sum = 0, abs_sum = 0;
   pattern.min_gpus = runs.front()->gpus;
   pattern.max_gpus = runs.front()->gpus;
   for (const ResidualRun* run : runs) {
     models.insert(run->model);
     files.insert(run->file);
-    residuals.push_back(residual(*run));
     const double error = 100.0 * (run->predicted_s - run->measured_s) / run->measured_s;
     signed_sum += error;
     abs_sum += std::abs(error);
@@ -83,7 +120,7 @@ Regime summarise(Regime pattern, const std::vector<const ResidualRun*>& runs) {
   for (const std::string& file : files) pattern.data += (pattern.data.empty() ? "" : ", ") + file;
   pattern.bias_pct = signed_sum / static_cast<double>(runs.size());
   pattern.mape_pct = abs_sum / static_cast<double>(runs.size());
-  if (const auto bounds = conformal_bounds(residuals)) {
+  if (const auto bounds = model_bounds(runs, "")) {
     pattern.low_ratio = std::exp(bounds->first);
     pattern.high_ratio = std::exp(bounds->second);
   }
@@ -133,20 +170,27 @@ struct HeldOut {
   bool covered = false;
 };
 std::vector<HeldOut> hold_out_models(const std::vector<ResidualRun>& runs, const std::vector<Regime>& regimes) {
+  // The bounds depend only on the regime and the model left out: computed once per pair.
+  std::map<std::pair<const Regime*, std::string>, std::optional<std::pair<double, double>>> bounds_without;
   std::vector<HeldOut> out;
   for (const ResidualRun& run : runs) {
     HeldOut h;
     h.home = regime_holding(run.key, regimes);
-    std::vector<double> others;
-    for (const ResidualRun& other : runs) {
-      if (h.home != nullptr && other.model != run.model && holds(*h.home, other.key)) {
-        others.push_back(residual(other));
+    if (h.home != nullptr) {
+      const auto key = std::make_pair(h.home, run.model);
+      auto it = bounds_without.find(key);
+      if (it == bounds_without.end()) {
+        std::vector<const ResidualRun*> members;
+        for (const ResidualRun& other : runs) {
+          if (holds(*h.home, other.key)) members.push_back(&other);
+        }
+        it = bounds_without.emplace(key, model_bounds(members, run.model)).first;
       }
-    }
-    if (const auto bounds = conformal_bounds(std::move(others))) {
-      const double r = residual(run);
-      h.counted = true;
-      h.covered = r >= bounds->first && r <= bounds->second;
+      if (const auto& bounds = it->second) {
+        const double r = residual(run);
+        h.counted = true;
+        h.covered = r >= bounds->first && r <= bounds->second;
+      }
     }
     out.push_back(h);
   }

@@ -66,10 +66,11 @@ TEST_CASE("a regime with too few runs is pooled with its neighbours in scale, th
   CHECK(regime_name(regimes[1]) == "sm90 megatron-core model-parallel dense 16-bit multi-node");
   CHECK(regimes[1].runs == 25);
   CHECK(regimes[1].models == 5);
-  // 25 runs: ranks ⌊26/20⌋ = 1 and ⌈494/20⌉ = 25, the extremes of ±0.10.
+  // 25 runs: ranks ⌊26/20⌋ = 1 and ⌈494/20⌉ = 25, the extreme scores: about ±0.10 (each run less the
+  // median of the other models' runs, within a step of 0.2/24 of the median of all, 0).
   REQUIRE(regimes[1].low_ratio);
-  CHECK(*regimes[1].low_ratio == Approx(std::exp(-0.10)));
-  CHECK(*regimes[1].high_ratio == Approx(std::exp(0.10)));
+  CHECK(std::log(*regimes[1].low_ratio) == Approx(-0.10).margin(0.2 / 24));
+  CHECK(std::log(*regimes[1].high_ratio) == Approx(0.10).margin(0.2 / 24));
   CHECK(regimes[1].bias_pct == Approx(0).margin(0.2));  // symmetric in log: a small positive mean
 
   // An FP8 scenario lands in the pooled regime; a BF16 one in its own.
@@ -105,27 +106,38 @@ TEST_CASE("a scenario outside every validated regime gets no interval and says w
   CHECK(near.extrapolated.find("8 GPUs, outside its runs' 64–64") != std::string::npos);
   const auto range = near.of(2.0);
   REQUIRE(range);
-  CHECK(range->first == Approx(2.0 * std::exp(-0.05)));
-  CHECK(range->second == Approx(2.0 * std::exp(0.05)));
+  // 30 runs, ranks 1 and 30: the extreme scores, about ±0.05 (within a step of 0.1/29).
+  CHECK(std::log(range->first / 2.0) == Approx(-0.05).margin(0.1 / 29));
+  CHECK(std::log(range->second / 2.0) == Approx(0.05).margin(0.1 / 29));
 }
 
 TEST_CASE("leave-one-model-out coverage counts each run against bounds that never saw its model",
           "[model][accuracy]") {
-  // 40 runs of 4 models, residuals spread over ±0.1; one outlier model far outside the others.
+  // Four models of 10 runs each: A, B and C predicted exactly (residual 0), D 35% slow (ln 1.35 = 0.3).
   std::vector<ResidualRun> runs;
-  add_runs(runs, h100_key(), 40, 4, 0.10);
-  for (int i = 0; i < 5; ++i) runs.push_back({h100_key(), "outlier", "b.csv", 64, 1.0, std::exp(0.5)});
+  for (const char* model : {"A", "B", "C", "D"}) {
+    for (int i = 0; i < 10; ++i) {
+      runs.push_back({h100_key(), model, "a.csv", 64, 1.0, std::string(model) == "D" ? std::exp(0.3) : 1.0});
+    }
+  }
+  // D held out: A, B and C agree exactly (every score 0), so their bounds are [0, 0] and D's runs fall
+  // outside. A held out: the median of B, C, D is 0; B's and C's runs are scored against the median of the
+  // other two models (0.15): -0.15; D's against B and C's (0): 0.3. 30 scores, ranks 1 and 30: [-0.15, 0.3],
+  // which holds A's 0. Likewise for B and C: 30 of 40.
   const auto [covered, counted] = held_out_coverage(runs);
-  CHECK(counted == 45);
-  // The outlier's runs, held out, meet the bounds of the 40 others (ranks 2 and 39 of 40): above. Each other
-  // run meets 30 runs of three models and the 5 outliers (35: ranks 1 and 35, the extremes), which cover
-  // it unless it is the lowest residual of all: model-0's first run, below the others' lowest.
-  CHECK(covered == 39);
+  CHECK(counted == 40);
+  CHECK(covered == 30);
   const std::vector<Regime> regimes = compute_regimes(runs);
   REQUIRE(regimes.size() == 1);
-  CHECK(regimes[0].held_out_runs == 45);
-  CHECK(*regimes[0].held_out_coverage == Approx(39.0 / 45));
-  CHECK(regimes[0].data == "a.csv, b.csv");
+  CHECK(regimes[0].held_out_runs == 40);
+  CHECK(*regimes[0].held_out_coverage == Approx(0.75));
+  // All four: the median 0; every model scored against the others' median (0); 40 scores, ranks 2 and 39 of
+  // 30 zeros and 10 × 0.3: [0, 0.3].
+  REQUIRE(regimes[0].low_ratio);
+  CHECK(*regimes[0].low_ratio == Approx(1.0));
+  CHECK(*regimes[0].high_ratio == Approx(std::exp(0.3)));
+  runs.push_back({h100_key(), "E", "b.csv", 64, 1.0, 1.0});
+  CHECK(compute_regimes(runs)[0].data == "a.csv, b.csv");
 }
 
 TEST_CASE("the regime table reads back what it writes, and refuses bounds out of order", "[model][accuracy]") {
