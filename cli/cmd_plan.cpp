@@ -35,6 +35,7 @@ struct PlanFlags {
   std::optional<double> failures_per_gpu_hour, restart_s, checkpoint_GBps_per_node, step_time_cv, pue;
   std::string framework = "any";
   std::string precision = "bf16";
+  std::string stack = "megatron-core";
   int threads = 0;
 };
 
@@ -211,6 +212,7 @@ void run_plan(const PlanFlags& flags, const Context& context) {
     fail(ErrorCode::invalid_input, "--budget: must be positive");
   model::Strategy& base = options.explore.base;
   base.precision = flag_value("--precision", model::k_precision_names.parse_or_error(flags.precision));
+  base.stack = flag_value("--stack", model::k_stack_names.parse_or_error(flags.stack));
   if (flags.global_batch) {
     base.global_batch = *flags.global_batch;
   } else if (!flags.batch_tokens.empty()) {
@@ -294,6 +296,9 @@ void add_plan_command(CLI::App& app, Context& context) {
   command->add_option("--framework", flags->framework,
                       "Only strategies this framework runs: megatron-lm|torch-fsdp|deepspeed|any [any]");
   command->add_option("--precision", flags->precision, "bf16|fp16|fp8|tf32|fp32 [bf16]");
+  command->add_option("--stack", flags->stack,
+                      fmt::format("The software stack's host costs: {} [megatron-core]",
+                                  model::k_stack_names.choices()));
   command->add_option_function<int>(
       "--threads", [flags](const int& v) { flags->threads = bounded("--threads", v, 1, 4096); },
       "Worker threads [all cores]");

@@ -82,3 +82,28 @@ TEST_CASE("explore, tune and plan carry the interval of each figure they predict
   check_brackets(row["interval"], "gpu_hours", row["gpu_hours"].get<double>());
   check_brackets(row["interval"], "cost_usd", row["cost_usd"].get<double>());
 }
+
+TEST_CASE("plan prices the stack it is given, and takes its intervals from that stack's runs", "[cli][accuracy]") {
+  const std::vector<std::string> args = {"plan",   "--model", "gpt3-175b", "--cluster", "dgx-a100", "--gpus",
+                                         "512",    "--tokens", "300B",     "--global-batch", "1536"};
+  const auto fused = run_json(args);
+  auto eager_args = args;
+  eager_args.insert(eager_args.end(), {"--stack", "megatron-deepspeed"});
+  const auto eager = run_json(eager_args);
+  const auto& f = fused["rows"][0];
+  const auto& e = eager["rows"][0];
+  REQUIRE(f["feasible"] == true);
+  REQUIRE(e["feasible"] == true);
+  CHECK(e["strategy"]["stack"] == "megatron-deepspeed");
+  // The eager stack's 75 µs per op and 30 µs per collective call make every iteration longer.
+  CHECK(e["step"]["simulated_s"].get<double>() > f["step"]["simulated_s"].get<double>());
+  // Megatron-Core on A100 has no measured run; eager Megatron-DeepSpeed on A100 has vTrain's.
+  CHECK(f["interval"]["wall_s"].is_null());
+  CHECK(e["interval"]["data"] == "vtrain-multi.csv");
+  check_brackets(e["interval"], "wall_s", e["wall_s"].get<double>());
+  eager_args.back() = "deepspeed";
+  const auto bad = run_lagom(eager_args);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("lagom: error: --stack: 'deepspeed' is not megatron-core or megatron-deepspeed") !=
+        std::string::npos);
+}
