@@ -120,8 +120,8 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
          std::to_string(s.cp), s.cp > 1 ? std::string(model::to_string(s.cp_comm)) : "-",
          std::to_string(s.ep), s.sp ? "on" : "off", std::to_string(s.vpp), std::to_string(s.micro_batch),
          std::string(model::to_string(s.recompute)), std::to_string(s.zero), model::to_string(s.tp_overlap),
-         fmt::format("{:.4f}", e.result.iteration_time_s), interval_range(interval, e.result.iteration_time_s, 4),
-         fmt::format("{:.0f}", e.result.tokens_per_s),
+         fmt::format("{:.4f}", e.result.iteration_time_s),
+         interval_range(interval, e.result.iteration_time_s, 4), fmt::format("{:.0f}", e.result.tokens_per_s),
          fmt::format("{:.1f}", 100 * e.result.mfu), fmt::format("{:.1f}", e.result.memory.total)});
   }
   fmt::print("{}", table.render());

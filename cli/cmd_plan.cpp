@@ -174,8 +174,9 @@ void print_plan(const plan::PlanResult& result) {
   if (s.chosen && o.deadline_s) {
     const plan::PlanRow& r = result.rows[*s.chosen];
     if (const auto range = r.interval.of(r.wall_s); range && range->second > *o.deadline_s) {
-      fmt::print("# caution: at the 90% interval's upper end the chosen plan takes {} days, past the deadline\n",
-                 days(range->second));
+      fmt::print(
+          "# caution: at the 90% interval's upper end the chosen plan takes {} days, past the deadline\n",
+          days(range->second));
     }
   }
   std::string front;
@@ -296,9 +297,9 @@ void add_plan_command(CLI::App& app, Context& context) {
   command->add_option("--framework", flags->framework,
                       "Only strategies this framework runs: megatron-lm|torch-fsdp|deepspeed|any [any]");
   command->add_option("--precision", flags->precision, "bf16|fp16|fp8|tf32|fp32 [bf16]");
-  command->add_option("--stack", flags->stack,
-                      fmt::format("The software stack's host costs: {} [megatron-core]",
-                                  model::k_stack_names.choices()));
+  command->add_option(
+      "--stack", flags->stack,
+      fmt::format("The software stack's host costs: {} [megatron-core]", model::k_stack_names.choices()));
   command->add_option_function<int>(
       "--threads", [flags](const int& v) { flags->threads = bounded("--threads", v, 1, 4096); },
       "Worker threads [all cores]");

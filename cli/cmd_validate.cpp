@@ -69,6 +69,34 @@ void print_regimes(const std::vector<model::Regime>& regimes, int covered, int c
   }
 }
 
+// One row per run: predicted against measured, or why the model could not simulate it.
+void print_run_table(const std::vector<ValidatedRun>& runs) {
+  TextTable table({{"line", true},
+                   {"model", true},
+                   {"cluster", true},
+                   {"gpus"},
+                   {"precision", true},
+                   {"parallel", true},
+                   {"measured_s"},
+                   {"predicted_s"},
+                   {"error_%"},
+                   {"note", true}});
+  for (const auto& run : runs) {
+    const std::string where = fmt::format("{}:{}", run.file, run.line);
+    if (!run.failure.empty()) {
+      table.add_row({where, run.model, run.cluster, std::to_string(run.gpus), run.precision, run.parallel,
+                     run.measured_s > 0 ? fmt::format("{:.4f}", run.measured_s) : "-", "-", "-",
+                     "not simulated: " + run.failure});
+      continue;
+    }
+    table.add_row({where, run.model, run.cluster, std::to_string(run.gpus), run.precision, run.parallel,
+                   fmt::format("{:.4f}", run.measured_s), fmt::format("{:.4f}", run.predicted_s),
+                   pct(run.error_pct()),
+                   run.fits_in_memory ? run.note : "does not fit in memory; " + run.note});
+  }
+  fmt::print("{}", table.render());
+}
+
 void run_validate(const ValidateFlags& flags, const Context& context) {
   if (flags.max_mape_pct && !(*flags.max_mape_pct >= 0)) {
     fail(ErrorCode::invalid_input, "--max-mape: must be a percentage >= 0");
@@ -123,7 +151,8 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
                           {"not_fitting", not_fitting}, {"passed", !too_far && failed == 0}};
     if (flags.max_mape_pct) doc["max_mape_pct"] = *flags.max_mape_pct;
     doc["accuracy"] = model::regimes_json(regimes);
-    doc["held_out_coverage"] = counted > 0 ? nlohmann::json(static_cast<double>(covered) / counted) : nlohmann::json();
+    doc["held_out_coverage"] =
+        counted > 0 ? nlohmann::json(static_cast<double>(covered) / counted) : nlohmann::json();
     doc["held_out_runs"] = counted;
     print_document(documents::Kind::validate, std::move(doc));
   } else {
@@ -135,30 +164,7 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
       for (const auto& p : planned) list += (list.empty() ? "" : ", ") + p;
       fmt::print("# planned columns with values, not modelled yet (the predictions ignore them): {}\n", list);
     }
-    TextTable table({{"line", true},
-                     {"model", true},
-                     {"cluster", true},
-                     {"gpus"},
-                     {"precision", true},
-                     {"parallel", true},
-                     {"measured_s"},
-                     {"predicted_s"},
-                     {"error_%"},
-                     {"note", true}});
-    for (const auto& run : runs) {
-      const std::string where = fmt::format("{}:{}", run.file, run.line);
-      if (!run.failure.empty()) {
-        table.add_row({where, run.model, run.cluster, std::to_string(run.gpus), run.precision, run.parallel,
-                       run.measured_s > 0 ? fmt::format("{:.4f}", run.measured_s) : "-", "-", "-",
-                       "not simulated: " + run.failure});
-        continue;
-      }
-      table.add_row({where, run.model, run.cluster, std::to_string(run.gpus), run.precision, run.parallel,
-                     fmt::format("{:.4f}", run.measured_s), fmt::format("{:.4f}", run.predicted_s),
-                     pct(run.error_pct()),
-                     run.fits_in_memory ? run.note : "does not fit in memory; " + run.note});
-    }
-    fmt::print("{}", table.render());
+    print_run_table(runs);
     TextTable summary({{"by", true},
                        {"group", true},
                        {"runs"},

@@ -11,16 +11,16 @@ nlohmann::json explore_json(const search::ExploreResult& result, const model::St
                             const model::ClusterSpec& cluster, const model::WorkloadSpec& workload) {
   nlohmann::json results = nlohmann::json::array();
   for (const auto& entry : result.results) {
-    results.push_back({{"strategy", model::to_json(entry.strategy)},
-                       {"iteration_time_s", entry.result.iteration_time_s},
-                       {"interval", interval_json(model::interval_for(model::regime_of(cluster, entry.strategy,
-                                                                                         workload),
-                                                                      entry.strategy.gpus),
-                                                  {{"iteration_time_s", entry.result.iteration_time_s}})},
-                       {"tokens_per_s", entry.result.tokens_per_s},
-                       {"mfu", entry.result.mfu},
-                       {"memory_gib_per_gpu_total", entry.result.memory.total},
-                       {"memory_margin_gib", entry.result.memory_budget_gib - entry.result.memory.total}});
+    results.push_back(
+        {{"strategy", model::to_json(entry.strategy)},
+         {"iteration_time_s", entry.result.iteration_time_s},
+         {"interval", interval_json(model::interval_for(model::regime_of(cluster, entry.strategy, workload),
+                                                        entry.strategy.gpus),
+                                    {{"iteration_time_s", entry.result.iteration_time_s}})},
+         {"tokens_per_s", entry.result.tokens_per_s},
+         {"mfu", entry.result.mfu},
+         {"memory_gib_per_gpu_total", entry.result.memory.total},
+         {"memory_margin_gib", entry.result.memory_budget_gib - entry.result.memory.total}});
   }
   return stamp(Kind::explore, {{"model", workload.name},
                                {"model_shape", model_shape_json(workload)},

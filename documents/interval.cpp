@@ -13,11 +13,12 @@ nlohmann::json interval_json(const model::PredictionInterval& interval,
   out["regime"] = r != nullptr ? nlohmann::json(model::regime_name(*r)) : nlohmann::json();
   out["runs"] = r != nullptr ? nlohmann::json(r->runs) : nlohmann::json();
   out["data"] = r != nullptr ? nlohmann::json(r->data) : nlohmann::json();
-  out["held_out_coverage"] = r != nullptr && r->held_out_coverage ? nlohmann::json(*r->held_out_coverage)
-                                                                   : nlohmann::json();
+  out["held_out_coverage"] =
+      r != nullptr && r->held_out_coverage ? nlohmann::json(*r->held_out_coverage) : nlohmann::json();
   out["source"] = interval.source();
   out["differs"] = interval.differs;
-  out["extrapolated"] = interval.extrapolated.empty() ? nlohmann::json() : nlohmann::json(interval.extrapolated);
+  out["extrapolated"] =
+      interval.extrapolated.empty() ? nlohmann::json() : nlohmann::json(interval.extrapolated);
   out["why"] = interval.why.empty() ? nlohmann::json() : nlohmann::json(interval.why);
   return out;
 }

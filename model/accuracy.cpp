@@ -27,8 +27,8 @@ RegimeKey regime_of(const ClusterSpec& cluster, const Strategy& strategy, const 
 
 namespace {
 
-std::string name_of(int sm_arch, Stack stack, Sharding sharding, std::optional<bool> moe, std::optional<bool> fp8,
-                    std::optional<bool> multi_node) {
+std::string name_of(int sm_arch, Stack stack, Sharding sharding, std::optional<bool> moe,
+                    std::optional<bool> fp8, std::optional<bool> multi_node) {
   std::string name = fmt::format("sm{} {} {}", sm_arch, to_string(stack), to_string(sharding));
   if (moe) name += *moe ? " moe" : " dense";
   if (fp8) name += *fp8 ? " fp8" : " 16-bit";
@@ -139,7 +139,7 @@ Regime pattern_of(const RegimeKey& key, int pooled) {
   return r;
 }
 
-constexpr int k_pool_levels = 4;  // full key; then scale, precision and experts pooled in turn
+constexpr int k_pool_levels = 4;           // full key; then scale, precision and experts pooled in turn
 constexpr std::size_t k_enough_runs = 19;  // the fewest runs conformal_bounds bounds at level 0.9
 
 // The regimes' patterns and their runs (indices into `runs`): grouped by the full key; a group with too few
@@ -154,7 +154,8 @@ std::vector<std::pair<Regime, std::vector<std::size_t>>> regime_groups(const std
       groups[regime_name(pattern_of(runs[i].key, pooled))].push_back(i);
     }
     for (const auto& [name, members] : groups) {
-      const bool waiting = std::any_of(members.begin(), members.end(), [&](std::size_t i) { return !placed[i]; });
+      const bool waiting =
+          std::any_of(members.begin(), members.end(), [&](std::size_t i) { return !placed[i]; });
       if (!waiting || (members.size() < k_enough_runs && pooled + 1 < k_pool_levels)) continue;
       for (const std::size_t i : members) placed[i] = true;
       out.emplace_back(pattern_of(runs[members.front()].key, pooled), members);
@@ -169,7 +170,8 @@ struct HeldOut {
   bool counted = false;  // enough runs of other models remained to bound
   bool covered = false;
 };
-std::vector<HeldOut> hold_out_models(const std::vector<ResidualRun>& runs, const std::vector<Regime>& regimes) {
+std::vector<HeldOut> hold_out_models(const std::vector<ResidualRun>& runs,
+                                     const std::vector<Regime>& regimes) {
   // The bounds depend only on the regime and the model left out: computed once per pair.
   std::map<std::pair<const Regime*, std::string>, std::optional<std::pair<double, double>>> bounds_without;
   std::vector<HeldOut> out;
@@ -408,7 +410,8 @@ PredictionInterval interval_for(const RegimeKey& key, int gpus, const std::vecto
     if (!any([&](const Regime& r) { return r.sm_arch == key.sm_arch; })) {
       out.why = fmt::format("no validated runs on sm{} GPUs: no interval", key.sm_arch);
     } else if (!any([&](const Regime& r) { return r.sm_arch == key.sm_arch && r.stack == key.stack; })) {
-      out.why = fmt::format("no validated runs of the {} stack on sm{} GPUs: no interval", stack, key.sm_arch);
+      out.why =
+          fmt::format("no validated runs of the {} stack on sm{} GPUs: no interval", stack, key.sm_arch);
     } else {
       out.why = fmt::format("no validated {} runs of the {} stack on sm{} GPUs: no interval",
                             to_string(key.sharding), stack, key.sm_arch);

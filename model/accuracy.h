@@ -101,14 +101,17 @@ const std::vector<Regime>& shipped_regimes();
 
 // The interval a prediction carries.
 struct PredictionInterval {
-  const Regime* regime = nullptr;  // none: the scenario is in no validated regime (`why` says what is missing)
+  const Regime* regime =
+      nullptr;  // none: the scenario is in no validated regime (`why` says what is missing)
   std::vector<std::string> differs;  // dimensions of the nearest regime that differ from the scenario's
   std::string extrapolated;          // "" or why the scenario lies outside the regime's GPU counts
   std::string why;                   // no regime, or a regime with too few runs to bound
   std::optional<double> low_ratio, high_ratio;  // the regime's bounds on measured ÷ predicted
-  // The interval of a predicted duration (seconds, hours, days): [value·low, value·high]; none without bounds.
+  // The interval of a predicted duration (seconds, hours, days): [value·low, value·high]; none without
+  // bounds.
   [[nodiscard]] std::optional<std::pair<double, double>> of(double predicted) const;
-  // One line for people: "90%: 1.18–1.31 s (43 runs, dgxc-h100.csv: sm90 megatron-core ...)" without the value.
+  // One line for people: "90%: 1.18–1.31 s (43 runs, dgxc-h100.csv: sm90 megatron-core ...)" without the
+  // value.
   [[nodiscard]] std::string source() const;
 };
 PredictionInterval interval_for(const RegimeKey& key, int gpus, const std::vector<Regime>& regimes);

@@ -34,9 +34,9 @@ void check_brackets(const nlohmann::json& interval, const std::string& field, do
 
 TEST_CASE("simulate's iteration time carries the interval of its validated regime, in JSON and for people",
           "[cli][accuracy]") {
-  const std::vector<std::string> h100 = {"simulate", "--model", "llama3-70b", "--cluster", "dgx-h100", "--gpus",
-                                         "64",       "--tp",    "4",          "--pp",      "4",        "--sp",
-                                         "--global-batch", "128"};
+  const std::vector<std::string> h100 = {"simulate", "--model", "llama3-70b",     "--cluster", "dgx-h100",
+                                         "--gpus",   "64",      "--tp",           "4",         "--pp",
+                                         "4",        "--sp",    "--global-batch", "128"};
   const auto doc = run_json(h100);
   const auto& interval = doc["interval"];
   check_brackets(interval, "iteration_time_s", doc["iteration_time_s"].get<double>());
@@ -50,14 +50,14 @@ TEST_CASE("simulate's iteration time carries the interval of its validated regim
 
 TEST_CASE("a GPU no measured run covers gets no interval, and the reason", "[cli][accuracy]") {
   // A40 (sm86): every shipped run is A100 (sm80) or H100 (sm90).
-  const auto doc = run_json({"simulate", "--model", "gpt2", "--cluster", "a40-pcie-ib100", "--gpus", "8",
-                             "--global-batch", "64"});
+  const auto doc = run_json(
+      {"simulate", "--model", "gpt2", "--cluster", "a40-pcie-ib100", "--gpus", "8", "--global-batch", "64"});
   const auto& interval = doc["interval"];
   CHECK(interval["iteration_time_s"].is_null());
   CHECK(interval["regime"].is_null());
   CHECK(interval["why"].get<std::string>().find("no validated runs on sm86 GPUs") != std::string::npos);
-  const auto human = run_lagom({"simulate", "--model", "gpt2", "--cluster", "a40-pcie-ib100", "--gpus", "8",
-                                "--global-batch", "64"});
+  const auto human = run_lagom(
+      {"simulate", "--model", "gpt2", "--cluster", "a40-pcie-ib100", "--gpus", "8", "--global-batch", "64"});
   CHECK(human.out.find("iteration_90%_s         -") != std::string::npos);
   CHECK(human.out.find("# no 90% interval: no validated runs on sm86 GPUs") != std::string::npos);
 }
@@ -69,8 +69,8 @@ TEST_CASE("explore, tune and plan carry the interval of each figure they predict
   for (const auto& r : explored["results"]) {
     check_brackets(r["interval"], "iteration_time_s", r["iteration_time_s"].get<double>());
   }
-  const auto tuned = run_json({"tune", "--model", "gpt2", "--cluster", "dgx-a100", "--gpus", "16", "--zero", "3",
-                               "--global-batch", "64"});
+  const auto tuned = run_json({"tune", "--model", "gpt2", "--cluster", "dgx-a100", "--gpus", "16", "--zero",
+                               "3", "--global-batch", "64"});
   check_brackets(tuned["interval"], "predicted_iteration_time_s",
                  tuned["predicted_iteration_time_s"].get<double>());
   CHECK(tuned["interval"]["regime"] == "sm80 megatron-core sharded-dp dense 16-bit multi-node");
@@ -83,9 +83,11 @@ TEST_CASE("explore, tune and plan carry the interval of each figure they predict
   check_brackets(row["interval"], "cost_usd", row["cost_usd"].get<double>());
 }
 
-TEST_CASE("plan prices the stack it is given, and takes its intervals from that stack's runs", "[cli][accuracy]") {
-  const std::vector<std::string> args = {"plan",   "--model", "gpt3-175b", "--cluster", "dgx-a100", "--gpus",
-                                         "512",    "--tokens", "300B",     "--global-batch", "1536"};
+TEST_CASE("plan prices the stack it is given, and takes its intervals from that stack's runs",
+          "[cli][accuracy]") {
+  const std::vector<std::string> args = {"plan",     "--model",        "gpt3-175b", "--cluster",
+                                         "dgx-a100", "--gpus",         "512",       "--tokens",
+                                         "300B",     "--global-batch", "1536"};
   const auto fused = run_json(args);
   auto eager_args = args;
   eager_args.insert(eager_args.end(), {"--stack", "megatron-deepspeed"});

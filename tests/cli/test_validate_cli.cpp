@@ -277,8 +277,9 @@ TEST_CASE("the CP, TP-overlap and MoE columns are simulate's flags, not ignored 
   CHECK(te_bench.err.find("--method te") != std::string::npos);
 }
 
-TEST_CASE("the 90% intervals hold 85-95% of the shipped runs left out by model, and the shipped table is current",
-          "[cli][validate][accuracy]") {
+TEST_CASE(
+    "the 90% intervals hold 85-95% of the shipped runs left out by model, and the shipped table is current",
+    "[cli][validate][accuracy]") {
   // Issue 26: "over the leave-one-out predictions, the stated 90% interval covers 85-95% of the runs". Each
   // run is judged against its regime's bounds computed without its own model's runs (model/accuracy.h).
   const auto v = run_lagom({"validate", k_data + "/dgxc-h100.csv", k_data + "/llm-foundry.csv",
@@ -294,7 +295,8 @@ TEST_CASE("the 90% intervals hold 85-95% of the shipped runs left out by model, 
   for (const auto& run : doc["runs"]) CHECK(run.contains("regime"));
   // model/accuracy.json is what validate computes from these files now (scripts/update-accuracy.sh writes
   // it): a change that moves predictions must move the intervals with them.
-  const auto shipped = nlohmann::json::parse(read_file(std::string(LAGOM_SOURCE_DIR) + "/model/accuracy.json"));
+  const auto shipped =
+      nlohmann::json::parse(read_file(std::string(LAGOM_SOURCE_DIR) + "/model/accuracy.json"));
   const auto& now = doc["accuracy"]["regimes"];
   REQUIRE(shipped["regimes"].size() == now.size());
   for (std::size_t i = 0; i < now.size(); ++i) {

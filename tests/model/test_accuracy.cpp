@@ -33,7 +33,8 @@ void add_runs(std::vector<ResidualRun>& runs, const RegimeKey& key, int count, i
 
 }  // namespace
 
-TEST_CASE("the conformal bounds are the order statistics a 90% interval needs, by hand", "[model][accuracy]") {
+TEST_CASE("the conformal bounds are the order statistics a 90% interval needs, by hand",
+          "[model][accuracy]") {
   std::vector<double> r;
   for (int i = 1; i <= 18; ++i) r.push_back(i);
   CHECK_FALSE(conformal_bounds(r).has_value());  // 18 runs: ⌈19·19/20⌉ = 19 > 18
@@ -140,7 +141,8 @@ TEST_CASE("leave-one-model-out coverage counts each run against bounds that neve
   CHECK(compute_regimes(runs)[0].data == "a.csv, b.csv");
 }
 
-TEST_CASE("the regime table reads back what it writes, and refuses bounds out of order", "[model][accuracy]") {
+TEST_CASE("the regime table reads back what it writes, and refuses bounds out of order",
+          "[model][accuracy]") {
   std::vector<ResidualRun> runs;
   add_runs(runs, h100_key(), 30, 3, 0.05);
   add_runs(runs, h100_key(true), 5, 1, 0.05);
@@ -161,7 +163,8 @@ TEST_CASE("the regime table reads back what it writes, and refuses bounds out of
   CHECK_FALSE(parse_regimes(bad, "t.json").ok());
 }
 
-TEST_CASE("the shipped table covers the generations and stacks of the runs Lagom ships", "[model][accuracy]") {
+TEST_CASE("the shipped table covers the generations and stacks of the runs Lagom ships",
+          "[model][accuracy]") {
   const std::vector<Regime>& shipped = shipped_regimes();
   RegimeKey a100 = h100_key();
   a100.sm_arch = 80;
