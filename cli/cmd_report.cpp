@@ -10,6 +10,7 @@
 #include "cli/app.h"
 #include "cli/output.h"
 #include "documents/profile.h"
+#include "documents/simulate.h"
 #include "lagom/build_info.h"
 #include "model/presets.h"
 #include "report/report.h"
@@ -65,11 +66,10 @@ std::string chart_version(const std::string& library) {
 // The device memory of the simulated GPU, when a cluster preset has that GPU (the document names the GPU,
 // not its memory): the preset of the document's cluster name first, then any preset with that GPU.
 std::optional<double> preset_gpu_memory(const nlohmann::json& simulate_document) {
-  const std::string gpu = report::simulated_gpu(simulate_document);
+  const auto [cluster, gpu] = documents::simulated_cluster_names(simulate_document);
   if (gpu.empty()) return std::nullopt;
-  const nlohmann::json& cluster = simulate_document["cluster"];
-  if (cluster.contains("name") && cluster["name"].is_string()) {
-    auto preset = model::cluster_preset(cluster["name"].get<std::string>());
+  if (!cluster.empty()) {
+    auto preset = model::cluster_preset(cluster);
     if (preset.ok() && preset->gpu.name == gpu && preset->gpu.memory_gib > 0) return preset->gpu.memory_gib;
   }
   for (const auto& preset : model::cluster_presets()) {
