@@ -151,6 +151,19 @@ Result<SimulateView> read_simulate(const nlohmann::json& document, const std::st
   LAGOM_TRY(v.strategy, read_strategy_view(strategy));
   LAGOM_TRY(v.gpus, strategy.integer("gpus", std::nullopt));
   if (v.stages.empty()) return top.error("stage_breakdown_s", "no stage");
+  if (top.has("interval")) {
+    LAGOM_TRY(const FieldReader interval, top.object("interval"));
+    v.has_interval = true;
+    LAGOM_TRY(v.interval_source, interval.string("source", std::string()));
+    if (interval.has("iteration_time_s")) {
+      LAGOM_TRY(const nlohmann::json* range, interval.array("iteration_time_s"));
+      if (range->size() != 2 || !(*range)[0].is_number() || !(*range)[1].is_number() ||
+          !((*range)[0].get<double>() <= (*range)[1].get<double>())) {
+        return interval.error("iteration_time_s", "must be [low, high] or null");
+      }
+      v.interval = std::make_pair((*range)[0].get<double>(), (*range)[1].get<double>());
+    }
+  }
   if (v.memory_budget_gib && *v.memory_budget_gib <= 0) {
     return top.error("memory_budget_gib", "must be a positive number");
   }

@@ -51,6 +51,11 @@ struct SimulateView {
   StrategyView strategy;
   int gpus = 1;  // strategy.gpus
   std::vector<SimulateOpClass> op_classes;
+  // The iteration time's 90% interval and where it comes from (interval{}); documents from before the
+  // intervals have none, and a scenario outside every validated regime has a source and no range.
+  bool has_interval = false;
+  std::optional<std::pair<double, double>> interval;
+  std::string interval_source;
 };
 // Every field is checked by the one field reader: invalid_input "<source>: <path>: <why>" (e.g.
 // "sim.json: stage_breakdown_s[1].optimizer: required"); fields it does not read are left alone.

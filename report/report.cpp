@@ -136,16 +136,28 @@ Result<json> simulate_section(const json& doc, const std::string& source, const 
   else if (options.gpu_memory_gib)
     memory_text = fmt::format("{:.1f} of {:.0f} GiB", m.total, *options.gpu_memory_gib);
   const bool fits = v.fits_in_memory;
-  json stats = json::array({stat("iteration", seconds_text(v.iteration_time_s)),
-                            stat("tokens/s", fmt::format("{:.0f}", v.tokens_per_s)),
-                            stat("model TFLOP/s per GPU", fmt::format("{:.1f}", v.model_tflops_per_gpu)),
-                            stat("MFU", fmt::format("{:.1f}%", 100 * v.mfu)),
-                            stat("memory per GPU", memory_text, fits ? "" : "bad"),
-                            stat("fits in memory", fits ? "yes" : "no", fits ? "good" : "bad")});
+  json stats = json::array({stat("iteration", seconds_text(v.iteration_time_s))});
+  if (v.has_interval) {
+    // The 90% interval (docs/model.md "How sure a prediction is"); documents from before it show none.
+    stats.push_back(stat("iteration, 90% interval",
+                         v.interval
+                             ? seconds_text(v.interval->first) + " – " + seconds_text(v.interval->second)
+                             : std::string("none"),
+                         v.interval ? "" : "bad"));
+  }
+  for (json& s : json::array({stat("tokens/s", fmt::format("{:.0f}", v.tokens_per_s)),
+                              stat("model TFLOP/s per GPU", fmt::format("{:.1f}", v.model_tflops_per_gpu)),
+                              stat("MFU", fmt::format("{:.1f}%", 100 * v.mfu)),
+                              stat("memory per GPU", memory_text, fits ? "" : "bad"),
+                              stat("fits in memory", fits ? "yes" : "no", fits ? "good" : "bad")})) {
+    stats.push_back(std::move(s));
+  }
   return json{
       {"kind", "simulate"},
       {"heading", fmt::format("Simulation: {} on {} GPUs of {}", v.model, v.gpus, cluster_text(v.cluster))},
-      {"source", fmt::format("{} · {}", source, strategy_label(v.strategy))},
+      {"source", v.interval_source.empty() ? fmt::format("{} · {}", source, strategy_label(v.strategy))
+                                           : fmt::format("{} · {} · 90% interval: {}", source,
+                                                         strategy_label(v.strategy), v.interval_source)},
       {"stats", std::move(stats)},
       {"stages", std::move(stages)},
       {"breakdown_s", phases_json(v.breakdown)},
