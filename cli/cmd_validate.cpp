@@ -1,6 +1,7 @@
 // `lagom validate RUNS.csv...`: measured runs against the iteration model (validate/validate.h,
 // docs/validate.md): per-run predicted, measured and signed error; MAPE and mean signed error overall and
 // per group; exit 1 above --max-mape or when a run could not be simulated.
+#include <cmath>
 #include <set>
 
 #include <fmt/format.h>
@@ -119,7 +120,13 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
   const bool too_far = flags.max_mape_pct && overall.mape_pct > *flags.max_mape_pct;
   const std::vector<model::ResidualRun> residuals = validate::residual_runs(runs);
   const std::vector<model::Regime> regimes = model::compute_regimes(residuals);
-  const auto [covered, counted] = model::held_out_coverage(residuals);
+  // The overall leave-one-model-out coverage is the regimes' own, summed (compute_regimes held each run out
+  // once already; each regime's coverage is its covered runs over held_out_runs, so the count is exact).
+  int covered = 0, counted = 0;
+  for (const model::Regime& r : regimes) {
+    counted += r.held_out_runs;
+    if (r.held_out_coverage) covered += static_cast<int>(std::lround(*r.held_out_coverage * r.held_out_runs));
+  }
 
   if (context.json) {
     nlohmann::json rows = nlohmann::json::array();
