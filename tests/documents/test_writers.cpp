@@ -1,0 +1,100 @@
+// The writers of documents/: each kind's struct written to its exact JSON (field names, integers against
+// doubles, null against absent) and stamped with its kind and version. The command-level tests
+// (tests/cli/, tests/golden/) check the same documents as the commands fill them.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "documents/check.h"
+#include "documents/check_predicted.h"
+#include "documents/kind.h"
+#include "documents/metrics.h"
+
+using namespace lagom::documents;
+using json = nlohmann::json;
+
+namespace {
+
+// `written` is `expected` byte for byte once both are dumped: json::parse keeps 2 an integer and 2.0 a
+// double, so a writer that turns one into the other fails here.
+void check_written(const json& written, const char* expected) {
+  CHECK(written.dump() == json::parse(expected).dump());
+}
+
+}  // namespace
+
+TEST_CASE("the check document writes each metric's sides, null where one is absent", "[documents]") {
+  CheckDocument doc;
+  doc.compared = Kind::tune;
+  doc.regressions = 1;
+  doc.metrics.push_back({"speedup", "speedup", Better::higher, 2.0, 1.5, -25.0, 5.0, CheckStatus::regressed});
+  doc.metrics.push_back({"predicted_time_us dp.x", "predicted_time_us", Better::lower, 10.0, std::nullopt,
+                         std::nullopt, 5.0, CheckStatus::missing});
+  check_written(to_json(doc), R"({"kind": "check", "version": 1, "compared": "tune", "passed": false,
+    "regressions": 1, "metrics": [
+      {"metric": "speedup", "field": "speedup", "better": "higher", "baseline": 2.0, "current": 1.5,
+       "delta_pct": -25.0, "tolerance_pct": 5.0, "status": "regressed"},
+      {"metric": "predicted_time_us dp.x", "field": "predicted_time_us", "better": "lower", "baseline": 10.0,
+       "current": null, "delta_pct": null, "tolerance_pct": 5.0, "status": "missing"}]})");
+  CheckDocument passed;
+  CHECK(to_json(passed).at("passed") == true);
+  CHECK(detect(to_json(passed))->kind == Kind::check);
+}
+
+TEST_CASE("the check-predicted document writes each op class's rule and verdict", "[documents]") {
+  CheckPredictedDocument doc;
+  doc.config = "out/lagom-config.json";
+  doc.run_id = 3;
+  doc.tolerance_pct = 10.0;
+  doc.records = 7;
+  doc.unmatched = 1;
+  doc.passed = false;
+  PredictedOpClassRow judged;
+  judged.name = "dp.allreduce.1024";
+  judged.collective = "allreduce";
+  judged.group = "dp";
+  judged.bytes = 1024;
+  judged.ranks = 8;
+  judged.nodes = 1;
+  judged.rule = {4, 0, 2048, "ring", "ll", 2};
+  judged.ran = "ring/ll";
+  judged.records = 6;
+  judged.predicted_time_us = 10.0;
+  judged.measured_time_us = 12.5;
+  judged.delta_pct = 25.0;
+  judged.status = "drift";
+  PredictedOpClassRow unjudged = judged;
+  unjudged.name = "dp.allreduce.4096";
+  unjudged.bytes = 4096;
+  unjudged.rule = {std::nullopt, 2049, std::nullopt, "ring", "simple", 4};
+  unjudged.ran = "";
+  unjudged.records = 0;
+  unjudged.measured_time_us = std::nullopt;
+  unjudged.delta_pct = std::nullopt;
+  unjudged.status = "no records";
+  doc.op_classes = {judged, unjudged};
+  check_written(to_json(doc), R"({"kind": "check-predicted", "version": 1, "config": "out/lagom-config.json",
+    "run_id": 3, "tolerance_pct": 10.0, "records": 7, "unmatched": 1, "passed": false, "op_classes": [
+      {"name": "dp.allreduce.1024", "collective": "allreduce", "group": "dp", "bytes": 1024, "ranks": 8,
+       "nodes": 1, "rule": {"line": 4, "min_bytes": 0, "max_bytes": 2048, "algo": "ring", "proto": "ll",
+       "channels": 2}, "ran": "ring/ll", "records": 6, "predicted_time_us": 10.0, "measured_time_us": 12.5,
+       "delta_pct": 25.0, "status": "drift"},
+      {"name": "dp.allreduce.4096", "collective": "allreduce", "group": "dp", "bytes": 4096, "ranks": 8,
+       "nodes": 1, "rule": {"line": null, "min_bytes": 2049, "max_bytes": null, "algo": "ring",
+       "proto": "simple", "channels": 4}, "ran": "", "records": 0, "predicted_time_us": 10.0,
+       "measured_time_us": null, "delta_pct": null, "status": "no records"}]})");
+}
+
+TEST_CASE("what a document describes: its model, cluster and profile run, each where its writer puts it",
+          "[documents]") {
+  using Described = std::vector<std::pair<std::string, std::string>>;
+  CHECK(
+      described_run(json::parse(R"({"model": "gpt2", "cluster": {"name": "dgx-a100"}})")) ==
+      Described{{"model", "gpt2"}, {"cluster", "dgx-a100"}, {"backend", ""}, {"backend", ""}, {"host", ""}});
+  CHECK(described_run(json::parse(R"({"run": {"backend": "mpi", "host": "n1"}, "backend": "cpu"})")) ==
+        Described{{"model", ""}, {"cluster", ""}, {"backend", "mpi"}, {"backend", "cpu"}, {"host", "n1"}});
+  CHECK(described_run(json::parse(R"({"model": 3})")).front().second.empty());
+}
