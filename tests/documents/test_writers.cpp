@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "documents/adapt.h"
 #include "documents/check.h"
 #include "documents/check_predicted.h"
 #include "documents/kind.h"
@@ -86,6 +87,43 @@ TEST_CASE("the check-predicted document writes each op class's rule and verdict"
        "nodes": 1, "rule": {"line": null, "min_bytes": 2049, "max_bytes": null, "algo": "ring",
        "proto": "simple", "channels": 4}, "ran": "", "records": 0, "predicted_time_us": 10.0,
        "measured_time_us": null, "delta_pct": null, "status": "no records"}]})");
+}
+
+TEST_CASE("adapt's events carry the numbers of their kind, and --once's document holds them", "[documents]") {
+  check_written(to_json(AdaptStartData{3, 16, 10.0}),
+                R"({"op_classes": 3, "window": 16, "tolerance_pct": 10.0})");
+  check_written(to_json(AdaptWindowData{12.0, 10.0, 20.0, 16, 40}),
+                R"({"measured_us": 12.0, "predicted_us": 10.0, "delta_pct": 20.0, "window": 16,
+                    "records_seen": 40})");
+  AdaptRefitData refit{"allreduce", "ring",       "ll",         8,    1, 2, 5.0, 20.0,
+                       0.01,        std::nullopt, std::nullopt, false};
+  check_written(to_json(refit), R"({"collective": "allreduce", "algo": "ring", "proto": "ll", "ranks": 8,
+    "nodes": 1, "channels": 2, "latency_us": 5.0, "bus_bw_GBps": 20.0, "rel_error": 0.01})");
+  refit.previous_latency_us = 4.0;
+  refit.previous_bus_bw_GBps = 25.0;
+  refit.bandwidth_only = true;
+  const json refitted = to_json(refit);
+  CHECK(refitted.at("previous_latency_us") == 4.0);
+  CHECK(refitted.at("previous_bus_bw_GBps") == 25.0);
+  CHECK(refitted.at("bandwidth_only") == true);
+  AdaptRuleData rule{"ring/ll/2", "tree/simple/4", 10.0, 8.0, std::nullopt};
+  check_written(to_json(rule), R"({"previous_rule": "ring/ll/2", "rule": "tree/simple/4",
+    "previous_predicted_us": 10.0, "predicted_us": 8.0})");
+  rule.measured_us = 8.5;
+  CHECK(to_json(rule).at("measured_us") == 8.5);
+  check_written(to_json(AdaptReplacedData{2, 1, 40}), R"({"refits": 2, "retunes": 1, "records_seen": 40})");
+  check_written(to_json(AdaptStopData{40, 3, 1}), R"({"records": 40, "unmatched": 3, "retunes": 1})");
+
+  AdaptDocument doc{"out", 40, 3, 1, {}};
+  doc.events.push_back({"start", "", "3 op classes", to_json(AdaptStartData{3, 16, 10.0})});
+  doc.events.push_back({"skip", "", "not re-fitted: one size", json::object()});
+  check_written(to_json(doc.events[1]),
+                R"({"event": "skip", "op_class": "", "message": "not re-fitted: one size", "data": {}})");
+  check_written(to_json(doc), R"({"kind": "adapt", "version": 1, "config": "out", "records": 40,
+    "unmatched": 3, "retunes": 1, "events": [
+      {"event": "start", "op_class": "", "message": "3 op classes",
+       "data": {"op_classes": 3, "window": 16, "tolerance_pct": 10.0}},
+      {"event": "skip", "op_class": "", "message": "not re-fitted: one size", "data": {}}]})");
 }
 
 TEST_CASE("what a document describes: its model, cluster and profile run, each where its writer puts it",
