@@ -13,6 +13,7 @@
 #include "documents/check_predicted.h"
 #include "documents/kind.h"
 #include "documents/metrics.h"
+#include "documents/validate.h"
 
 using namespace lagom::documents;
 using json = nlohmann::json;
@@ -124,6 +125,52 @@ TEST_CASE("adapt's events carry the numbers of their kind, and --once's document
       {"event": "start", "op_class": "", "message": "3 op classes",
        "data": {"op_classes": 3, "window": 16, "tolerance_pct": 10.0}},
       {"event": "skip", "op_class": "", "message": "not re-fitted: one size", "data": {}}]})");
+}
+
+TEST_CASE("the validate document writes a simulated run, a failed one and the groups", "[documents]") {
+  ValidateDocument doc;
+  ValidateRunRow ran;
+  ran.file = "runs.csv";
+  ran.line = 2;
+  ran.model = "gpt2";
+  ran.cluster = "dgx-a100";
+  ran.gpus = 8;
+  ran.precision = "bf16";
+  ran.parallel = "tp1 pp1 cp1 ep1 vpp1";
+  ran.measured_iteration_s = 2.0;
+  ran.predicted_iteration_s = 2.5;
+  ran.error_pct = 25.0;
+  ran.fits_in_memory = true;
+  ran.group = "a";
+  ran.planned_ignored = {"offload=1"};
+  ValidateRunRow failed = ran;
+  failed.line = 3;
+  failed.measured_iteration_s = std::nullopt;
+  failed.predicted_iteration_s = std::nullopt;
+  failed.error_pct = std::nullopt;
+  failed.fits_in_memory = std::nullopt;
+  failed.failure = "tp 3 does not divide heads";
+  failed.group = std::nullopt;
+  failed.planned_ignored = {};
+  failed.note = "from a paper";
+  doc.runs = {ran, failed};
+  doc.overall = {1, 1, 25.0, 25.0, 25.0, 25.0};
+  doc.groups["model"]["gpt2"] = doc.overall;
+  doc.failed = 1;
+  doc.passed = false;
+  doc.max_mape_pct = 20.0;
+  check_written(to_json(doc), R"({"kind": "validate", "version": 1, "runs": [
+      {"file": "runs.csv", "line": 2, "model": "gpt2", "cluster": "dgx-a100", "gpus": 8, "precision": "bf16",
+       "parallel": "tp1 pp1 cp1 ep1 vpp1", "measured_iteration_s": 2.0, "predicted_iteration_s": 2.5,
+       "error_pct": 25.0, "fits_in_memory": true, "group": "a", "planned_ignored": ["offload=1"]},
+      {"file": "runs.csv", "line": 3, "model": "gpt2", "cluster": "dgx-a100", "gpus": 8, "precision": "bf16",
+       "parallel": "tp1 pp1 cp1 ep1 vpp1", "failure": "tp 3 does not divide heads", "note": "from a paper"}],
+    "overall": {"runs": 1, "failed": 1, "median_abs_error_pct": 25.0, "mape_pct": 25.0,
+                "mean_signed_error_pct": 25.0, "worst_error_pct": 25.0},
+    "groups": {"model": {"gpt2": {"runs": 1, "failed": 1, "median_abs_error_pct": 25.0, "mape_pct": 25.0,
+                                  "mean_signed_error_pct": 25.0, "worst_error_pct": 25.0}}},
+    "failed": 1, "not_fitting": 0, "passed": false, "max_mape_pct": 20.0})");
+  CHECK(to_json(ValidateDocument{}).at("groups") == json::object());
 }
 
 TEST_CASE("what a document describes: its model, cluster and profile run, each where its writer puts it",
