@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "documents/adapt.h"
+#include "documents/calibrate.h"
 #include "documents/check.h"
 #include "documents/check_predicted.h"
 #include "documents/kind.h"
@@ -171,6 +172,47 @@ TEST_CASE("the validate document writes a simulated run, a failed one and the gr
                                   "mean_signed_error_pct": 25.0, "worst_error_pct": 25.0}}},
     "failed": 1, "not_fitting": 0, "passed": false, "max_mape_pct": 20.0})");
   CHECK(to_json(ValidateDocument{}).at("groups") == json::object());
+}
+
+TEST_CASE("the calibrate document writes the fit, its refusal, the folds and the file written",
+          "[documents]") {
+  CalibrateDocument doc;
+  doc.cluster = "dgx-a100";
+  doc.runs = 4;
+  doc.other_clusters_left_out = 1;
+  const CalibrateConstantRow constant{
+      "kernel_launch_us", "launch time", 1.0, 20.0, 5.0, 25.0, 0.1, true, false};
+  doc.constants = {constant};
+  doc.before = {4, 0, 30.0, -30.0, -40.0};
+  doc.after = {4, 0, 10.0, 1.0, 15.0};
+  doc.evaluations = 7;
+  doc.accepted = false;
+  doc.refusal = "kernel_launch_us 25 is out of range";
+  doc.cross_validation =
+      CalibrateCrossValidation{{{"gpt2", doc.after, doc.after, {constant}, false}}, 12.0, -2.0, 2};
+  doc.out = "fitted.json";
+  const std::string stats = R"({"runs": 4, "failed": 0, "mape_pct": 10.0, "mean_signed_error_pct": 1.0,
+                                "worst_error_pct": 15.0})";
+  const std::string constants = R"([{"key": "kernel_launch_us", "meaning": "launch time", "min": 1.0,
+    "max": 20.0, "before": 5.0, "after": 25.0, "relative_stderr": 0.1, "constrained": true,
+    "in_range": false}])";
+  const std::string expected = R"({"kind": "calibrate", "version": 1, "cluster": "dgx-a100", "runs": 4,
+    "other_clusters_left_out": 1, "constants": )" +
+                               constants + R"(,
+    "before": {"runs": 4, "failed": 0, "mape_pct": 30.0, "mean_signed_error_pct": -30.0,
+               "worst_error_pct": -40.0},
+    "after": )" + stats + R"(, "evaluations": 7, "accepted": false,
+    "refusal": "kernel_launch_us 25 is out of range",
+    "cross_validation": {"by": "model", "folds": [{"left_out": "gpt2", "held_out": )" +
+                               stats + R"(, "fit_after": )" + stats + R"(, "constants": )" + constants +
+                               R"(, "accepted": false}], "mape_pct": 12.0, "mean_signed_error_pct": -2.0,
+                         "runs": 2},
+    "out": "fitted.json"})";
+  check_written(to_json(doc), expected.c_str());
+  const json accepted = to_json(CalibrateDocument{});
+  CHECK_FALSE(accepted.contains("refusal"));
+  CHECK_FALSE(accepted.contains("cross_validation"));
+  CHECK_FALSE(accepted.contains("out"));
 }
 
 TEST_CASE("what a document describes: its model, cluster and profile run, each where its writer puts it",
