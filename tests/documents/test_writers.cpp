@@ -12,8 +12,10 @@
 #include "documents/calibrate.h"
 #include "documents/check.h"
 #include "documents/check_predicted.h"
+#include "documents/db.h"
 #include "documents/kind.h"
 #include "documents/metrics.h"
+#include "documents/profile.h"
 #include "documents/validate.h"
 
 using namespace lagom::documents;
@@ -213,6 +215,80 @@ TEST_CASE("the calibrate document writes the fit, its refusal, the folds and the
   CHECK_FALSE(accepted.contains("refusal"));
   CHECK_FALSE(accepted.contains("cross_validation"));
   CHECK_FALSE(accepted.contains("out"));
+}
+
+TEST_CASE("the db documents: the runs, one run's counts, an import and a fit", "[documents]") {
+  lagom::db::Run complete;
+  complete.id = 1;
+  complete.status = "complete";
+  complete.backend = "cpu";
+  complete.suite = "comm";
+  complete.host = "h";
+  complete.ranks = 2;
+  complete.started_at = "2024-01-01T00:00:00Z";
+  complete.finished_at = "2024-01-01T00:01:00Z";
+  lagom::db::Run running = complete;
+  running.id = 2;
+  running.status = "incomplete";
+  running.finished_at = "";
+  check_written(to_json(DbListDocument{{complete, running}}), R"({"kind": "db-list", "version": 1, "runs": [
+      {"id": 1, "status": "complete", "backend": "cpu", "suite": "comm", "host": "h", "ranks": 2, "nodes": 1,
+       "started_at": "2024-01-01T00:00:00Z", "finished_at": "2024-01-01T00:01:00Z"},
+      {"id": 2, "status": "incomplete", "backend": "cpu", "suite": "comm", "host": "h", "ranks": 2,
+       "nodes": 1, "started_at": "2024-01-01T00:00:00Z", "finished_at": null}]})");
+
+  const char* no_fits = R"({"collectives": [], "gemms": [], "scalars": {}})";
+  json show = json::parse(R"({"kind": "db-show", "version": 1,
+    "samples": {"comm": 3, "compute": 2, "overlap": 1, "production_records": 0}})");
+  show["run"] = to_json(complete);
+  show["fits"] = json::parse(no_fits);
+  check_written(to_json(DbShowDocument{complete, 3, 2, 1, 0, {}}), show.dump().c_str());
+
+  DbImportRecordsDocument records;
+  records.files = 2;
+  records.records = 10;
+  records.already = 10;
+  records.warnings = {"a.jsonl: last line skipped"};
+  check_written(to_json(records), R"({"kind": "db-import", "version": 1, "run_id": null, "format": "records",
+    "files": 2, "records": 10, "added": 0, "already": 10, "dropped_by_writer": 0,
+    "warnings": ["a.jsonl: last line skipped"]})");
+  records.run_id = 5;
+  CHECK(to_json(records).at("run_id") == 5);
+
+  const DbImportLogDocument log{4, "nccl-tests", "allreduce", 8, 1, 12, {"line 9: #wrong 3"}, {}, {}};
+  check_written(to_json(log), (R"({"kind": "db-import", "version": 1, "run_id": 4, "format": "nccl-tests",
+    "collective": "allreduce", "ranks": 8, "nodes": 1, "samples": 12, "skipped": ["line 9: #wrong 3"],
+    "fits_skipped": [], "fits": )" +
+                               std::string(no_fits) + "}")
+                                  .c_str());
+
+  check_written(to_json(DbFitDocument{6, {"gemm bf16: one size"}, {}}),
+                R"({"kind": "db-fit", "version": 1, "run_id": 6, "skipped": ["gemm bf16: one size"],
+                    "collectives": [], "gemms": [], "scalars": {}})");
+
+  check_written(json::parse(records_import_options("recs", {"recs/a.jsonl"})),
+                R"({"path": "recs", "files": ["recs/a.jsonl"], "format": "records"})");
+  check_written(json::parse(log_import_options("ar.log", "nccl-tests", "allreduce")),
+                R"({"file": "ar.log", "format": "nccl-tests", "collective": "allreduce"})");
+}
+
+TEST_CASE("the profile document: the run measured, its samples and fits", "[documents]") {
+  ProfileDocument doc;
+  doc.run_id = 9;
+  doc.backend = "cpu";
+  doc.suite = "compute";
+  doc.db = "lagom.db";
+  doc.warnings = {"no GPU"};
+  lagom::db::ComputeSample memory;
+  memory.kind = "memory";
+  memory.time_us = 2.0;
+  memory.bytes = 64;
+  memory.bw_GBps = 32.0;
+  doc.compute = {memory};
+  check_written(to_json(doc), R"({"kind": "profile", "version": 1, "run_id": 9, "status": "complete",
+    "backend": "cpu", "suite": "compute", "ranks": 1, "nodes": 1, "db": "lagom.db", "warnings": ["no GPU"],
+    "comm": [], "compute": [{"kind": "memory", "time_us": 2.0, "bytes": 64, "bw_GBps": 32.0}], "overlap": [],
+    "fits": {"collectives": [], "gemms": [], "scalars": {}}})");
 }
 
 TEST_CASE("what a document describes: its model, cluster and profile run, each where its writer puts it",
