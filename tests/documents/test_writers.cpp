@@ -12,6 +12,7 @@
 #include "documents/calibrate.h"
 #include "documents/check.h"
 #include "documents/check_predicted.h"
+#include "documents/cost.h"
 #include "documents/db.h"
 #include "documents/kind.h"
 #include "documents/metrics.h"
@@ -270,6 +271,18 @@ TEST_CASE("the db documents: the runs, one run's counts, an import and a fit", "
                 R"({"path": "recs", "files": ["recs/a.jsonl"], "format": "records"})");
   check_written(json::parse(log_import_options("ar.log", "nccl-tests", "allreduce")),
                 R"({"file": "ar.log", "format": "nccl-tests", "collective": "allreduce"})");
+}
+
+TEST_CASE("the cost documents: one GEMM, one collective", "[documents]") {
+  check_written(to_json(CostGemmDocument{8192, 4096, 1024, "bf16", "dgx-h100", 100.5, 700.0, 0.75}),
+                R"({"kind": "cost", "version": 1, "m": 8192, "n": 4096, "k": 1024, "precision": "bf16",
+                    "cluster": "dgx-h100", "time_us": 100.5, "tflops": 700.0, "efficiency": 0.75})");
+  const CostCollectiveDocument collective{"allreduce", 1073741824, 8,        1,  "dgx-a100", 5000.0,  214.7,
+                                          375.8,       "ring",     "simple", 24, 512,        1048576, 12.5};
+  check_written(to_json(collective), R"({"kind": "cost", "version": 1, "collective": "allreduce",
+    "bytes": 1073741824, "ranks": 8, "nodes": 1, "cluster": "dgx-a100", "time_us": 5000.0, "algbw_GBps": 214.7,
+    "busbw_GBps": 375.8, "algo": "ring", "proto": "simple", "channels": 24, "threads": 512,
+    "chunk_bytes": 1048576, "latency_us": 12.5})");
 }
 
 TEST_CASE("the profile document: the run measured, its samples and fits", "[documents]") {
