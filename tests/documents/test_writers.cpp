@@ -16,6 +16,7 @@
 #include "documents/db.h"
 #include "documents/kind.h"
 #include "documents/metrics.h"
+#include "documents/presets.h"
 #include "documents/profile.h"
 #include "documents/validate.h"
 
@@ -283,6 +284,18 @@ TEST_CASE("the cost documents: one GEMM, one collective", "[documents]") {
     "bytes": 1073741824, "ranks": 8, "nodes": 1, "cluster": "dgx-a100", "time_us": 5000.0, "algbw_GBps": 214.7,
     "busbw_GBps": 375.8, "algo": "ring", "proto": "simple", "channels": 24, "threads": 512,
     "chunk_bytes": 1048576, "latency_us": 12.5})");
+}
+
+TEST_CASE("the presets document lists clusters (localhost without a GPU) and models", "[documents]") {
+  PresetsDocument doc;
+  doc.clusters.push_back({"dgx-a100", "8 A100", 8, std::string("A100-SXM4-80GB")});
+  doc.clusters.push_back({"localhost", "this machine", std::nullopt, std::nullopt});
+  doc.models.push_back({"gpt2", 12, 768, 12, 12, 123568896.0, false});
+  check_written(to_json(doc), R"({"kind": "presets", "version": 1,
+    "clusters": [{"name": "dgx-a100", "description": "8 A100", "gpus_per_node": 8, "gpu": "A100-SXM4-80GB"},
+                 {"name": "localhost", "description": "this machine"}],
+    "models": [{"name": "gpt2", "layers": 12, "hidden": 768, "heads": 12, "kv_heads": 12,
+                "parameters": 123568896.0, "moe": false}]})");
 }
 
 TEST_CASE("the profile document: the run measured, its samples and fits", "[documents]") {
