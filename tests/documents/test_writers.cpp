@@ -16,9 +16,11 @@
 #include "documents/db.h"
 #include "documents/kind.h"
 #include "documents/metrics.h"
+#include "documents/model.h"
 #include "documents/presets.h"
 #include "documents/profile.h"
 #include "documents/validate.h"
+#include "model/presets.h"
 
 using namespace lagom::documents;
 using json = nlohmann::json;
@@ -296,6 +298,28 @@ TEST_CASE("the presets document lists clusters (localhost without a GPU) and mod
                  {"name": "localhost", "description": "this machine"}],
     "models": [{"name": "gpt2", "layers": 12, "hidden": 768, "heads": 12, "kv_heads": 12,
                 "parameters": 123568896.0, "moe": false}]})");
+}
+
+TEST_CASE("the model document: the shape, the workload file and what a HuggingFace config said",
+          "[documents]") {
+  const lagom::model::WorkloadSpec gpt2 = lagom::model::workload_preset("gpt2").value();
+  ModelDocument doc{gpt2, "gpt2", "preset", std::nullopt};
+  json expected = {{"kind", "model"},
+                   {"version", 1},
+                   {"model", "gpt2"},
+                   {"source", "gpt2"},
+                   {"format", "preset"},
+                   {"model_shape", model_shape_json(gpt2)},
+                   {"workload", lagom::model::to_json(gpt2)}};
+  check_written(to_json(doc), expected.dump().c_str());
+  doc.huggingface = ModelHfFields{"gpt2", 1024, 0, {"n_layer"}, {}, {"a note"}};
+  const json hf = to_json(doc);
+  CHECK(hf.at("family") == "gpt2");
+  CHECK(hf.at("context_length") == 1024);
+  CHECK(hf.at("sliding_window") == 0);
+  CHECK(hf.at("read") == json::array({"n_layer"}));
+  CHECK(hf.at("ignored") == json::array());
+  CHECK(hf.at("notes") == json::array({"a note"}));
 }
 
 TEST_CASE("the profile document: the run measured, its samples and fits", "[documents]") {
