@@ -13,6 +13,7 @@
 #include "core/json_fields.h"
 #include "core/text.h"
 #include "documents/kind.h"
+#include "documents/simulate.h"
 #include "lagom/report_template.h"
 #include "model/collective_factors.h"
 
@@ -768,9 +769,7 @@ Result<json> build_section(const json& document, Kind kind, const std::string& s
 }
 
 std::string simulated_gpu(const json& doc) {
-  if (!doc.is_object() || !doc.contains("cluster") || !doc["cluster"].is_object()) return "";
-  const json& gpu = doc["cluster"].value("gpu", json());
-  return gpu.is_string() ? gpu.get<std::string>() : "";
+  return documents::simulated_cluster(doc).gpu;
 }
 
 std::string_view page_template() {

@@ -19,6 +19,8 @@
 #include "documents/model.h"
 #include "documents/presets.h"
 #include "documents/profile.h"
+#include "documents/report.h"
+#include "documents/simulate.h"
 #include "documents/validate.h"
 #include "model/presets.h"
 
@@ -339,6 +341,22 @@ TEST_CASE("the profile document: the run measured, its samples and fits", "[docu
     "backend": "cpu", "suite": "compute", "ranks": 1, "nodes": 1, "db": "lagom.db", "warnings": ["no GPU"],
     "comm": [], "compute": [{"kind": "memory", "time_us": 2.0, "bytes": 64, "bw_GBps": 32.0}], "overlap": [],
     "fits": {"collectives": [], "gemms": [], "scalars": {}}})");
+}
+
+TEST_CASE("the report document lists the page's sections", "[documents]") {
+  check_written(
+      to_json(ReportDocument{"page.html", 2048, {{"simulate", "sim.json"}, {"profile", "lagom.db run 3"}}}),
+      R"({"kind": "report", "version": 1, "out": "page.html", "bytes": 2048, "sections": [
+                    {"kind": "simulate", "source": "sim.json"}, {"kind": "profile", "source": "lagom.db run 3"}]})");
+}
+
+TEST_CASE("a simulate document's cluster is read by name and GPU, empty where absent", "[documents]") {
+  const SimulatedCluster named =
+      simulated_cluster(json::parse(R"({"cluster": {"name": "dgx-h100", "gpu": "H100-SXM5-80GB"}})"));
+  CHECK(named.name == "dgx-h100");
+  CHECK(named.gpu == "H100-SXM5-80GB");
+  CHECK(simulated_cluster(json::parse(R"({"cluster": {"gpu": 3}})")).gpu.empty());
+  CHECK(simulated_cluster(json::array()).name.empty());
 }
 
 TEST_CASE("what a document describes: its model, cluster and profile run, each where its writer puts it",
