@@ -61,7 +61,7 @@ std::string model_shape_text(const model::WorkloadSpec& w) {
 
 nlohmann::json model_command_shape_json(const model::WorkloadSpec& workload) {
   nlohmann::json shape = model_shape_json(workload);
-  if (workload.seq == 0) shape["documents::flops_per_token"] = nullptr;
+  if (workload.seq == 0) shape["flops_per_token"] = nullptr;
   return shape;
 }
 

@@ -322,6 +322,14 @@ TEST_CASE("the model document: the shape, the workload file and what a HuggingFa
   CHECK(hf.at("read") == json::array({"n_layer"}));
   CHECK(hf.at("ignored") == json::array());
   CHECK(hf.at("notes") == json::array({"a note"}));
+  // A config read without --seq prices no sequence: its FLOPs per token are null, not 0, and under their
+  // own name (docs/cli.md#lagom-model).
+  lagom::model::WorkloadSpec no_seq = gpt2;
+  no_seq.seq = 0;
+  const json shape =
+      to_json(ModelDocument{no_seq, "config.json", "huggingface", std::nullopt}).at("model_shape");
+  CHECK(shape.at("flops_per_token").is_null());
+  CHECK(shape.size() == model_shape_json(no_seq).size());
 }
 
 TEST_CASE("the profile document: the run measured, its samples and fits", "[documents]") {
