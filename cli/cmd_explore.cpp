@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/app.h"
+#include "cli/interval_text.h"
 #include "cli/output.h"
 #include "documents/explore.h"
 #include "documents/model.h"
@@ -98,21 +99,30 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
                    {"zero"},
                    {"tp_overlap", true},
                    {"iteration_s"},
+                   {"90%_s", true},
                    {"tokens/s"},
                    {"mfu_%"},
                    {"mem_gib"}});
   int rank = 1;
+  std::vector<std::string> notes;  // the intervals' sources, each once
   for (const auto& e : result.results) {
     const auto& s = e.strategy;
+    const model::PredictionInterval interval =
+        model::interval_for(model::regime_of(cluster, s, workload), s.gpus);
+    if (std::find(notes.begin(), notes.end(), interval_note(interval)) == notes.end()) {
+      notes.push_back(interval_note(interval));
+    }
     table.add_row(
         {std::to_string(rank++), std::to_string(s.tp), std::to_string(s.pp), std::to_string(s.dp),
          std::to_string(s.cp), s.cp > 1 ? std::string(model::to_string(s.cp_comm)) : "-",
          std::to_string(s.ep), s.sp ? "on" : "off", std::to_string(s.vpp), std::to_string(s.micro_batch),
          std::string(model::to_string(s.recompute)), std::to_string(s.zero), model::to_string(s.tp_overlap),
-         fmt::format("{:.4f}", e.result.iteration_time_s), fmt::format("{:.0f}", e.result.tokens_per_s),
+         fmt::format("{:.4f}", e.result.iteration_time_s),
+         interval_range(interval, e.result.iteration_time_s, 4), fmt::format("{:.0f}", e.result.tokens_per_s),
          fmt::format("{:.1f}", 100 * e.result.mfu), fmt::format("{:.1f}", e.result.memory.total)});
   }
   fmt::print("{}", table.render());
+  for (const std::string& note : notes) fmt::print("{}", note);
   if (result.results.empty()) fmt::print("# no strategy fits in memory\n");
   if (options.framework != search::Framework::any) {
     fmt::print("# framework {} ({}): only what it runs\n", profile.name, profile.version);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/app.h"
+#include "cli/interval_text.h"
 #include "cli/output.h"
 #include "documents/plan.h"
 #include "inputs/cluster_source.h"
@@ -34,6 +35,7 @@ struct PlanFlags {
   std::optional<double> failures_per_gpu_hour, restart_s, checkpoint_GBps_per_node, step_time_cv, pue;
   std::string framework = "any";
   std::string precision = "bf16";
+  std::string stack = "megatron-core";
   int threads = 0;
 };
 
@@ -116,6 +118,7 @@ void print_plan(const plan::PlanResult& result) {
                    {"goodput_%"},
                    {"ckpt_min"},
                    {"days"},
+                   {"days_90%", true},
                    {"gpu_hours"},
                    {"cost_$"},
                    {"gpu_w"},
@@ -124,7 +127,7 @@ void print_plan(const plan::PlanResult& result) {
   for (const plan::PlanRow& r : result.rows) {
     if (!r.feasible() && r.iteration_s <= 0) {
       table.add_row({r.cluster_name, std::to_string(r.gpus), "-", "-", "-", "-", "-", "-", "-", "-", "-", "-",
-                     "-", "-"});
+                     "-", "-", "-"});
       continue;
     }
     const bool run = r.feasible();
@@ -133,12 +136,20 @@ void print_plan(const plan::PlanResult& result) {
          fmt::format("{:.3f}", r.step.mean_s), fmt::format("{:.3f}", r.step.p50_s),
          fmt::format("{:.3f}", r.step.p99_s), fmt::format("{:.1f}", 100 * r.goodput.useful),
          std::isfinite(r.goodput.interval_s) ? fmt::format("{:.0f}", r.goodput.interval_s / 60) : "-",
-         run ? days(r.wall_s) : "-", run ? fmt::format("{:.0f}", r.gpu_hours) : "-", money(r.cost_usd),
+         run ? days(r.wall_s) : "-", run ? interval_range(r.interval, r.wall_s, 1, 86400.0) : "-",
+         run ? fmt::format("{:.0f}", r.gpu_hours) : "-", money(r.cost_usd),
          r.gpu_power_w ? fmt::format("{:.0f}", *r.gpu_power_w) : "-",
          r.energy ? figure(r.energy->facility_j / 3.6e9) : "-",
          r.joules_per_token ? fmt::format("{:.2f}", *r.joules_per_token) : "-"});
   }
   fmt::print("{}", table.render());
+  std::vector<std::string> notes;  // the intervals' sources, each once
+  for (const plan::PlanRow& r : result.rows) {
+    if (r.iteration_s <= 0) continue;
+    const std::string note = interval_note(r.interval);
+    if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+  }
+  for (const std::string& note : notes) fmt::print("{}", note);
   for (const plan::PlanRow& r : result.rows) {
     if (!r.feasible()) fmt::print("# {} × {} GPUs: {}\n", r.cluster_name, r.gpus, r.infeasible);
     if (r.feasible() && !r.energy)
@@ -158,6 +169,16 @@ void print_plan(const plan::PlanResult& result) {
     fmt::print("# cheapest within the deadline: {}\n", name(*s.cheapest_in_deadline));
   if (s.fastest_in_budget) fmt::print("# fastest within the budget: {}\n", name(*s.fastest_in_budget));
   if (s.chosen && (o.deadline_s || o.budget_usd)) fmt::print("# chosen: {}\n", name(*s.chosen));
+  // The selection reads the predicted time; a plan that only meets its deadline when the prediction is
+  // not optimistic says so (the interval's upper end is what a planner who must not be late reads).
+  if (s.chosen && o.deadline_s) {
+    const plan::PlanRow& r = result.rows[*s.chosen];
+    if (const auto range = r.interval.of(r.wall_s); range && range->second > *o.deadline_s) {
+      fmt::print(
+          "# caution: at the 90% interval's upper end the chosen plan takes {} days, past the deadline\n",
+          days(range->second));
+    }
+  }
   std::string front;
   for (const std::size_t i : s.pareto) {
     front +=
@@ -192,6 +213,7 @@ void run_plan(const PlanFlags& flags, const Context& context) {
     fail(ErrorCode::invalid_input, "--budget: must be positive");
   model::Strategy& base = options.explore.base;
   base.precision = flag_value("--precision", model::k_precision_names.parse_or_error(flags.precision));
+  base.stack = flag_value("--stack", model::k_stack_names.parse_or_error(flags.stack));
   if (flags.global_batch) {
     base.global_batch = *flags.global_batch;
   } else if (!flags.batch_tokens.empty()) {
@@ -275,6 +297,9 @@ void add_plan_command(CLI::App& app, Context& context) {
   command->add_option("--framework", flags->framework,
                       "Only strategies this framework runs: megatron-lm|torch-fsdp|deepspeed|any [any]");
   command->add_option("--precision", flags->precision, "bf16|fp16|fp8|tf32|fp32 [bf16]");
+  command->add_option(
+      "--stack", flags->stack,
+      fmt::format("The software stack's host costs: {} [megatron-core]", model::k_stack_names.choices()));
   command->add_option_function<int>(
       "--threads", [flags](const int& v) { flags->threads = bounded("--threads", v, 1, 4096); },
       "Worker threads [all cores]");

@@ -67,11 +67,10 @@ std::string chart_version(const std::string& library) {
 // The device memory of the simulated GPU, when a cluster preset has that GPU (the document names the GPU,
 // not its memory): the preset of the document's cluster name first, then any preset with that GPU.
 std::optional<double> preset_gpu_memory(const nlohmann::json& simulate_document) {
-  const documents::SimulatedCluster cluster = documents::simulated_cluster(simulate_document);
-  const std::string& gpu = cluster.gpu;
+  const auto [cluster, gpu] = documents::simulated_cluster_names(simulate_document);
   if (gpu.empty()) return std::nullopt;
-  if (!cluster.name.empty()) {
-    auto preset = model::cluster_preset(cluster.name);
+  if (!cluster.empty()) {
+    auto preset = model::cluster_preset(cluster);
     if (preset.ok() && preset->gpu.name == gpu && preset->gpu.memory_gib > 0) return preset->gpu.memory_gib;
   }
   for (const auto& preset : model::cluster_presets()) {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/app.h"
+#include "cli/interval_text.h"
 #include "cli/output.h"
 #include "cli/simulate_run.h"
 #include "documents/lagom_config.h"
@@ -101,6 +102,10 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
         assignment.per_class.size(), assignment.comm_ctas.size());
   }
   fmt::print("iteration_time_s        {:.6f}\n", t);
+  const model::PredictionInterval interval =
+      model::interval_for(model::regime_of(cluster, strategy, workload), strategy.gpus);
+  fmt::print("iteration_90%_s         {}\n", interval_range(interval, t, 6));
+  fmt::print("{}", interval_note(interval));
   fmt::print("tokens_per_s            {:.1f}\n", result.tokens_per_s);
   fmt::print("model_tflops_per_gpu    {:.1f}\n", result.model_tflops_per_gpu);
   fmt::print("hardware_tflops_per_gpu {:.1f}\n", result.hardware_tflops_per_gpu);

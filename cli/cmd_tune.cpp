@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/app.h"
+#include "cli/interval_text.h"
 #include "cli/output.h"
 #include "documents/lagom_config.h"
 #include "documents/model.h"
@@ -163,6 +164,10 @@ void print_tune(const TunePrinted& t, const std::vector<search::OpReport>& repor
   fmt::print("search_time_s               {:.3f}\n", result.search_time_s);
   fmt::print("baseline_iteration_time_s   {:.6f}\n", result.baseline_iteration_s());
   fmt::print("predicted_iteration_time_s  {:.6f}\n", result.predicted_iteration_s());
+  const model::PredictionInterval interval =
+      model::interval_for(model::regime_of(cluster, strategy, workload), strategy.gpus);
+  fmt::print("predicted_90%_s             {}\n", interval_range(interval, result.predicted_iteration_s(), 6));
+  fmt::print("{}", interval_note(interval));
   fmt::print("speedup                     {:.4f}\n", result.speedup());
   fmt::print(
       "speedup_nccl                {:.4f}  (NCCL knobs alone: what nccl_tuner.conf and lagom.env carry)\n",

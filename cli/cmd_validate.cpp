@@ -46,6 +46,7 @@ documents::ValidateRunRow run_row(const ValidatedRun& run) {
     row.predicted_iteration_s = run.predicted_s;
     row.error_pct = run.error_pct();
     row.fits_in_memory = run.fits_in_memory;
+    row.regime = model::regime_name(run.regime);
   } else {
     row.failure = run.failure;
   }
@@ -57,6 +58,64 @@ documents::ValidateRunRow run_row(const ValidatedRun& run) {
 
 std::string pct(double value) {
   return fmt::format("{:+.1f}", value);
+}
+
+// The validated regimes (model/accuracy.h): what each run set says about the model's error, and the 90%
+// bounds on measured ÷ predicted that a prediction in the regime carries.
+void print_regimes(const std::vector<model::Regime>& regimes, int covered, int counted) {
+  TextTable table({{"regime", true},
+                   {"runs"},
+                   {"models"},
+                   {"gpus", true},
+                   {"mape_%"},
+                   {"bias_%"},
+                   {"90%_measured/predicted", true},
+                   {"held_out_cover_%", true},
+                   {"data", true}});
+  for (const model::Regime& r : regimes) {
+    const std::string bounds = r.low_ratio ? fmt::format("{:.3f}..{:.3f}", *r.low_ratio, *r.high_ratio)
+                                           : std::string("too few runs");
+    table.add_row({model::regime_name(r), std::to_string(r.runs), std::to_string(r.models),
+                   fmt::format("{}-{}", r.min_gpus, r.max_gpus), fmt::format("{:.2f}", r.mape_pct),
+                   pct(r.bias_pct), bounds,
+                   r.held_out_coverage
+                       ? fmt::format("{:.1f} of {}", 100 * *r.held_out_coverage, r.held_out_runs)
+                       : std::string("-"),
+                   r.data});
+  }
+  fmt::print("{}", table.render());
+  if (counted > 0) {
+    fmt::print("# the 90% bounds, each computed without the run's own model, hold {} of {} runs ({:.1f}%)\n",
+               covered, counted, 100.0 * covered / counted);
+  }
+}
+
+// One row per run: predicted against measured, or why the model could not simulate it.
+void print_run_table(const std::vector<ValidatedRun>& runs) {
+  TextTable table({{"line", true},
+                   {"model", true},
+                   {"cluster", true},
+                   {"gpus"},
+                   {"precision", true},
+                   {"parallel", true},
+                   {"measured_s"},
+                   {"predicted_s"},
+                   {"error_%"},
+                   {"note", true}});
+  for (const auto& run : runs) {
+    const std::string where = fmt::format("{}:{}", run.file, run.line);
+    if (!run.failure.empty()) {
+      table.add_row({where, run.model, run.cluster, std::to_string(run.gpus), run.precision, run.parallel,
+                     run.measured_s > 0 ? fmt::format("{:.4f}", run.measured_s) : "-", "-", "-",
+                     "not simulated: " + run.failure});
+      continue;
+    }
+    table.add_row({where, run.model, run.cluster, std::to_string(run.gpus), run.precision, run.parallel,
+                   fmt::format("{:.4f}", run.measured_s), fmt::format("{:.4f}", run.predicted_s),
+                   pct(run.error_pct()),
+                   run.fits_in_memory ? run.note : "does not fit in memory; " + run.note});
+  }
+  fmt::print("{}", table.render());
 }
 
 void run_validate(const ValidateFlags& flags, const Context& context) {
@@ -79,6 +138,9 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
   const ErrorStats overall = error_stats(all);
   const auto groups = grouped_stats(runs);
   const bool too_far = flags.max_mape_pct && overall.mape_pct > *flags.max_mape_pct;
+  const std::vector<model::ResidualRun> residuals = validate::residual_runs(runs);
+  const std::vector<model::Regime> regimes = model::compute_regimes(residuals);
+  const auto [covered, counted] = model::held_out_coverage(residuals);
 
   if (context.json) {
     documents::ValidateDocument document;
@@ -91,6 +153,9 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
     document.not_fitting = not_fitting;
     document.passed = !too_far && failed == 0;
     document.max_mape_pct = flags.max_mape_pct;
+    document.accuracy = regimes;
+    if (counted > 0) document.held_out_coverage = static_cast<double>(covered) / counted;
+    document.held_out_runs = counted;
     print_json(documents::to_json(document));
   } else {
     fmt::print("# lagom validate: {} runs from {} file(s)\n", runs.size(), flags.files.size());
@@ -101,30 +166,7 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
       for (const auto& p : planned) list += (list.empty() ? "" : ", ") + p;
       fmt::print("# planned columns with values, not modelled yet (the predictions ignore them): {}\n", list);
     }
-    TextTable table({{"line", true},
-                     {"model", true},
-                     {"cluster", true},
-                     {"gpus"},
-                     {"precision", true},
-                     {"parallel", true},
-                     {"measured_s"},
-                     {"predicted_s"},
-                     {"error_%"},
-                     {"note", true}});
-    for (const auto& run : runs) {
-      const std::string where = fmt::format("{}:{}", run.file, run.line);
-      if (!run.failure.empty()) {
-        table.add_row({where, run.model, run.cluster, std::to_string(run.gpus), run.precision, run.parallel,
-                       run.measured_s > 0 ? fmt::format("{:.4f}", run.measured_s) : "-", "-", "-",
-                       "not simulated: " + run.failure});
-        continue;
-      }
-      table.add_row({where, run.model, run.cluster, std::to_string(run.gpus), run.precision, run.parallel,
-                     fmt::format("{:.4f}", run.measured_s), fmt::format("{:.4f}", run.predicted_s),
-                     pct(run.error_pct()),
-                     run.fits_in_memory ? run.note : "does not fit in memory; " + run.note});
-    }
-    fmt::print("{}", table.render());
+    print_run_table(runs);
     TextTable summary({{"by", true},
                        {"group", true},
                        {"runs"},
@@ -143,6 +185,7 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
       for (const auto& [name, s] : named) add(key, name, s);
     }
     fmt::print("{}", summary.render());
+    print_regimes(regimes, covered, counted);
     if (failed > 0) fmt::print("# {} run(s) could not be simulated\n", failed);
     if (not_fitting > 0)
       fmt::print("# {} run(s) do not fit in memory in the model (they ran)\n", not_fitting);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "documents/interval.h"
 #include "documents/kind.h"
 
 namespace lagom::documents {
@@ -64,6 +65,10 @@ nlohmann::json plan_row_json(const PlanRow& row) {
   j["useful_s"] = row.useful_s;
   j["wall_s"] = row.wall_s;
   j["gpu_hours"] = row.gpu_hours;
+  std::vector<std::pair<std::string, double>> figures = {{"wall_s", row.wall_s},
+                                                         {"gpu_hours", row.gpu_hours}};
+  if (row.cost_usd) figures.emplace_back("cost_usd", *row.cost_usd);
+  j["interval"] = interval_json(row.interval, figures);
   j["price_per_gpu_hour"] = optional(row.price_per_gpu_hour);
   j["cost_usd"] = optional(row.cost_usd);
   if (row.energy) {

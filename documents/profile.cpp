@@ -1,9 +1,11 @@
 #include "documents/profile.h"
 
+#include <limits>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "core/json_fields.h"
 #include "documents/kind.h"
 
 namespace lagom::documents {
@@ -162,6 +164,123 @@ Result<nlohmann::json> export_run_document(const std::string& db_path, std::int6
   doc["overlap"] = nlohmann::json::array();
   for (const auto& s : overlap) doc["overlap"].push_back(to_json(s));
   return stamp(Kind::profile, std::move(doc));
+}
+
+namespace {
+
+constexpr std::int64_t k_most = std::numeric_limits<std::int64_t>::max();
+
+Result<ProfileRun> read_run(const FieldReader& top) {
+  ProfileRun run;
+  if (top.has("run")) {
+    LAGOM_TRY(const FieldReader r, top.object("run"));
+    LAGOM_TRY(run.id, r.integer("id", std::nullopt, 0, k_most));
+    LAGOM_TRY(run.backend, r.string("backend", std::nullopt));
+    LAGOM_TRY(run.host, r.string("host", std::nullopt));
+    LAGOM_TRY(run.status, r.string("status", std::nullopt));
+    return run;
+  }
+  LAGOM_TRY(run.id, top.integer("run_id", std::nullopt, 0, k_most));
+  LAGOM_TRY(run.backend, top.string("backend", std::nullopt));
+  LAGOM_TRY(run.status, top.string("status", std::nullopt));
+  return run;
+}
+
+Result<ProfileCommSample> read_comm_sample(const FieldReader& r) {
+  ProfileCommSample s;
+  LAGOM_TRY(s.collective, r.string("collective", std::nullopt));
+  LAGOM_TRY(s.algo, r.string("algo", std::nullopt));
+  LAGOM_TRY(s.proto, r.string("proto", std::nullopt));
+  LAGOM_TRY(s.channels, r.integer("channels", std::nullopt, 0));
+  LAGOM_TRY(s.ranks, r.integer("ranks", std::nullopt, 0));
+  LAGOM_TRY(s.nodes, r.integer("nodes", std::nullopt, 0));
+  LAGOM_TRY(s.bytes, r.integer("bytes", std::nullopt, 0, k_most));
+  LAGOM_TRY(s.busbw_GBps, r.finite("busbw_GBps", std::nullopt));
+  LAGOM_TRY(s.wrong, r.integer("wrong", std::nullopt, std::numeric_limits<std::int64_t>::min(), k_most));
+  LAGOM_TRY(s.in_place, r.boolean("in_place", std::nullopt));
+  return s;
+}
+
+Result<db::CollectiveFitRecord> read_collective_fit(const FieldReader& r) {
+  db::CollectiveFitRecord f;
+  LAGOM_TRY(f.collective, r.string("collective", std::nullopt));
+  LAGOM_TRY(f.algo, r.string("algo", std::nullopt));
+  LAGOM_TRY(f.proto, r.string("proto", std::nullopt));
+  LAGOM_TRY(f.channels, r.integer("channels", std::nullopt, 0));
+  LAGOM_TRY(f.ranks, r.integer("ranks", std::nullopt, 0));
+  LAGOM_TRY(f.nodes, r.integer("nodes", std::nullopt, 0));
+  LAGOM_TRY(f.latency_us, r.finite("latency_us", std::nullopt));
+  LAGOM_TRY(f.bus_bw_GBps, r.finite("bus_bw_GBps", std::nullopt));
+  LAGOM_TRY(f.min_bytes, r.integer("min_bytes", std::nullopt, 0, k_most));
+  LAGOM_TRY(f.max_bytes, r.integer("max_bytes", std::nullopt, 0, k_most));
+  LAGOM_TRY(f.rel_error, r.finite("rel_error", std::nullopt));
+  LAGOM_TRY(f.samples, r.integer("samples", std::nullopt, 0));
+  return f;
+}
+
+Result<db::GemmFitRecord> read_gemm_fit(const FieldReader& r) {
+  db::GemmFitRecord f;
+  LAGOM_TRY(f.precision, r.string("precision", std::nullopt));
+  LAGOM_TRY(f.peak_tflops, r.finite("peak_tflops", std::nullopt));
+  LAGOM_TRY(f.half_flops, r.finite("half_flops", std::nullopt));
+  LAGOM_TRY(f.rel_error, r.finite("rel_error", std::nullopt));
+  LAGOM_TRY(f.samples, r.integer("samples", std::nullopt, 0));
+  return f;
+}
+
+// compute[i]: a GEMM (kind "gemm") or a memory sample (any other kind).
+Status read_compute_sample(const FieldReader& r, ProfileView& v) {
+  LAGOM_TRY(const std::string kind, r.string("kind", std::nullopt));
+  if (kind == "gemm") {
+    ProfileGemmSample g;
+    LAGOM_TRY(g.m, r.integer("m", std::nullopt, 0, k_most));
+    LAGOM_TRY(g.n, r.integer("n", std::nullopt, 0, k_most));
+    LAGOM_TRY(g.k, r.integer("k", std::nullopt, 0, k_most));
+    LAGOM_TRY(g.precision, r.string("precision", std::nullopt));
+    LAGOM_TRY(g.tflops, r.finite("tflops", std::nullopt));
+    v.gemms.push_back(std::move(g));
+  } else {
+    ProfileMemorySample m;
+    LAGOM_TRY(m.bytes, r.integer("bytes", std::nullopt, 0, k_most));
+    LAGOM_TRY(m.bw_GBps, r.finite("bw_GBps", std::nullopt));
+    v.memory.push_back(m);
+  }
+  return {};
+}
+
+// Each element of the array `field` of `r` (an error when it is not an array or an element not an object)
+// read by `read` into `out`.
+template <typename T, typename Read>
+Status read_each(const FieldReader& r, const char* field, std::vector<T>& out, Read read) {
+  LAGOM_TRY(const nlohmann::json* array, r.array(field));
+  for (std::size_t i = 0; i < array->size(); ++i) {
+    LAGOM_TRY(const FieldReader element, r.element(field, *array, i));
+    LAGOM_TRY(T value, read(element));
+    out.push_back(std::move(value));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<ProfileView> read_profile(const nlohmann::json& document, const std::string& source) {
+  LAGOM_TRY_STATUS(require_object(document, source));
+  // Later versions may add fields: the ones read are checked, the others left alone.
+  const FieldReader top(document, source, "", UnknownFields::ignore);
+  ProfileView v;
+  LAGOM_TRY(v.run, read_run(top));
+  LAGOM_TRY(const FieldReader fits, top.object("fits"));
+  LAGOM_TRY_STATUS(fits.array("collectives"));
+  LAGOM_TRY_STATUS(fits.array("gemms"));
+  LAGOM_TRY_STATUS(read_each(top, "comm", v.comm, read_comm_sample));
+  LAGOM_TRY_STATUS(read_each(fits, "collectives", v.collective_fits, read_collective_fit));
+  LAGOM_TRY(const nlohmann::json* compute, top.array("compute"));
+  for (std::size_t i = 0; i < compute->size(); ++i) {
+    LAGOM_TRY(const FieldReader sample, top.element("compute", *compute, i));
+    LAGOM_TRY_STATUS(read_compute_sample(sample, v));
+  }
+  LAGOM_TRY_STATUS(read_each(fits, "gemms", v.gemm_fits, read_gemm_fit));
+  return v;
 }
 
 }  // namespace lagom::documents

@@ -2,6 +2,11 @@
 // ops_json (documents/lagom_config.h), the one writer they share with lagom-config.json.
 #include "documents/tune.h"
 
+#include <limits>
+#include <utility>
+
+#include "core/json_fields.h"
+#include "documents/interval.h"
 #include "documents/kind.h"
 #include "documents/lagom_config.h"
 #include "documents/model.h"
@@ -26,26 +31,32 @@ nlohmann::json tune_json(const search::Problem& problem, const search::TuneResul
                          const SpeedupSplit& split, const std::string& out_dir, const std::string& note,
                          bool explain) {
   nlohmann::json ops = ops_json(problem, result);
-  nlohmann::json doc = {{"search", std::string(search::to_string(result.search))},
-                        {"runtime", std::string(model::to_string(result.runtime))},
-                        {"model", problem.workload->name},
-                        {"model_shape", model_shape_json(*problem.workload)},
-                        {"op_classes", result.result.op_classes.size()},
-                        {"evaluations", result.evaluations},
-                        {"search_time_s", result.search_time_s},
-                        {"predicted_iteration_time_s", result.predicted_iteration_s()},
-                        {"baseline_iteration_time_s", result.baseline_iteration_s()},
-                        {"speedup", result.speedup()},
-                        {"speedup_nccl", split.nccl},
-                        {"speedup_framework", split.framework},
-                        {"memory_gib_per_gpu_total", result.result.memory.total},
-                        {"memory_margin_gib", result.result.memory_budget_gib - result.result.memory.total},
-                        {"grid_options", result.grid_options},
-                        {"oracle_evaluations", result.oracle_evaluations},
-                        {"comm_knobs_searched", result.comm_knobs_searched},
-                        {"overlap", simulator::overlap_json(result.assignment)},
-                        {"out", out_dir},
-                        {"ops", std::move(ops)}};
+  nlohmann::json doc = {
+      {"search", std::string(search::to_string(result.search))},
+      {"runtime", std::string(model::to_string(result.runtime))},
+      {"model", problem.workload->name},
+      {"model_shape", model_shape_json(*problem.workload)},
+      {"op_classes", result.result.op_classes.size()},
+      {"evaluations", result.evaluations},
+      {"search_time_s", result.search_time_s},
+      {"predicted_iteration_time_s", result.predicted_iteration_s()},
+      {"interval",
+       interval_json(
+           model::interval_for(model::regime_of(*problem.cluster, problem.space.strategy, *problem.workload),
+                               problem.space.strategy.gpus),
+           {{"predicted_iteration_time_s", result.predicted_iteration_s()}})},
+      {"baseline_iteration_time_s", result.baseline_iteration_s()},
+      {"speedup", result.speedup()},
+      {"speedup_nccl", split.nccl},
+      {"speedup_framework", split.framework},
+      {"memory_gib_per_gpu_total", result.result.memory.total},
+      {"memory_margin_gib", result.result.memory_budget_gib - result.result.memory.total},
+      {"grid_options", result.grid_options},
+      {"oracle_evaluations", result.oracle_evaluations},
+      {"comm_knobs_searched", result.comm_knobs_searched},
+      {"overlap", simulator::overlap_json(result.assignment)},
+      {"out", out_dir},
+      {"ops", std::move(ops)}};
   if (!note.empty()) doc["note"] = note;
   if (explain) {
     nlohmann::json trials = nlohmann::json::array();
@@ -65,6 +76,59 @@ nlohmann::json tune_json(const search::Problem& problem, const search::TuneResul
                                problem.space.strategy, search::framework_knobs(result));
   }
   return stamp(Kind::tune, std::move(doc));
+}
+
+namespace {
+
+Result<TunedOp> read_tuned_op(const FieldReader& r) {
+  namespace f = op_field;
+  TunedOp op;
+  LAGOM_TRY(op.name, r.string(f::k_name, std::nullopt));
+  LAGOM_TRY(op.count, r.finite(f::k_count, std::nullopt));
+  LAGOM_TRY(op.algo, r.string(f::k_algo, std::nullopt));
+  LAGOM_TRY(op.proto, r.string(f::k_proto, std::nullopt));
+  LAGOM_TRY(op.channels, r.integer(f::k_channels, std::nullopt, 0));
+  LAGOM_TRY(op.predicted_time_us, r.finite(f::k_predicted_time_us, std::nullopt));
+  LAGOM_TRY(op.scope, r.string(f::k_scope, std::nullopt));
+  // Written since `lagom report` exists: older documents have no default.
+  if (r.has(f::k_default)) {
+    LAGOM_TRY(const FieldReader d, r.object(f::k_default));
+    OpDefault nccl;
+    LAGOM_TRY(nccl.algo, d.string(f::k_algo, std::nullopt));
+    LAGOM_TRY(nccl.proto, d.string(f::k_proto, std::nullopt));
+    LAGOM_TRY(nccl.channels, d.integer(f::k_channels, std::nullopt, 0));
+    LAGOM_TRY(nccl.time_us, d.finite(f::k_time_us, std::nullopt));
+    op.nccl_default = std::move(nccl);
+  }
+  return op;
+}
+
+}  // namespace
+
+Result<TuneView> read_tune(const nlohmann::json& document, const std::string& source) {
+  LAGOM_TRY_STATUS(require_object(document, source));
+  // Later versions may add fields: the ones read are checked, the others left alone.
+  const FieldReader top(document, source, "", UnknownFields::ignore);
+  TuneView v;
+  LAGOM_TRY(const nlohmann::json* ops, top.array(k_ops_field));
+  for (std::size_t i = 0; i < ops->size(); ++i) {
+    LAGOM_TRY(const FieldReader op, top.element(k_ops_field, *ops, i));
+    LAGOM_TRY(TunedOp o, read_tuned_op(op));
+    v.ops.push_back(std::move(o));
+  }
+  LAGOM_TRY(v.search, top.string("search", std::nullopt));
+  LAGOM_TRY(v.runtime, top.string("runtime", std::nullopt));
+  LAGOM_TRY(v.predicted_iteration_time_s, top.finite("predicted_iteration_time_s", std::nullopt));
+  LAGOM_TRY(v.baseline_iteration_time_s, top.finite("baseline_iteration_time_s", std::nullopt));
+  LAGOM_TRY(v.speedup, top.finite("speedup", std::nullopt));
+  LAGOM_TRY(v.evaluations,
+            top.integer("evaluations", std::nullopt, 0, std::numeric_limits<std::int64_t>::max()));
+  // tune --json names the model too, but not the cluster: only the pair says what was tuned.
+  if (top.has("model") && top.has("cluster")) {
+    LAGOM_TRY(v.model, top.string("model", std::nullopt));
+    LAGOM_TRY(v.cluster, top.string("cluster", std::nullopt));
+  }
+  return v;
 }
 
 }  // namespace lagom::documents

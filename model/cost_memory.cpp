@@ -23,14 +23,19 @@ double CostModel::activation_bytes_per_layer(const WorkloadSpec& w, const Strate
   // NVIDIA/TransformerEngine@3b2a7b00:transformer_engine/pytorch/module/linear.py:296-305; LayerNormLinear
   // makes its norm output FP8, layernorm_linear.py:130), 16-bit otherwise.
   const double gemm_input_b = s.precision == Precision::fp8 ? 1.0 : 2.0;
-  // Replicated across TP (split by SP): two norm inputs 4sbh, QKV and fc1 inputs 2·sbh per byte, two
-  // dropout masks 2sbh (bf16: 10sbh).
-  double replicated = 6.0 * sb * h + 2.0 * gemm_input_b * sb * h;
+  // A dropout mask (1 B per element) is saved only when dropout runs: PyTorch's dropout returns its input
+  // unchanged for p = 0 (pytorch/pytorch:aten/src/ATen/native/Dropout.cpp:
+  // is_fused_kernel_acceptable needs p > 0, _dropout_impl returns the input when p == 0), and so do
+  // Megatron's bias-dropout-add and TE's fused attention. Korthikanti's 34sbh + 5as²b assume dropout.
+  const double mask = s.dropout > 0 ? 1.0 : 0.0;
+  // Replicated across TP (split by SP): two norm inputs 4sbh, QKV and fc1 inputs 2·sbh per byte, with
+  // dropout its two masks 2sbh (bf16: 10sbh with dropout, 8sbh without).
+  double replicated = (4.0 + 2.0 * mask) * sb * h + 2.0 * gemm_input_b * sb * h;
   // Split by TP: Q 2sbh, K and V 2sb·kvd each (attention runs in 16 bits), projection input sbh per byte
   // (MHA bf16: 8sbh).
   double split = 2.0 * sb * h + 4.0 * sb * kvd + gemm_input_b * sb * h;
   if (w.decoder_layers > 0 && layer >= w.encoder_layers) {  // cross-attention: norm, input, mask + the same
-    replicated += 5.0 * sb * h;
+    replicated += (4.0 + mask) * sb * h;
     split += 4.0 * sb * h + 4.0 * sb * kvd;
   }
   const double mult = is_gated(w.ffn_type) ? 2.0 : 1.0;
@@ -47,8 +52,8 @@ double CostModel::activation_bytes_per_layer(const WorkloadSpec& w, const Strate
   }
   double scores = 0;
   if (s.attention == Attention::standard && s.recompute == Recompute::none) {
-    // softmax output 2as²b, dropout mask as²b, dropout output 2as²b (Korthikanti's 5as²b), per cp rank.
-    scores = 5.0 * w.heads * static_cast<double>(w.seq) * sb;
+    // softmax output 2as²b; with dropout its mask as²b and output 2as²b (Korthikanti's 5as²b), per cp rank.
+    scores = (2.0 + 3.0 * mask) * w.heads * static_cast<double>(w.seq) * sb;
   }
   return replicated / sp_div + (split + scores) / t;
 }

@@ -137,6 +137,7 @@ Result<PlanRow> plan_run(const RunInputs& in) {
   PlanRow row = row_of(c.name, c, s.gpus);
   row.strategy = s;
   row.iteration_s = r.iteration_time_s;
+  row.interval = model::interval_for(model::regime_of(c, s, w), s.gpus);
   row.step = straggler_step(r.iteration_time_s, o.step_time_cv, s.gpus);
   row.tokens_per_iteration = static_cast<double>(s.global_batch) * static_cast<double>(w.seq);
   row.iterations = std::ceil(in.tokens / row.tokens_per_iteration);

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/progress.h"
+#include "model/accuracy.h"
 #include "model/calibration.h"
 #include "model/specs.h"
 #include "plan/busy.h"
@@ -66,6 +67,8 @@ struct PlanRow {
   std::optional<double> energy_per_iteration_j;  // facility energy of one mean step (all GPUs and nodes, PUE)
   std::optional<double> joules_per_token;
   model::OperationsSpec operations;  // the cluster's failure, checkpoint, spread, price and PUE inputs
+  // How sure the simulated iteration is (model/accuracy.h): wall_s and gpu_hours scale with it.
+  model::PredictionInterval interval;
   [[nodiscard]] bool feasible() const { return infeasible.empty(); }
 };
 

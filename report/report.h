@@ -1,12 +1,13 @@
 // `lagom report`: one self-contained HTML page from the documents Lagom writes (docs/report.md).
 //
 // Each input document is recognised by its fields (detect_kind: the writers do not all carry a `kind`,
-// and check's `kind` names the kind of the documents it compared), checked field by field (an error
-// names the file and the field path), and turned into one section: plain JSON holding exactly what the
-// page draws, with what the page should not compute itself derived here (the Pareto front of explore,
-// the fitted curves of a profile, the default-vs-tuned table of tune). render_html() puts the sections,
-// the chart library's text and the page template (report/report_template.html, embedded at build time)
-// together. Pure functions over JSON and strings: no file access, no printing.
+// and check's `kind` names the kind of the documents it compared), read by its kind's reader in
+// documents/ (every field checked; an error names the file and the field path), and turned into one section:
+// plain JSON holding exactly what the page draws, with what the page should not compute itself derived here
+// (the Pareto front of explore, the fitted curves of a profile, the default-vs-tuned table of tune).
+// render_html() puts the sections, the chart library's text and the page template
+// (report/report_template.html, embedded at build time) together. Pure functions over JSON and strings: no
+// file access, no printing.
 #pragma once
 
 #include <cstddef>
@@ -46,9 +47,6 @@ struct SectionOptions {
 // name, "lagom.db run 3") and prefixes every error: "<source>: field results[2].mfu: expected a number".
 Result<nlohmann::json> build_section(const nlohmann::json& document, Kind kind, const std::string& source,
                                      const SectionOptions& options = {});
-
-// The GPU name a simulate document names (cluster.gpu), "" when absent: the caller looks its memory up.
-std::string simulated_gpu(const nlohmann::json& simulate_document);
 
 // The whole page. `chart_library` is the text of Chart.js's UMD build (chart.min.js, licence header
 // included); the page works offline because everything is inlined.

@@ -270,6 +270,7 @@ ValidatedRun simulate_run(const PreparedRun& prepared, const model::ClusterSpec&
   if (result.ok()) {
     run.predicted_s = result.value().iteration_time_s;
     run.fits_in_memory = result.value().fits_in_memory;
+    run.regime = model::regime_of(s.cluster, s.strategy, s.workload);
   } else {
     run.failure = result.error().message;
   }
@@ -282,6 +283,16 @@ Result<std::vector<ValidatedRun>> validate_runs(const RunsTable& table) {
   runs.reserve(prepared.size());
   for (const auto& run : prepared) runs.push_back(simulate_run(run, run.source.cluster));
   return runs;
+}
+
+std::vector<model::ResidualRun> residual_runs(const std::vector<ValidatedRun>& runs) {
+  std::vector<model::ResidualRun> out;
+  for (const ValidatedRun& run : runs) {
+    if (!run.failure.empty()) continue;
+    out.push_back({run.regime, run.model, std::filesystem::path(run.file).filename().string(), run.gpus,
+                   run.predicted_s, run.measured_s});
+  }
+  return out;
 }
 
 std::map<std::string, std::map<std::string, ErrorStats>> grouped_stats(

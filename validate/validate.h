@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "inputs/cluster_source.h"
+#include "model/accuracy.h"
 #include "model/specs.h"
 #include "simulator/comm_config.h"
 #include "validate/runs_csv.h"
@@ -25,6 +26,7 @@ struct ValidatedRun {
   bool fits_in_memory = true;
   std::string failure;               // why the model could not simulate the row ("" = simulated)
   std::vector<std::string> planned;  // planned columns with a value, "column=value" (not modelled yet)
+  model::RegimeKey regime;           // the validated regime the run belongs to (model/accuracy.h)
   // Signed error of the prediction, percent of the measurement.
   [[nodiscard]] double error_pct() const { return 100.0 * (predicted_s - measured_s) / measured_s; }
 };
@@ -62,6 +64,9 @@ ValidatedRun simulate_run(const PreparedRun& prepared, const model::ClusterSpec&
 // that does not divide the shapes) or simulate is kept with its `failure`. Model and cluster
 // values that name files are read relative to the table's folder.
 Result<std::vector<ValidatedRun>> validate_runs(const RunsTable& table);
+
+// The simulated runs as the regime computation takes them (model::compute_regimes): the file by its name.
+std::vector<model::ResidualRun> residual_runs(const std::vector<ValidatedRun>& runs);
 
 // Per-group statistics: by model, precision, cluster, parallel dimensions and the `group` column.
 std::map<std::string, std::map<std::string, ErrorStats>> grouped_stats(const std::vector<ValidatedRun>& runs);

@@ -20,7 +20,6 @@
 #include "documents/presets.h"
 #include "documents/profile.h"
 #include "documents/report.h"
-#include "documents/simulate.h"
 #include "documents/validate.h"
 #include "model/presets.h"
 
@@ -150,6 +149,7 @@ TEST_CASE("the validate document writes a simulated run, a failed one and the gr
   ran.predicted_iteration_s = 2.5;
   ran.error_pct = 25.0;
   ran.fits_in_memory = true;
+  ran.regime = "sm80 megatron-core dense";
   ran.group = "a";
   ran.planned_ignored = {"offload=1"};
   ValidateRunRow failed = ran;
@@ -158,6 +158,7 @@ TEST_CASE("the validate document writes a simulated run, a failed one and the gr
   failed.predicted_iteration_s = std::nullopt;
   failed.error_pct = std::nullopt;
   failed.fits_in_memory = std::nullopt;
+  failed.regime = std::nullopt;
   failed.failure = "tp 3 does not divide heads";
   failed.group = std::nullopt;
   failed.planned_ignored = {};
@@ -168,18 +169,24 @@ TEST_CASE("the validate document writes a simulated run, a failed one and the gr
   doc.failed = 1;
   doc.passed = false;
   doc.max_mape_pct = 20.0;
+  doc.held_out_coverage = 0.5;
+  doc.held_out_runs = 2;
   check_written(to_json(doc), R"({"kind": "validate", "version": 1, "runs": [
       {"file": "runs.csv", "line": 2, "model": "gpt2", "cluster": "dgx-a100", "gpus": 8, "precision": "bf16",
        "parallel": "tp1 pp1 cp1 ep1 vpp1", "measured_iteration_s": 2.0, "predicted_iteration_s": 2.5,
-       "error_pct": 25.0, "fits_in_memory": true, "group": "a", "planned_ignored": ["offload=1"]},
+       "error_pct": 25.0, "fits_in_memory": true, "regime": "sm80 megatron-core dense", "group": "a", "planned_ignored": ["offload=1"]},
       {"file": "runs.csv", "line": 3, "model": "gpt2", "cluster": "dgx-a100", "gpus": 8, "precision": "bf16",
        "parallel": "tp1 pp1 cp1 ep1 vpp1", "failure": "tp 3 does not divide heads", "note": "from a paper"}],
     "overall": {"runs": 1, "failed": 1, "median_abs_error_pct": 25.0, "mape_pct": 25.0,
                 "mean_signed_error_pct": 25.0, "worst_error_pct": 25.0},
     "groups": {"model": {"gpt2": {"runs": 1, "failed": 1, "median_abs_error_pct": 25.0, "mape_pct": 25.0,
                                   "mean_signed_error_pct": 25.0, "worst_error_pct": 25.0}}},
-    "failed": 1, "not_fitting": 0, "passed": false, "max_mape_pct": 20.0})");
-  CHECK(to_json(ValidateDocument{}).at("groups") == json::object());
+    "failed": 1, "not_fitting": 0, "passed": false, "max_mape_pct": 20.0, "accuracy": {"level": 0.9, "regimes": []},
+    "held_out_coverage": 0.5, "held_out_runs": 2})");
+  // No run counted: the coverage is null, not absent.
+  const json empty = to_json(ValidateDocument{});
+  CHECK(empty.at("groups") == json::object());
+  CHECK(empty.at("held_out_coverage").is_null());
 }
 
 TEST_CASE("the calibrate document writes the fit, its refusal, the folds and the file written",
@@ -356,15 +363,6 @@ TEST_CASE("the report document lists the page's sections", "[documents]") {
       to_json(ReportDocument{"page.html", 2048, {{"simulate", "sim.json"}, {"profile", "lagom.db run 3"}}}),
       R"({"kind": "report", "version": 1, "out": "page.html", "bytes": 2048, "sections": [
                     {"kind": "simulate", "source": "sim.json"}, {"kind": "profile", "source": "lagom.db run 3"}]})");
-}
-
-TEST_CASE("a simulate document's cluster is read by name and GPU, empty where absent", "[documents]") {
-  const SimulatedCluster named =
-      simulated_cluster(json::parse(R"({"cluster": {"name": "dgx-h100", "gpu": "H100-SXM5-80GB"}})"));
-  CHECK(named.name == "dgx-h100");
-  CHECK(named.gpu == "H100-SXM5-80GB");
-  CHECK(simulated_cluster(json::parse(R"({"cluster": {"gpu": 3}})")).gpu.empty());
-  CHECK(simulated_cluster(json::array()).name.empty());
 }
 
 TEST_CASE("what a document describes: its model, cluster and profile run, each where its writer puts it",

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "model/accuracy.h"
 #include "model/collectives.h"
 #include "model/groups.h"
 #include "model/overlap_method.h"
@@ -54,6 +55,7 @@ TEST_CASE("every model enum's table names each value once and parses it back", "
   check_table(k_phase_names, 3);
   check_table(k_op_kind_names, 7);
   check_table(k_overlap_kernel_names, 3);
+  check_table(k_sharding_names, 2);
   // Names as files and flags spell them.
   CHECK(to_string(Schedule::one_f_one_b) == "1f1b");
   CHECK(to_string(CpCommType::a2a_p2p) == "a2a+p2p");

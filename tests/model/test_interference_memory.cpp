@@ -89,6 +89,7 @@ TEST_CASE("activation memory per layer follows Korthikanti's Table 2", "[model]"
   base.tp = 8;
   base.global_batch = 1;
   base.attention = Attention::standard;
+  base.dropout = 0.1;  // the paper's GPT-3 runs: its formulas count the dropout masks
   // no recompute, TP: sbh(10 + 24/t + 5as/(ht))
   CHECK(model.activation_bytes_per_layer(w, resolved(w, c, base), 0) ==
         Approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t))));
@@ -106,6 +107,16 @@ TEST_CASE("activation memory per layer follows Korthikanti's Table 2", "[model]"
   Strategy full = base;
   full.recompute = Recompute::full;
   CHECK(model.activation_bytes_per_layer(w, resolved(w, c, full), 0) == Approx(2 * s * b * h));
+  // Without dropout no mask is saved (PyTorch's dropout returns its input at p = 0): the two hidden masks
+  // (sbh each) and the attention mask and dropout output (3as²b) go: sbh(8 + 24/t + 2as/(ht)), and with
+  // SP sbh/t · (32 + 2as/h).
+  Strategy no_dropout = base;
+  no_dropout.dropout = 0;
+  CHECK(model.activation_bytes_per_layer(w, resolved(w, c, no_dropout), 0) ==
+        Approx(s * b * h * (8 + 24 / t + 2 * a * s / (h * t))));
+  no_dropout.sp = true;
+  CHECK(model.activation_bytes_per_layer(w, resolved(w, c, no_dropout), 0) ==
+        Approx(s * b * h / t * (32 + 2 * a * s / h)));
 }
 
 TEST_CASE(

@@ -282,6 +282,31 @@ TEST_CASE("a simulate section shows memory against the budget fits_in_memory was
         "sim.json: memory_budget_gib: must be a finite number");
 }
 
+TEST_CASE("a simulate section shows the iteration's 90% interval and where it comes from", "[cli][report]") {
+  lagom::report::SectionOptions options;
+  json doc = simulate_doc();
+  auto stat_value = [](const json& section, const std::string& label) {
+    for (const auto& stat : section["stats"]) {
+      if (stat["label"] == label) return stat["value"].get<std::string>();
+    }
+    return std::string("(absent)");
+  };
+  // A document from before the intervals: no interval stat, the source line as it was.
+  json s = *build_section(doc, Kind::simulate, "sim.json", options);
+  CHECK(stat_value(s, "iteration, 90% interval") == "(absent)");
+  doc["interval"] = {
+      {"level", 0.9}, {"iteration_time_s", {0.9, 1.2}}, {"source", "33 runs (a.csv) of sm90 x"}};
+  s = *build_section(doc, Kind::simulate, "sim.json", options);
+  CHECK(stat_value(s, "iteration, 90% interval") == "900.000 ms – 1.200 s");
+  CHECK(s["source"].get<std::string>().ends_with("· 90% interval: 33 runs (a.csv) of sm90 x"));
+  doc["interval"]["iteration_time_s"] = nullptr;  // outside every validated regime
+  s = *build_section(doc, Kind::simulate, "sim.json", options);
+  CHECK(stat_value(s, "iteration, 90% interval") == "none");
+  doc["interval"]["iteration_time_s"] = {1.2, 0.9};
+  CHECK(build_section(doc, Kind::simulate, "sim.json", options).error().message ==
+        "sim.json: interval.iteration_time_s: must be [low, high] or null");
+}
+
 TEST_CASE("explore's Pareto front keeps the strategies no other beats on both time and memory",
           "[cli][report]") {
   // (3 s, 45 GiB) is beaten by (2 s, 40 GiB); (5 s, 10 GiB) ties on memory with a faster one.
