@@ -14,6 +14,7 @@
 
 #include "core/json_fields.h"
 #include "core/stats.h"
+#include "documents/adapt.h"
 #include "documents/lagom_config.h"
 #include "model/collective_factors.h"
 #include "profiler/fit.h"
@@ -232,11 +233,8 @@ void Adapter::push(std::size_t index, const records::Record& record, std::vector
   const double measured = median_duration_us(w.records);
   const double delta_pct = (measured - c.predicted_time_us) / c.predicted_time_us * 100;
   const bool beyond = std::abs(delta_pct) > m_options.tolerance_pct;
-  const nlohmann::json numbers = {{"measured_us", measured},
-                                  {"predicted_us", c.predicted_time_us},
-                                  {"delta_pct", delta_pct},
-                                  {"window", m_options.window},
-                                  {"records_seen", m_seen}};
+  const nlohmann::json numbers = documents::to_json(
+      documents::AdaptWindowData{measured, c.predicted_time_us, delta_pct, m_options.window, m_seen});
   if (!w.reported) {
     w.reported = true;
     events.push_back(
@@ -350,15 +348,20 @@ void refit_events(const std::vector<model::CollectiveFit>& fits,
   for (const auto& fit : fits) {
     const auto old = std::find_if(old_fits.begin(), old_fits.end(),
                                   [&](const model::CollectiveFit& f) { return same_fit_series(f, fit); });
-    nlohmann::json data = {{"collective", fit.collective}, {"algo", fit.algo},
-                           {"proto", fit.proto},           {"ranks", fit.ranks},
-                           {"nodes", fit.nodes},           {"channels", fit.channels},
-                           {"latency_us", fit.latency_us}, {"bus_bw_GBps", fit.bus_bw_GBps},
-                           {"rel_error", fit.rel_error}};
+    documents::AdaptRefitData data;
+    data.collective = fit.collective;
+    data.algo = fit.algo;
+    data.proto = fit.proto;
+    data.ranks = fit.ranks;
+    data.nodes = fit.nodes;
+    data.channels = fit.channels;
+    data.latency_us = fit.latency_us;
+    data.bus_bw_GBps = fit.bus_bw_GBps;
+    data.rel_error = fit.rel_error;
     std::string was = "no fit before: the model's own price";
     if (old != old_fits.end()) {
-      data["previous_latency_us"] = old->latency_us;
-      data["previous_bus_bw_GBps"] = old->bus_bw_GBps;
+      data.previous_latency_us = old->latency_us;
+      data.previous_bus_bw_GBps = old->bus_bw_GBps;
       was = fmt::format("was {:.1f} µs + {:.4g} GB/s", old->latency_us, old->bus_bw_GBps);
     }
     std::string range = fit.min_bytes == fit.max_bytes
@@ -368,13 +371,13 @@ void refit_events(const std::vector<model::CollectiveFit>& fits,
       range +=
           ", bandwidth only (one size, or a line that missed a size by more than half the tolerance): "
           "latency kept";
-      data["bandwidth_only"] = true;
+      data.bandwidth_only = true;
     }
     events.push_back(
         {"refit", "",
          fmt::format("{}: {:.1f} µs + {:.4g} GB/s bus bandwidth {} ({}; median error {:.1f}%)",
                      fit_series_name(fit), fit.latency_us, fit.bus_bw_GBps, range, was, 100 * fit.rel_error),
-         data});
+         documents::to_json(data)});
   }
 }
 
@@ -389,20 +392,18 @@ void rule_events(const std::vector<OpClassPrediction>& before, const std::vector
     const std::size_t i = static_cast<std::size_t>(old - before.begin());
     const bool rule_changed = rule_name(*old) != rule_name(now);
     if (!rule_changed && series.count(series_of(now)) == 0) continue;
-    nlohmann::json data = {{"previous_rule", rule_name(*old)},
-                           {"rule", rule_name(now)},
-                           {"previous_predicted_us", old->predicted_time_us},
-                           {"predicted_us", now.predicted_time_us}};
+    documents::AdaptRuleData data{rule_name(*old), rule_name(now), old->predicted_time_us,
+                                  now.predicted_time_us, std::nullopt};
     std::string measured_text;
     if (measured[i] > 0) {
-      data["measured_us"] = measured[i];
+      data.measured_us = measured[i];
       measured_text = fmt::format(", window median {:.1f} µs", measured[i]);
     }
     events.push_back({"rule", now.name,
                       fmt::format("{} {} → {}; predicted {:.1f} → {:.1f} µs{}",
                                   rule_changed ? "rule" : "rule kept", rule_name(*old), rule_name(now),
                                   old->predicted_time_us, now.predicted_time_us, measured_text),
-                      data});
+                      documents::to_json(data)});
   }
 }
 
@@ -500,12 +501,11 @@ void Adapter::adapt(std::vector<Event>& events) {
   ++m_retunes;
   rule_events(before, m_classes, measured, series, events);
   events.push_back(
-      {"replaced",
-       "",
+      {"replaced", "",
        fmt::format("wrote {} (nccl_tuner.conf, lagom.env, lagom-config.json) with {} re-fitted "
                    "series; re-tune {}",
                    m_dir, fitted.collectives.size(), m_retunes),
-       {{"refits", fitted.collectives.size()}, {"retunes", m_retunes}, {"records_seen", m_seen}}});
+       documents::to_json(documents::AdaptReplacedData{fitted.collectives.size(), m_retunes, m_seen})});
 }
 
 }  // namespace lagom::adapt

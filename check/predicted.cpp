@@ -182,40 +182,45 @@ std::string rule_text(const OpClassPrediction& p) {
   return fmt::format("{}{}/{}/{} [{}]", where, p.algo, p.proto, p.channels, range);
 }
 
-nlohmann::json predicted_check_json(const std::string& config_path, std::int64_t run_id, double tolerance_pct,
-                                    std::size_t records, std::size_t unmatched,
-                                    const std::vector<OpClassPrediction>& classes,
-                                    const std::vector<OpClassCheck>& checks) {
-  nlohmann::json ops = nlohmann::json::array();
-  bool passed = true;
+documents::CheckPredictedDocument predicted_check_document(const std::string& config_path,
+                                                           std::int64_t run_id, double tolerance_pct,
+                                                           std::size_t records, std::size_t unmatched,
+                                                           const std::vector<OpClassPrediction>& classes,
+                                                           const std::vector<OpClassCheck>& checks) {
+  documents::CheckPredictedDocument document;
+  document.config = config_path;
+  document.run_id = run_id;
+  document.tolerance_pct = tolerance_pct;
+  document.records = records;
+  document.unmatched = unmatched;
   for (std::size_t i = 0; i < classes.size(); ++i) {
     const auto& p = classes[i];
     const auto& c = checks[i];
-    passed = passed && c.status != "drift";
-    ops.push_back(
-        {{"name", p.name},
-         {"collective", p.collective},
-         {"group", p.group},
-         {"bytes", p.bytes},
-         {"ranks", p.ranks},
-         {"nodes", p.nodes},
-         {"rule",
-          {{"line", p.rule_line > 0 ? nlohmann::json(p.rule_line) : nlohmann::json(nullptr)},
-           {"min_bytes", p.bin_low},
-           {"max_bytes", p.bin_high ? nlohmann::json(*p.bin_high) : nlohmann::json(nullptr)},
-           {"algo", p.algo},
-           {"proto", p.proto},
-           {"channels", p.channels}}},
-         {"ran", c.ran},
-         {"records", c.records},
-         {"predicted_time_us", p.predicted_time_us},
-         {"measured_time_us", c.records > 0 ? nlohmann::json(c.measured_time_us) : nlohmann::json(nullptr)},
-         {"delta_pct", c.records > 0 ? nlohmann::json(c.delta_pct) : nlohmann::json(nullptr)},
-         {"status", c.status}});
+    document.passed = document.passed && c.status != "drift";
+    documents::PredictedOpClassRow row;
+    row.name = p.name;
+    row.collective = p.collective;
+    row.group = p.group;
+    row.bytes = p.bytes;
+    row.ranks = p.ranks;
+    row.nodes = p.nodes;
+    if (p.rule_line > 0) row.rule.line = p.rule_line;
+    row.rule.min_bytes = p.bin_low;
+    row.rule.max_bytes = p.bin_high;
+    row.rule.algo = p.algo;
+    row.rule.proto = p.proto;
+    row.rule.channels = p.channels;
+    row.ran = c.ran;
+    row.records = c.records;
+    row.predicted_time_us = p.predicted_time_us;
+    if (c.records > 0) {
+      row.measured_time_us = c.measured_time_us;
+      row.delta_pct = c.delta_pct;
+    }
+    row.status = c.status;
+    document.op_classes.push_back(std::move(row));
   }
-  return {{"config", config_path},       {"run_id", run_id},       {"tolerance_pct", tolerance_pct},
-          {"records", records},          {"unmatched", unmatched}, {"passed", passed},
-          {"op_classes", std::move(ops)}};
+  return document;
 }
 
 std::string predicted_check_table(const std::vector<OpClassPrediction>& classes,

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "documents/check_predicted.h"
 #include "records/record.h"
 
 namespace lagom::check {
@@ -65,12 +66,13 @@ std::vector<OpClassCheck> check_op_classes(const std::vector<OpClassPrediction>&
                                            const std::vector<records::Record>& records, double tolerance_pct,
                                            std::size_t* unmatched);
 
-// check --predicted's document fields (kind check_predicted; the caller stamps it): the run, the tolerance,
-// the counts and one entry per op class with its rule, the records judged and the verdict.
-nlohmann::json predicted_check_json(const std::string& config_path, std::int64_t run_id, double tolerance_pct,
-                                    std::size_t records, std::size_t unmatched,
-                                    const std::vector<OpClassPrediction>& classes,
-                                    const std::vector<OpClassCheck>& checks);
+// check --predicted's document (documents/check_predicted.h writes it): the run, the tolerance, the counts
+// and one entry per op class with its rule, the records judged and the verdict.
+documents::CheckPredictedDocument predicted_check_document(const std::string& config_path,
+                                                           std::int64_t run_id, double tolerance_pct,
+                                                           std::size_t records, std::size_t unmatched,
+                                                           const std::vector<OpClassPrediction>& classes,
+                                                           const std::vector<OpClassCheck>& checks);
 // The same as an aligned table, one row per op class.
 std::string predicted_check_table(const std::vector<OpClassPrediction>& classes,
                                   const std::vector<OpClassCheck>& checks);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -147,6 +148,21 @@ std::string number(const std::optional<double>& v) {
   if (!v) return "-";
   return fmt::format("{:.6g}", *v);
 }
+documents::CheckStatus status_of(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::ok:
+      return documents::CheckStatus::ok;
+    case Verdict::improved:
+      return documents::CheckStatus::improved;
+    case Verdict::regressed:
+      return documents::CheckStatus::regressed;
+    case Verdict::missing:
+      return documents::CheckStatus::missing;
+    case Verdict::added:
+      return documents::CheckStatus::added;
+  }
+  return documents::CheckStatus::ok;
+}
 std::string describe(const Comparison& c) {
   if (c.verdict == Verdict::missing)
     return fmt::format("{}: missing in current (baseline {})", c.name, number(c.baseline));
@@ -172,27 +188,23 @@ std::string render_table(const Report& report) {
   return out;
 }
 
-nlohmann::json render_json(const Report& report) {
-  nlohmann::json metrics = nlohmann::json::array();
+documents::CheckDocument to_document(const Report& report) {
+  documents::CheckDocument document;
+  document.compared = report.kind;
+  document.regressions = report.regressions();
   for (const auto& c : report.comparisons) {
-    metrics.push_back(
-        {{"metric", c.name},
-         {"field", c.field},
-         {"better", c.better == Better::lower ? "lower" : "higher"},
-         {"baseline", c.baseline ? nlohmann::json(*c.baseline) : nlohmann::json()},
-         {"current", c.current ? nlohmann::json(*c.current) : nlohmann::json()},
-         {"delta_pct", c.baseline && c.current ? nlohmann::json(c.delta_pct) : nlohmann::json()},
-         {"tolerance_pct", c.tolerance_pct},
-         {"status", c.verdict == Verdict::regressed ? "regressed"
-                    : c.verdict == Verdict::missing ? "missing"
-                                                    : std::string(to_string(c.verdict))}});
+    documents::CheckMetricRow row;
+    row.metric = c.name;
+    row.field = c.field;
+    row.better = c.better;
+    row.baseline = c.baseline;
+    row.current = c.current;
+    if (c.baseline && c.current) row.delta_pct = c.delta_pct;
+    row.tolerance_pct = c.tolerance_pct;
+    row.status = status_of(c.verdict);
+    document.metrics.push_back(std::move(row));
   }
-  // `kind` and `version` are the check document's own (print_document): `compared` names the kind of the
-  // two documents compared (before documents carried a kind, `kind` held it: documents/kind.h).
-  return {{"compared", documents::to_string(report.kind)},
-          {"passed", report.regressions() == 0},
-          {"regressions", report.regressions()},
-          {"metrics", metrics}};
+  return document;
 }
 
 std::string render_junit(const Report& report) {

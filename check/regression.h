@@ -1,7 +1,7 @@
 // `lagom check`: pairs the metrics of two documents of the same kind (simulate --json, tune --json,
 // or a profile export; the metrics are the documents module's, documents/metrics.h) and judges each delta
-// against a tolerance, knowing which direction is better. Rendering (table, JSON, JUnit XML) is here too
-// because it is the report.
+// against a tolerance, knowing which direction is better. Rendering (table, JUnit XML, and the content of
+// the JSON document, which documents/check.h writes) is here too because it is the report.
 #pragma once
 
 #include <map>
@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "documents/check.h"
 #include "documents/kind.h"
 #include "documents/metrics.h"
 
@@ -64,7 +65,8 @@ Report compare(DocumentKind kind, const std::vector<Metric>& baseline, const std
                const Tolerance& tolerance);
 
 std::string render_table(const Report& report);
-nlohmann::json render_json(const Report& report);
+// The `check --json` document's content (documents/check.h writes it).
+documents::CheckDocument to_document(const Report& report);
 std::string render_junit(const Report& report);
 
 }  // namespace lagom::check

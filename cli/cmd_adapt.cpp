@@ -12,6 +12,7 @@
 #include "cli/app.h"
 #include "cli/output.h"
 #include "core/units.h"
+#include "documents/adapt.h"
 
 namespace lagom::cli {
 
@@ -57,8 +58,8 @@ double parse_tolerance(const std::string& text) {
   return *value;
 }
 
-nlohmann::json event_json(const Event& e) {
-  return {{"event", e.kind}, {"op_class", e.op_class}, {"message", e.message}, {"data", e.data}};
+documents::AdaptEventRow event_row(const Event& e) {
+  return {e.kind, e.op_class, e.message, e.data};
 }
 
 // Without --explain only the decisions that change something, or explain why nothing could, are printed.
@@ -70,7 +71,7 @@ bool shown(const Event& e, bool explain) {
 void print_events(const std::vector<Event>& events, bool json, bool explain) {
   for (const auto& e : events) {
     if (json) {
-      fmt::print("{}\n", event_json(e).dump());
+      fmt::print("{}\n", documents::to_json(event_row(e)).dump());
     } else if (shown(e, explain)) {
       fmt::print("adapt: {}{}: {}\n", e.kind, e.op_class.empty() ? "" : " " + e.op_class, e.message);
     }
@@ -97,14 +98,12 @@ void run_adapt(const AdaptFlags& flags, const Context& context) {
 
   std::vector<Event> events;
   events.push_back(
-      {"start",
-       "",
+      {"start", "",
        fmt::format("{} op classes of {}/lagom-config.json; window {} records, tolerance {}%{}",
                    adapter.classes().size(), config_dir, options.window, options.tolerance_pct,
                    flags.once ? ", one pass" : fmt::format(", polling every {} ms", interval_ms)),
-       {{"op_classes", adapter.classes().size()},
-        {"window", options.window},
-        {"tolerance_pct", options.tolerance_pct}}});
+       documents::to_json(
+           documents::AdaptStartData{adapter.classes().size(), options.window, options.tolerance_pct})});
   const bool json_lines = context.json && !flags.once;
   auto pass = [&] {
     auto batch = follower.poll();
@@ -121,13 +120,10 @@ void run_adapt(const AdaptFlags& flags, const Context& context) {
                       follower.partial_lines()));
     }
     if (context.json) {
-      nlohmann::json list = nlohmann::json::array();
-      for (const auto& e : events) list.push_back(event_json(e));
-      print_document(documents::Kind::adapt, {{"config", config_dir},
-                                              {"records", adapter.records_seen()},
-                                              {"unmatched", adapter.unmatched()},
-                                              {"retunes", adapter.retunes()},
-                                              {"events", std::move(list)}});
+      documents::AdaptDocument document{
+          config_dir, adapter.records_seen(), adapter.unmatched(), adapter.retunes(), {}};
+      for (const auto& e : events) document.events.push_back(event_row(e));
+      print_json(documents::to_json(document));
     } else {
       print_events(events, false, flags.explain);
       fmt::print("# adapt: {} records, {} matched no op class, {} re-tune(s)\n", adapter.records_seen(),
@@ -164,12 +160,9 @@ void run_adapt(const AdaptFlags& flags, const Context& context) {
   const std::string summary =
       fmt::format("stopped by a signal after {} records ({} matched no op class), {} re-tune(s)",
                   adapter.records_seen(), adapter.unmatched(), adapter.retunes());
-  print_events({{"stop",
-                 "",
-                 summary,
-                 {{"records", adapter.records_seen()},
-                  {"unmatched", adapter.unmatched()},
-                  {"retunes", adapter.retunes()}}}},
+  print_events({{"stop", "", summary,
+                 documents::to_json(documents::AdaptStopData{adapter.records_seen(), adapter.unmatched(),
+                                                             adapter.retunes()})}},
                json_lines, true);
 }
 

@@ -7,6 +7,7 @@
 
 #include "cli/app.h"
 #include "cli/output.h"
+#include "documents/calibrate.h"
 #include "inputs/cluster_source.h"
 #include "validate/calibrate.h"
 
@@ -16,10 +17,10 @@ using inputs::ClusterSource;
 using inputs::resolve_cluster_source;
 using validate::calibrate_runs;
 using validate::calibrated_cluster;
-using validate::calibration_json;
 using validate::CalibrationFit;
 using validate::CalibrationReport;
 using validate::CrossValidationFold;
+using validate::ErrorStats;
 
 namespace {
 
@@ -32,6 +33,46 @@ struct CalibrateFlags {
 
 std::string signed_pct(double value) {
   return fmt::format("{:+.1f}", value);
+}
+
+documents::CalibrateStats stats_row(const ErrorStats& s) {
+  return {s.runs, s.failed, s.mape_pct, s.mean_signed_pct, s.worst_pct};
+}
+
+std::vector<documents::CalibrateConstantRow> constant_rows(const CalibrationFit& fit) {
+  std::vector<documents::CalibrateConstantRow> rows;
+  for (const auto& c : fit.constants) {
+    rows.push_back({std::string(c.constant->key), std::string(c.constant->meaning), c.constant->min,
+                    c.constant->max, c.before, c.after, c.relative_stderr, c.constrained, c.in_range});
+  }
+  return rows;
+}
+
+// The `calibrate --json` document of `report` (documents/calibrate.h).
+documents::CalibrateDocument calibrate_document(const CalibrationReport& report) {
+  const CalibrationFit& fit = report.fit;
+  documents::CalibrateDocument document;
+  document.cluster = report.cluster;
+  document.runs = report.runs;
+  document.other_clusters_left_out = report.other_clusters;
+  document.constants = constant_rows(fit);
+  document.before = stats_row(fit.before);
+  document.after = stats_row(fit.after);
+  document.evaluations = fit.evaluations;
+  document.accepted = fit.accepted();
+  if (!fit.accepted()) document.refusal = fit.refusal();
+  if (!report.folds.empty()) {
+    documents::CalibrateCrossValidation cv;
+    for (const auto& fold : report.folds) {
+      cv.folds.push_back({fold.left_out, stats_row(fold.held_out), stats_row(fold.fit.after),
+                          constant_rows(fold.fit), fold.fit.accepted()});
+    }
+    cv.mape_pct = report.cv_mape_pct;
+    cv.mean_signed_error_pct = report.cv_bias_pct;
+    cv.runs = report.cv_runs;
+    document.cross_validation = std::move(cv);
+  }
+  return document;
 }
 
 void run_calibrate(const CalibrateFlags& flags, const Context& context) {
@@ -61,9 +102,9 @@ void run_calibrate(const CalibrateFlags& flags, const Context& context) {
   }
 
   if (context.json) {
-    nlohmann::json doc = calibration_json(report);
-    if (written) doc["out"] = flags.out;
-    print_document(documents::Kind::calibrate, std::move(doc));
+    documents::CalibrateDocument document = calibrate_document(report);
+    if (written) document.out = flags.out;
+    print_json(documents::to_json(document));
   } else {
     fmt::print("# lagom calibrate: {} runs of {} from {} file(s)", report.runs, base.cluster.name,
                flags.files.size());

@@ -11,6 +11,8 @@
 #include "cli/output.h"
 #include "core/units.h"
 #include "db/database.h"
+#include "documents/check.h"
+#include "documents/check_predicted.h"
 #include "documents/profile.h"
 
 namespace lagom::cli {
@@ -64,22 +66,17 @@ void run_check(const CheckOptions& options, const Context& context) {
   const auto base_metrics = metrics_of(baseline, base_kind, options.baseline);
   const auto cur_metrics = metrics_of(current, cur_kind, options.current);
   // Comparing results of different models or clusters is rarely meant: say so, and compare anyway.
-  auto text_at = [](const nlohmann::json& doc, const nlohmann::json::json_pointer& at) {
-    return doc.contains(at) && doc.at(at).is_string() ? doc.at(at).get<std::string>() : std::string();
-  };
   // Profiles: a run of another backend (cpu against mpi) or host measures other things (issue 32: 146
-  // "added" rows and no word of why); an export holds them under run, `profile --json` backend at the top.
-  for (const auto& [what, at] : {std::pair{"model", nlohmann::json::json_pointer("/model")},
-                                 std::pair{"cluster", nlohmann::json::json_pointer("/cluster/name")},
-                                 std::pair{"backend", nlohmann::json::json_pointer("/run/backend")},
-                                 std::pair{"backend", nlohmann::json::json_pointer("/backend")},
-                                 std::pair{"host", nlohmann::json::json_pointer("/run/host")}}) {
-    const std::string a = text_at(baseline, at), b = text_at(current, at);
+  // "added" rows and no word of why).
+  const auto base_run = documents::described_run(baseline), cur_run = documents::described_run(current);
+  for (std::size_t i = 0; i < base_run.size() && i < cur_run.size(); ++i) {
+    const std::string& a = base_run[i].second;
+    const std::string& b = cur_run[i].second;
     if (!a.empty() && !b.empty() && a != b) {
       context.progress().warn(fmt::format(
           "check: the baseline's {} is {} but the current's is {}: the documents describe different "
           "runs",
-          what, a, b));
+          base_run[i].first, a, b));
     }
   }
   const check::Report report = check::compare(base_kind, base_metrics, cur_metrics, tolerance);
@@ -92,7 +89,7 @@ void run_check(const CheckOptions& options, const Context& context) {
     }
   }
   if (context.json) {
-    print_document(documents::Kind::check, check::render_json(report));
+    print_json(documents::to_json(check::to_document(report)));
   } else {
     fmt::print("{}", check::render_table(report));
   }
@@ -154,9 +151,8 @@ void run_check_predicted(const PredictedCheckOptions& options, const Context& co
     }
   }
   if (context.json) {
-    print_document(documents::Kind::check_predicted,
-                   check::predicted_check_json(options.config_path, options.run_id, tolerance_pct,
-                                               records->size(), unmatched, classes, checks));
+    print_json(documents::to_json(check::predicted_check_document(
+        options.config_path, options.run_id, tolerance_pct, records->size(), unmatched, classes, checks)));
   } else {
     fmt::print("# {} against production run {}: {} records, {} matched no op class; tolerance {}%\n",
                options.config_path, options.run_id, records->size(), unmatched, tolerance_pct);

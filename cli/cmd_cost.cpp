@@ -9,6 +9,7 @@
 #include "cli/app.h"
 #include "cli/output.h"
 #include "core/units.h"
+#include "documents/cost.h"
 #include "inputs/cluster_source.h"
 #include "model/cost_model.h"
 #include "model/presets.h"
@@ -63,14 +64,9 @@ void run_gemm(const CostOptions& o, const Context& context, const model::CostMod
   const double time_us = cost.gemm_time_us(shape, *precision);
   const double tflops = shape.flops() / (time_us * 1e-6) / 1e12;
   if (context.json) {
-    print_document(documents::Kind::cost, {{"m", dims[0]},
-                                           {"n", dims[1]},
-                                           {"k", dims[2]},
-                                           {"precision", precision_name},
-                                           {"cluster", cost.cluster().name},
-                                           {"time_us", time_us},
-                                           {"tflops", tflops},
-                                           {"efficiency", cost.gemm_efficiency(shape, *precision)}});
+    print_json(documents::to_json(documents::CostGemmDocument{dims[0], dims[1], dims[2], precision_name,
+                                                              cost.cluster().name, time_us, tflops,
+                                                              cost.gemm_efficiency(shape, *precision)}));
     return;
   }
   TextTable table({{"gemm", true}, {"precision", true}, {"cluster", true}, {"time_us"}, {"tflops"}});
@@ -143,20 +139,22 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
   if (!valid.ok()) fail(ErrorCode::invalid_input, "cost: " + valid.error().message);
   const CollectiveCost result = cost.collective_cost(*collective, bytes, group, config);
   if (context.json) {
-    print_document(documents::Kind::cost, {{"collective", o.collective},
-                                           {"bytes", bytes_result.value()},
-                                           {"ranks", group.ranks},
-                                           {"nodes", group.nodes},
-                                           {"cluster", cost.cluster().name},
-                                           {"time_us", result.time_us},
-                                           {"algbw_GBps", result.algbw_GBps},
-                                           {"busbw_GBps", result.busbw_GBps},
-                                           {"algo", to_string(result.config.algo)},
-                                           {"proto", to_string(result.config.proto)},
-                                           {"channels", result.config.channels},
-                                           {"threads", result.config.threads},
-                                           {"chunk_bytes", result.config.chunk_bytes},
-                                           {"latency_us", result.latency_us}});
+    documents::CostCollectiveDocument document;
+    document.collective = o.collective;
+    document.bytes = bytes_result.value();
+    document.ranks = group.ranks;
+    document.nodes = group.nodes;
+    document.cluster = cost.cluster().name;
+    document.time_us = result.time_us;
+    document.algbw_GBps = result.algbw_GBps;
+    document.busbw_GBps = result.busbw_GBps;
+    document.algo = to_string(result.config.algo);
+    document.proto = to_string(result.config.proto);
+    document.channels = result.config.channels;
+    document.threads = result.config.threads;
+    document.chunk_bytes = result.config.chunk_bytes;
+    document.latency_us = result.latency_us;
+    print_json(documents::to_json(document));
     return;
   }
   TextTable table({{"collective", true},

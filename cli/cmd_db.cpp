@@ -9,6 +9,7 @@
 #include "cli/app.h"
 #include "cli/output.h"
 #include "db/database.h"
+#include "documents/db.h"
 #include "documents/profile.h"
 #include "profiler/fit.h"
 #include "profiler/nccl_tests_format.h"
@@ -85,21 +86,7 @@ void list(const DbFlags& flags, const Context& context) {
   auto database = open_db("db list", flags.db_path, db::Database::Mode::read_only);
   const auto runs = need("db list", database.list_runs());
   if (context.json) {
-    // An object, not the bare array of runs it was before documents carried kind and version.
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& run : runs) {
-      list.push_back({{"id", run.id},
-                      {"status", run.status},
-                      {"backend", run.backend},
-                      {"suite", run.suite},
-                      {"host", run.host},
-                      {"ranks", run.ranks},
-                      {"nodes", run.nodes},
-                      {"started_at", run.started_at},
-                      {"finished_at",
-                       run.finished_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.finished_at)}});
-    }
-    print_document(documents::Kind::db_list, {{"runs", std::move(list)}});
+    print_json(documents::to_json(documents::DbListDocument{runs}));
     return;
   }
   TextTable table({{"id"},
@@ -129,26 +116,22 @@ void show(const DbFlags& flags, const Context& context) {
   const auto fits = need(what, database.fits(flags.run_id));
   const auto production = need(what, database.production_records(flags.run_id));
   if (context.json) {
-    print_document(documents::Kind::db_show, {{"run", documents::to_json(run)},
-                                              {"samples",
-                                               {{"comm", comm.size()},
-                                                {"compute", compute.size()},
-                                                {"overlap", overlap.size()},
-                                                {"production_records", production.size()}}},
-                                              {"fits", documents::to_json(fits)}});
+    print_json(documents::to_json(documents::DbShowDocument{run, comm.size(), compute.size(), overlap.size(),
+                                                            production.size(), fits}));
     return;
   }
   TextTable table({{"field", true}, {"value", true}});
   const nlohmann::json fields = documents::to_json(run);
   for (const auto& [key, value] : fields.items()) {
-    if (key == "options") continue;  // printed below: too wide for the table
+    if (key == documents::k_run_options_field) continue;  // printed below: too wide for the table
     table.add_row({key, value.is_string() ? value.get<std::string>() : value.dump()});
   }
   table.add_row({"comm_samples", std::to_string(comm.size())});
   table.add_row({"compute_samples", std::to_string(compute.size())});
   table.add_row({"overlap_samples", std::to_string(overlap.size())});
   table.add_row({"production_records", std::to_string(production.size())});
-  fmt::print("{}# options: {}\n{}", table.render(), fields["options"].dump(), render_fits(fits));
+  fmt::print("{}# options: {}\n{}", table.render(), fields[documents::k_run_options_field].dump(),
+             render_fits(fits));
 }
 
 void export_run(const DbFlags& flags, const Context& context) {
@@ -221,20 +204,18 @@ void import_records(const DbFlags& flags, const Context& context) {
   run.host = hosts.size() == 1 ? *hosts.begin() : std::string();
   run.ranks = static_cast<int>(std::max<std::size_t>(processes.size(), 1));
   run.nodes = std::max(static_cast<int>(hosts.size()), max_nodes);
-  run.options_json =
-      nlohmann::json{{"path", flags.file}, {"files", files.files}, {"format", "records"}}.dump();
+  run.options_json = documents::records_import_options(flags.file, files.files);
   const auto imported = need(what, database.import_production(run, files.records));
   if (context.json) {
-    print_document(
-        documents::Kind::db_import,
-        {{"run_id", imported.run_id == 0 ? nlohmann::json(nullptr) : nlohmann::json(imported.run_id)},
-         {"format", "records"},
-         {"files", files.files.size()},
-         {"records", files.records.size()},
-         {"added", imported.added},
-         {"already", imported.already},
-         {"dropped_by_writer", dropped},
-         {"warnings", files.warnings}});
+    documents::DbImportRecordsDocument document;
+    if (imported.run_id != 0) document.run_id = imported.run_id;
+    document.files = files.files.size();
+    document.records = files.records.size();
+    document.added = imported.added;
+    document.already = imported.already;
+    document.dropped_by_writer = dropped;
+    document.warnings = files.warnings;
+    print_json(documents::to_json(document));
     return;
   }
   if (imported.run_id == 0) {
@@ -274,8 +255,7 @@ void import_file(const DbFlags& flags, const Context& context) {
   run.host = log.host;
   run.ranks = log.ranks;
   run.nodes = log.nodes;
-  run.options_json =
-      nlohmann::json{{"file", flags.file}, {"format", log.format}, {"collective", log.collective}}.dump();
+  run.options_json = documents::log_import_options(flags.file, log.format, log.collective);
   const std::int64_t id = need(what, database.begin_run(run));
   if (auto status = database.add_comm_samples(id, log.samples); !status.ok())
     throw CommandFailed{status.error().with_context(what)};
@@ -285,15 +265,9 @@ void import_file(const DbFlags& flags, const Context& context) {
   if (auto status = database.finish_run(id); !status.ok())
     throw CommandFailed{status.error().with_context(what)};
   if (context.json) {
-    print_document(documents::Kind::db_import, {{"run_id", id},
-                                                {"format", log.format},
-                                                {"collective", log.collective},
-                                                {"ranks", log.ranks},
-                                                {"nodes", log.nodes},
-                                                {"samples", log.samples.size()},
-                                                {"skipped", log.skipped},
-                                                {"fits_skipped", outcome.skipped},
-                                                {"fits", documents::to_json(outcome.fits)}});
+    print_json(documents::to_json(documents::DbImportLogDocument{id, log.format, log.collective, log.ranks,
+                                                                 log.nodes, log.samples.size(), log.skipped,
+                                                                 outcome.skipped, outcome.fits}));
     return;
   }
   fmt::print("# imported {} samples ({}, {} over {} ranks) as run {} in {}\n", log.samples.size(), log.format,
@@ -324,10 +298,7 @@ void fit(const DbFlags& flags, const Context& context) {
     throw CommandFailed{status.error().with_context(what)};
   for (const auto& skipped : outcome.skipped) context.progress().warn("db fit: " + skipped);
   if (context.json) {
-    auto doc = documents::to_json(outcome.fits);
-    doc["run_id"] = flags.run_id;
-    doc["skipped"] = outcome.skipped;
-    print_document(documents::Kind::db_fit, std::move(doc));
+    print_json(documents::to_json(documents::DbFitDocument{flags.run_id, outcome.skipped, outcome.fits}));
     return;
   }
   fmt::print("{}", render_fits(outcome.fits));

@@ -73,10 +73,7 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
          fmt::format("explore: no valid strategy for {} GPUs with the pinned flags", options.base.gpus));
   }
   if (context.json) {
-    nlohmann::json doc = documents::explore_json(result, options.base, cluster, workload);
-    if (options.framework != search::Framework::any)
-      doc["framework"] = {{"name", std::string(profile.name)}, {"version", std::string(profile.version)}};
-    print_json(doc);
+    print_json(documents::explore_json(result, options.base, cluster, workload, options.framework));
     return;
   }
   fmt::print("# lagom explore: {} on {} GPUs of {}, global batch {}\n", workload.name, base.gpus,

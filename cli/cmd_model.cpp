@@ -47,25 +47,16 @@ void run_model(const ModelFlags& flags, const Context& context) {
     // Checked as a workload file once the sequence is known (a HuggingFace reading is not checked yet).
     workload = unwrap(model::parse_workload(model::to_json(workload), flags.model));
   }
-  nlohmann::json shape = documents::model_shape_json(workload);
-  if (workload.seq == 0) shape["documents::flops_per_token"] = nullptr;
   if (context.json) {
-    nlohmann::json doc = {{"model", workload.name},
-                          {"source", flags.model},
-                          {"format", format},
-                          {"model_shape", shape},
-                          {"workload", model::to_json(workload)}};
+    documents::ModelDocument document{workload, flags.model, format, std::nullopt};
     if (hf) {
-      doc["family"] = hf->family;
-      doc["context_length"] = hf->context_length;
-      doc["sliding_window"] = hf->sliding_window;
-      doc["read"] = hf->read;
-      doc["ignored"] = hf->ignored;
-      doc["notes"] = hf->notes;
+      document.huggingface = documents::ModelHfFields{hf->family, hf->context_length, hf->sliding_window,
+                                                      hf->read,   hf->ignored,        hf->notes};
     }
-    print_document(documents::Kind::model, std::move(doc));
+    print_json(documents::to_json(document));
     return;
   }
+  const nlohmann::json shape = documents::model_command_shape_json(workload);
   fmt::print("# lagom model: {} ({}{})\n", flags.model, format,
              hf ? fmt::format(" config, model_type {}", hf->family) : std::string());
   TextTable table({{"field", true}, {"value"}});

@@ -3,11 +3,15 @@
 
 #include "cli/app.h"
 #include "cli/output.h"
+#include "documents/presets.h"
 #include "model/presets.h"
 
 namespace lagom::cli {
 
 namespace {
+
+constexpr const char* k_localhost_description =
+    "this machine, from its latest complete profile (run 'lagom profile')";
 
 struct PresetsOptions {
   std::string show;
@@ -35,33 +39,21 @@ void run_presets(const PresetsOptions& options, const Context& context) {
     return;
   }
   if (context.json) {
-    nlohmann::json doc;
-    doc["clusters"] = nlohmann::json::array();
+    documents::PresetsDocument document;
     for (const auto& c : cluster_presets()) {
-      doc["clusters"].push_back({{"name", c.name},
-                                 {"description", c.description},
-                                 {"gpus_per_node", c.gpus_per_node},
-                                 {"gpu", c.gpu.name}});
+      document.clusters.push_back({c.name, c.description, c.gpus_per_node, c.gpu.name});
     }
-    doc["clusters"].push_back(
-        {{"name", k_localhost},
-         {"description", "this machine, from its latest complete profile (run 'lagom profile')"}});
-    doc["models"] = nlohmann::json::array();
+    document.clusters.push_back({k_localhost, k_localhost_description, std::nullopt, std::nullopt});
     for (const auto& w : workload_presets()) {
-      doc["models"].push_back({{"name", w.name},
-                               {"layers", w.layers},
-                               {"hidden", w.hidden},
-                               {"heads", w.heads},
-                               {"kv_heads", w.kv_heads},
-                               {"parameters", w.parameters()},
-                               {"moe", w.moe.has_value()}});
+      document.models.push_back(
+          {w.name, w.layers, w.hidden, w.heads, w.kv_heads, w.parameters(), w.moe.has_value()});
     }
-    print_document(documents::Kind::presets, std::move(doc));
+    print_json(documents::to_json(document));
     return;
   }
   TextTable clusters({{"cluster", true}, {"description", true}});
   for (const auto& c : cluster_presets()) clusters.add_row({c.name, c.description});
-  clusters.add_row({k_localhost, "this machine, from its latest complete profile (run 'lagom profile')"});
+  clusters.add_row({k_localhost, k_localhost_description});
   fmt::print("{}\n", clusters.render());
   TextTable models({{"model", true},
                     {"layers"},

@@ -127,17 +127,9 @@ void add_profile_command(CLI::App& app, Context& context) {
     const auto& report = result.value();
     if (!report.is_root) return;
     if (json) {
-      nlohmann::json doc{{"run_id", report.run_id}, {"status", "complete"},       {"backend", report.backend},
-                         {"suite", report.suite},   {"ranks", report.ranks},      {"nodes", report.nodes},
-                         {"db", options.db_path},   {"warnings", report.warnings}};
-      doc["comm"] = nlohmann::json::array();
-      for (const auto& s : report.comm) doc["comm"].push_back(documents::to_json(s));
-      doc["compute"] = nlohmann::json::array();
-      for (const auto& s : report.compute) doc["compute"].push_back(documents::to_json(s));
-      doc["overlap"] = nlohmann::json::array();
-      for (const auto& s : report.overlap) doc["overlap"].push_back(documents::to_json(s));
-      doc["fits"] = documents::to_json(report.fits);
-      print_document(documents::Kind::profile, std::move(doc));
+      print_json(documents::to_json(documents::ProfileDocument{
+          report.run_id, report.backend, report.suite, report.ranks, report.nodes, options.db_path,
+          report.warnings, report.comm, report.compute, report.overlap, report.fits}));
       return;
     }
     print_tables(report);

@@ -10,6 +10,7 @@
 #include "cli/app.h"
 #include "cli/output.h"
 #include "documents/profile.h"
+#include "documents/report.h"
 #include "documents/simulate.h"
 #include "lagom/build_info.h"
 #include "model/presets.h"
@@ -95,7 +96,7 @@ void run_report(const ReportFlags& flags, const Context& context) {
   options.table_rows = static_cast<std::size_t>(flags.top);
   report::Page page;
   page.title = flags.title;
-  nlohmann::json listing = nlohmann::json::array();
+  std::vector<documents::ReportSectionRow> listing;
   auto add = [&](const nlohmann::json& document, const std::string& source) {
     auto kind = report::detect_kind(document);
     if (!kind.ok()) throw CommandFailed{kind.error().with_context("report: " + source)};
@@ -104,7 +105,7 @@ void run_report(const ReportFlags& flags, const Context& context) {
     auto section = report::build_section(document, *kind, source, these);
     if (!section.ok()) throw CommandFailed{section.error().with_context("report")};
     page.sections.push_back(std::move(section).value());
-    listing.push_back({{"kind", std::string(report::to_string(*kind))}, {"source", source}});
+    listing.push_back({std::string(report::to_string(*kind)), source});
   };
   for (const auto& path : flags.inputs) {
     auto document = read_json_file(path);
@@ -118,9 +119,7 @@ void run_report(const ReportFlags& flags, const Context& context) {
     add(*document, source);
   }
   std::string kinds;
-  for (const auto& entry : listing) {
-    kinds += (kinds.empty() ? "" : ", ") + entry["kind"].get<std::string>();
-  }
+  for (const auto& entry : listing) kinds += (kinds.empty() ? "" : ", ") + entry.kind;
   page.subtitle = fmt::format("{} section{}: {}", listing.size(), listing.size() == 1 ? "" : "s", kinds);
   page.footer = fmt::format(
       "Written by lagom {} ({}). Charts by Chart.js {} (MIT licence; the notice is at the end of this file), "
@@ -131,8 +130,7 @@ void run_report(const ReportFlags& flags, const Context& context) {
     throw CommandFailed{written.error().with_context("report: --out")};
   }
   if (context.json) {
-    print_document(documents::Kind::report,
-                   {{"out", flags.out}, {"bytes", html.size()}, {"sections", std::move(listing)}});
+    print_json(documents::to_json(documents::ReportDocument{flags.out, html.size(), std::move(listing)}));
   } else if (!context.quiet) {
     fmt::print("# lagom report: {} ({} bytes): {}\n", flags.out, html.size(), page.subtitle);
   }

@@ -11,8 +11,8 @@
 #include "cli/interval_text.h"
 #include "cli/output.h"
 #include "cli/simulate_run.h"
+#include "documents/lagom_config.h"
 #include "documents/model.h"
-#include "documents/plan.h"
 #include "documents/simulate.h"
 #include "inputs/scenario.h"
 #include "model/presets.h"
@@ -40,36 +40,6 @@ struct SimulateFlags {
   SimulateRunFlags run;  // --tokens, --price (cli/simulate_run.h)
 };
 
-// A lagom-config.json that tune wrote names the model, cluster and strategy it was tuned for; its op
-// classes are keyed by their sizes, which another model or strategy does not have, so applying it there
-// would silently fall back to NCCL's defaults. Such a config is refused. Hand-written configs without
-// these fields apply as they are.
-Status matches_run(const nlohmann::json& config, const std::string& origin,
-                   const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
-                   const model::Strategy& strategy) {
-  auto refuse = [&](const std::string& field, const std::string& tuned, const std::string& here) {
-    return make_error(ErrorCode::invalid_input,
-                      fmt::format("{}: {}: tuned for {} but this run has {} (run 'lagom tune' for this run)",
-                                  origin, field, tuned, here));
-  };
-  if (config.contains("model") && config["model"].is_string() && config["model"] != workload.name)
-    return refuse("model", config["model"].get<std::string>(), workload.name);
-  if (config.contains("cluster") && config["cluster"].is_string() && config["cluster"] != cluster.name)
-    return refuse("cluster", config["cluster"].get<std::string>(), cluster.name);
-  if (config.contains("strategy") && config["strategy"].is_object()) {
-    const nlohmann::json here = model::to_json(strategy);
-    // The structural fields; tp_overlap and bucket_mb are knobs the config itself sets.
-    for (const char* key : {"gpus", "tp", "pp", "dp", "cp", "ep", "sp", "vpp", "zero", "micro_batch",
-                            "global_batch", "recompute", "schedule", "precision", "attention"}) {
-      const auto& tuned = config["strategy"];
-      if (tuned.contains(key) && here.contains(key) && tuned[key] != here[key]) {
-        return refuse(std::string("strategy.") + key, tuned[key].dump(), here[key].dump());
-      }
-    }
-  }
-  return {};
-}
-
 void run_simulate(const SimulateFlags& flags, const Context& context) {
   const auto scenario = unwrap(load_scenario(flags.spec, flags.strategy, &context.progress()));
   const model::WorkloadSpec& workload = scenario->workload;
@@ -80,7 +50,7 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
   if (!flags.comm_config.empty()) {
     const nlohmann::json document = unwrap(read_json_file(flags.comm_config));
     assignment = unwrap(simulator::parse_comm_config(document, flags.comm_config));
-    check(matches_run(document, flags.comm_config, workload, cluster, strategy));
+    check(documents::check_tuned_for(document, flags.comm_config, workload, cluster, strategy));
     check(costs.validate(assignment));
   }
   if (flags.issue_priority) assignment.priority = unwrap(parse_issue_priority_flag(*flags.issue_priority));
@@ -97,17 +67,17 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
   const model::OverlapMethod tp_overlap = assignment.tp_overlap.value_or(strategy.tp_overlap);
   const double bucket_mb = assignment.bucket_mb.value_or(strategy.bucket_mb);
   if (context.json) {
-    nlohmann::json doc = documents::simulation_json(result, strategy, cluster, workload);
+    documents::SimulateExtras extras;
     if (!flags.comm_config.empty()) {
-      doc["comm_config"] = {{"file", flags.comm_config},
-                            {"tp_overlap", std::string(model::to_string(tp_overlap))},
-                            {"bucket_mb", bucket_mb},
-                            {"fsdp_prefetch", assignment.fsdp_prefetch},
-                            {"op_classes", assignment.per_class.size()},
-                            {"communicators", assignment.comm_ctas.size()}};
+      extras.comm_config = documents::SimulateCommConfig{flags.comm_config,
+                                                         tp_overlap,
+                                                         bucket_mb,
+                                                         assignment.fsdp_prefetch,
+                                                         assignment.per_class.size(),
+                                                         assignment.comm_ctas.size()};
     }
-    if (run) doc["run"] = documents::plan_row_json(*run);
-    print_json(doc);
+    extras.run = run;
+    print_json(documents::simulation_json(result, strategy, cluster, workload, extras));
     return;
   }
   const double t = result.iteration_time_s;

@@ -274,12 +274,7 @@ void run_tune(const TuneFlags& flags, const Context& context) {
           ? std::string()
           : fmt::format("cluster {} has no NCCL: only the overlap knobs were searched", cluster.name);
   if (context.json) {
-    nlohmann::json doc =
-        documents::tune_json(problem, result, split, out.out_dir, no_nccl_note, flags.explain);
-    if (framework != search::Framework::any) {
-      doc["framework"] = search::framework_json(profile, workload, strategy, search::framework_knobs(result));
-    }
-    print_json(doc);
+    print_json(documents::tune_json(problem, result, split, out.out_dir, no_nccl_note, flags.explain));
     return;
   }
   print_tune(

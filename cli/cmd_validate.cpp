@@ -8,6 +8,7 @@
 
 #include "cli/app.h"
 #include "cli/output.h"
+#include "documents/validate.h"
 #include "validate/validate.h"
 
 namespace lagom::cli {
@@ -27,13 +28,33 @@ struct ValidateFlags {
   std::optional<double> max_mape_pct;
 };
 
-nlohmann::json stats_json(const ErrorStats& s) {
-  return {{"runs", s.runs},
-          {"failed", s.failed},
-          {"median_abs_error_pct", s.median_abs_pct},
-          {"mape_pct", s.mape_pct},
-          {"mean_signed_error_pct", s.mean_signed_pct},
-          {"worst_error_pct", s.worst_pct}};
+documents::ValidateStats stats_row(const ErrorStats& s) {
+  return {s.runs, s.failed, s.median_abs_pct, s.mape_pct, s.mean_signed_pct, s.worst_pct};
+}
+
+documents::ValidateRunRow run_row(const ValidatedRun& run) {
+  documents::ValidateRunRow row;
+  row.file = run.file;
+  row.line = run.line;
+  row.model = run.model;
+  row.cluster = run.cluster;
+  row.gpus = run.gpus;
+  row.precision = run.precision;
+  row.parallel = run.parallel;
+  // A failed run given in tokens/s has no iteration time: the model could not resolve its shape.
+  if (run.measured_s > 0) row.measured_iteration_s = run.measured_s;
+  if (run.failure.empty()) {
+    row.predicted_iteration_s = run.predicted_s;
+    row.error_pct = run.error_pct();
+    row.fits_in_memory = run.fits_in_memory;
+    row.regime = model::regime_name(run.regime);
+  } else {
+    row.failure = run.failure;
+  }
+  if (!run.group.empty()) row.group = run.group;
+  row.planned_ignored = run.planned;
+  if (!run.note.empty()) row.note = run.note;
+  return row;
 }
 
 std::string pct(double value) {
@@ -129,39 +150,20 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
   }
 
   if (context.json) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& run : runs) {
-      nlohmann::json row = {{"file", run.file},        {"line", run.line}, {"model", run.model},
-                            {"cluster", run.cluster},  {"gpus", run.gpus}, {"precision", run.precision},
-                            {"parallel", run.parallel}};
-      // A failed run given in tokens/s has no iteration time: the model could not resolve its shape.
-      if (run.measured_s > 0) row["measured_iteration_s"] = run.measured_s;
-      if (run.failure.empty()) {
-        row["predicted_iteration_s"] = run.predicted_s;
-        row["error_pct"] = run.error_pct();
-        row["fits_in_memory"] = run.fits_in_memory;
-      } else {
-        row["failure"] = run.failure;
-      }
-      if (run.failure.empty()) row["regime"] = model::regime_name(run.regime);
-      if (!run.group.empty()) row["group"] = run.group;
-      if (!run.planned.empty()) row["planned_ignored"] = run.planned;
-      if (!run.note.empty()) row["note"] = run.note;
-      rows.push_back(std::move(row));
-    }
-    nlohmann::json by = nlohmann::json::object();
+    documents::ValidateDocument document;
+    for (const auto& run : runs) document.runs.push_back(run_row(run));
+    document.overall = stats_row(overall);
     for (const auto& [key, named] : groups) {
-      for (const auto& [name, stats] : named) by[key][name] = stats_json(stats);
+      for (const auto& [name, stats] : named) document.groups[key][name] = stats_row(stats);
     }
-    nlohmann::json doc = {{"runs", std::move(rows)},    {"overall", stats_json(overall)},
-                          {"groups", std::move(by)},    {"failed", failed},
-                          {"not_fitting", not_fitting}, {"passed", !too_far && failed == 0}};
-    if (flags.max_mape_pct) doc["max_mape_pct"] = *flags.max_mape_pct;
-    doc["accuracy"] = model::regimes_json(regimes);
-    doc["held_out_coverage"] =
-        counted > 0 ? nlohmann::json(static_cast<double>(covered) / counted) : nlohmann::json();
-    doc["held_out_runs"] = counted;
-    print_document(documents::Kind::validate, std::move(doc));
+    document.failed = failed;
+    document.not_fitting = not_fitting;
+    document.passed = !too_far && failed == 0;
+    document.max_mape_pct = flags.max_mape_pct;
+    document.accuracy = regimes;
+    if (counted > 0) document.held_out_coverage = static_cast<double>(covered) / counted;
+    document.held_out_runs = counted;
+    print_json(documents::to_json(document));
   } else {
     fmt::print("# lagom validate: {} runs from {} file(s)\n", runs.size(), flags.files.size());
     std::set<std::string> planned;

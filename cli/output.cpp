@@ -49,10 +49,6 @@ void print_json(const nlohmann::json& document) {
   std::fflush(stdout);
 }
 
-void print_document(documents::Kind kind, nlohmann::json document) {
-  print_json(documents::stamp(kind, std::move(document)));
-}
-
 StderrProgress::StderrProgress(bool silent) : m_silent(silent), m_tty(isatty(STDERR_FILENO) == 1) {}
 
 void StderrProgress::begin(const std::string& phase, long total) {

@@ -13,7 +13,6 @@
 #include "core/json_fields.h"
 #include "core/progress.h"
 #include "core/text.h"
-#include "documents/kind.h"
 
 namespace lagom::cli {
 
@@ -28,12 +27,9 @@ Status write_output_file(const std::string& path, const std::string& text,
 Status as_write_failure(Status status);
 
 // Prints `document` as one line of JSON on stdout. Non-finite numbers become null (JSON has no NaN).
-// A document a command writes goes through print_document (its kind and version stamped); print_json
-// alone prints what is no document: a spec file (`presets NAME --json`) or a document already stamped by
-// its writer in documents/.
+// A document a command writes is its kind's writer's (documents/, stamped with its kind and version there);
+// what is no document is printed alike: a spec file (`presets NAME --json`), adapt's event lines.
 void print_json(const nlohmann::json& document);
-// print_json of `document` with its `kind` and `version` (documents/kind.h).
-void print_document(documents::Kind kind, nlohmann::json document);
 
 // Progress on stderr: redraws one line in place on a TTY, prints phase start/end lines otherwise,
 // nothing at all when silent (warnings still print).

@@ -81,6 +81,32 @@ Result<std::vector<OpClassEntry>> read_ops(const nlohmann::json& document, const
   return entries;
 }
 
+Status check_tuned_for(const nlohmann::json& config, const std::string& origin,
+                       const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
+                       const model::Strategy& strategy) {
+  auto refuse = [&](const std::string& field, const std::string& tuned, const std::string& here) {
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("{}: {}: tuned for {} but this run has {} (run 'lagom tune' for this run)",
+                                  origin, field, tuned, here));
+  };
+  if (config.contains("model") && config["model"].is_string() && config["model"] != workload.name)
+    return refuse("model", config["model"].get<std::string>(), workload.name);
+  if (config.contains("cluster") && config["cluster"].is_string() && config["cluster"] != cluster.name)
+    return refuse("cluster", config["cluster"].get<std::string>(), cluster.name);
+  if (config.contains("strategy") && config["strategy"].is_object()) {
+    const nlohmann::json here = model::to_json(strategy);
+    // The structural fields; tp_overlap and bucket_mb are knobs the config itself sets.
+    for (const char* key : {"gpus", "tp", "pp", "dp", "cp", "ep", "sp", "vpp", "zero", "micro_batch",
+                            "global_batch", "recompute", "schedule", "precision", "attention"}) {
+      const auto& tuned = config["strategy"];
+      if (tuned.contains(key) && here.contains(key) && tuned[key] != here[key]) {
+        return refuse(std::string("strategy.") + key, tuned[key].dump(), here[key].dump());
+      }
+    }
+  }
+  return {};
+}
+
 nlohmann::json config_json(const search::Problem& problem, const search::TuneResult& result,
                            const search::OutputContext& context) {
   nlohmann::json ops = ops_json(problem, result);

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "model/specs.h"
 #include "search/outputs.h"
 #include "search/search.h"
 
@@ -58,6 +59,15 @@ struct OpClassEntry {
 // The ops[] of a lagom-config.json or a tune --json document (any version), each integer range-checked;
 // invalid_input "<origin>: ops[2].ranks: ..." (a document without ops[] is "<origin>: ops: required").
 Result<std::vector<OpClassEntry>> read_ops(const nlohmann::json& document, const std::string& origin);
+
+// A lagom-config.json that tune wrote names the model, cluster and strategy it was tuned for (`model`,
+// `cluster`, `strategy`); its op classes are keyed by their sizes, which another model or strategy does not
+// have, so applying it there would silently fall back to NCCL's defaults. invalid_input naming `origin` and
+// the field when one differs from the run's (the strategy's structural fields only: tp_overlap and bucket_mb
+// are knobs the config itself sets); a hand-written config without these fields passes.
+Status check_tuned_for(const nlohmann::json& config, const std::string& origin,
+                       const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
+                       const model::Strategy& strategy);
 
 // The `ops[]` array of `tune --json` and lagom-config.json: one object per op class (the fields of
 // docs/cli.md#lagom-tune).

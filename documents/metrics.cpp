@@ -41,6 +41,20 @@ std::string text_field(const nlohmann::json& o, const char* key) {
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::string>> described_run(const nlohmann::json& document) {
+  auto text_at = [&](const char* at) {
+    const nlohmann::json::json_pointer pointer(at);
+    return document.contains(pointer) && document.at(pointer).is_string()
+               ? document.at(pointer).get<std::string>()
+               : std::string();
+  };
+  return {{"model", text_at("/model")},
+          {"cluster", text_at("/cluster/name")},
+          {"backend", text_at("/run/backend")},
+          {"backend", text_at("/backend")},
+          {"host", text_at("/run/host")}};
+}
+
 std::vector<std::string> metric_fields(Kind kind) {
   switch (kind) {
     case Kind::simulate:

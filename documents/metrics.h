@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +32,13 @@ struct Metric {
 
 // The field names a tolerance may name for documents of `kind`; empty when the kind has no metrics.
 std::vector<std::string> metric_fields(Kind kind);
+// What a document says it describes, for `lagom check` to warn when the baseline and the current describe
+// different runs: (what, value) in a fixed order: the model, the cluster's name, the backend of a profile
+// export's run, a `profile --json`'s own backend, an export run's host. The value is "" where the document
+// does not say; an export and a `profile --json` name the backend in different places, and each is compared
+// with its own.
+std::vector<std::pair<std::string, std::string>> described_run(const nlohmann::json& document);
+
 // The metrics of a document of `kind`. invalid_input when one is negative (no result Lagom writes is) or
 // none is found.
 Result<std::vector<Metric>> extract_metrics(const nlohmann::json& document, Kind kind);

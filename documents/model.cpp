@@ -1,9 +1,13 @@
 // The resolved shape of a workload (`model_shape` in the documents of simulate, explore, tune and model):
-// what the cost model prices, so a reader sees the sequence length and widths a file resolved to.
+// what the cost model prices, so a reader sees the sequence length and widths a file resolved to; and the
+// `model --json` document around it.
 #include "documents/model.h"
+
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "documents/kind.h"
 #include "model/cost_model.h"
 
 namespace lagom::documents {
@@ -53,6 +57,30 @@ std::string model_shape_text(const model::WorkloadSpec& w) {
       "{:.3f} B parameters, {:.4g} FLOPs per token",
       w.name, w.layers, w.hidden, w.heads, w.kv_heads, w.head_dim(), w.ffn_hidden,
       model::to_string(w.ffn_type), moe, w.vocab, w.seq, w.parameters() / 1e9, flops_per_token(w));
+}
+
+nlohmann::json model_command_shape_json(const model::WorkloadSpec& workload) {
+  nlohmann::json shape = model_shape_json(workload);
+  if (workload.seq == 0) shape["flops_per_token"] = nullptr;
+  return shape;
+}
+
+nlohmann::json to_json(const ModelDocument& document) {
+  nlohmann::json doc = {{"model", document.workload.name},
+                        {"source", document.source},
+                        {"format", document.format},
+                        {"model_shape", model_command_shape_json(document.workload)},
+                        {"workload", model::to_json(document.workload)}};
+  if (document.huggingface) {
+    const ModelHfFields& hf = *document.huggingface;
+    doc["family"] = hf.family;
+    doc["context_length"] = hf.context_length;
+    doc["sliding_window"] = hf.sliding_window;
+    doc["read"] = hf.read;
+    doc["ignored"] = hf.ignored;
+    doc["notes"] = hf.notes;
+  }
+  return stamp(Kind::model, std::move(doc));
 }
 
 }  // namespace lagom::documents

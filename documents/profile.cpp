@@ -27,7 +27,8 @@ nlohmann::json to_json(const db::Run& run) {
       {"lagom_version", run.lagom_version},
       {"ranks", run.ranks},
       {"nodes", run.nodes},
-      {"options", nlohmann::json::parse(run.options_json.empty() ? "{}" : run.options_json, nullptr, false)},
+      {k_run_options_field,
+       nlohmann::json::parse(run.options_json.empty() ? "{}" : run.options_json, nullptr, false)},
       {"started_at", run.started_at},
       {"finished_at", run.finished_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.finished_at)}};
 }
@@ -131,6 +132,21 @@ std::string samples_csv(const std::vector<db::CommSample>& comm,
     }
   }
   return out;
+}
+
+nlohmann::json to_json(const ProfileDocument& document) {
+  nlohmann::json doc{{"run_id", document.run_id},   {"status", db::k_status_complete},
+                     {"backend", document.backend}, {"suite", document.suite},
+                     {"ranks", document.ranks},     {"nodes", document.nodes},
+                     {"db", document.db},           {"warnings", document.warnings}};
+  doc["comm"] = nlohmann::json::array();
+  for (const auto& s : document.comm) doc["comm"].push_back(to_json(s));
+  doc["compute"] = nlohmann::json::array();
+  for (const auto& s : document.compute) doc["compute"].push_back(to_json(s));
+  doc["overlap"] = nlohmann::json::array();
+  for (const auto& s : document.overlap) doc["overlap"].push_back(to_json(s));
+  doc["fits"] = to_json(document.fits);
+  return stamp(Kind::profile, std::move(doc));
 }
 
 Result<nlohmann::json> export_run_document(const std::string& db_path, std::int64_t run_id) {

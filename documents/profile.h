@@ -14,12 +14,30 @@
 
 namespace lagom::documents {
 
+// A run's `options` (what the profile or import was asked for: db::Run::options_json), an object.
+inline constexpr const char* k_run_options_field = "options";
+
 nlohmann::json to_json(const db::Run& run);
 nlohmann::json to_json(const db::CommSample& sample);
 nlohmann::json to_json(const db::ComputeSample& sample);
 nlohmann::json to_json(const db::OverlapSample& sample);
 // {"collectives": [...], "gemms": [...], "scalars": {name: {value, rel_error}}}
 nlohmann::json to_json(const db::FitSet& fits);
+
+// `lagom profile --json` (kind "profile"): the run just measured (status "complete"), its samples and fits.
+struct ProfileDocument {
+  std::int64_t run_id = 0;
+  std::string backend, suite;
+  int ranks = 1, nodes = 1;
+  std::string db;  // the database it was stored in
+  std::vector<std::string> warnings;
+  std::vector<db::CommSample> comm;
+  std::vector<db::ComputeSample> compute;
+  std::vector<db::OverlapSample> overlap;
+  db::FitSet fits;
+};
+// Stamped with its kind and version.
+nlohmann::json to_json(const ProfileDocument& document);
 
 // A run's whole export, as `lagom db export RUN --format json` prints it and `lagom check` reads it:
 // {"kind": "profile", "version", "run", "fits", "comm": [...], "compute": [...], "overlap": [...]}. Opens the

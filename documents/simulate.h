@@ -2,6 +2,7 @@
 // reader (what `lagom report` draws).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,13 +13,32 @@
 #include "core/error.h"
 #include "documents/setup.h"
 #include "model/specs.h"
+#include "plan/plan.h"
 #include "simulator/simulator.h"
 
 namespace lagom::documents {
 
+// What a `--comm-config` applied (`comm_config`): its file and the knobs the run used (the config's overlap
+// knobs replace the strategy's).
+struct SimulateCommConfig {
+  std::string file;
+  model::OverlapMethod tp_overlap;
+  double bucket_mb = 0;
+  int fsdp_prefetch = 1;
+  std::size_t op_classes = 0, communicators = 0;  // the op classes and communicators it sets
+};
+
+// What `lagom simulate` adds beyond the simulation: the comm config applied, the whole run priced
+// (`run`, --tokens: plan_row_json).
+struct SimulateExtras {
+  std::optional<SimulateCommConfig> comm_config;
+  std::optional<plan::PlanRow> run;
+};
+
 // Stamped with its kind and version (documents/kind.h).
 nlohmann::json simulation_json(const simulator::SimulationResult& result, const model::Strategy& strategy,
-                               const model::ClusterSpec& cluster, const model::WorkloadSpec& workload);
+                               const model::ClusterSpec& cluster, const model::WorkloadSpec& workload,
+                               const SimulateExtras& extras = {});
 
 // Where an iteration's time goes (breakdown_s, and per pipeline stage stage_breakdown_s[]), in seconds.
 struct SimulatePhases {

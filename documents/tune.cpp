@@ -10,6 +10,7 @@
 #include "documents/kind.h"
 #include "documents/lagom_config.h"
 #include "documents/model.h"
+#include "search/framework.h"
 #include "simulator/comm_config.h"
 
 namespace lagom::documents {
@@ -68,6 +69,11 @@ nlohmann::json tune_json(const search::Problem& problem, const search::TuneResul
                         {"note", t.note}});
     }
     doc["explain"] = {{"grid", grid_json(result)}, {"trials", std::move(trials)}, {"notes", result.notes}};
+  }
+  if (problem.space.framework != search::Framework::any) {
+    doc["framework"] =
+        search::framework_json(search::framework_profile(problem.space.framework), *problem.workload,
+                               problem.space.strategy, search::framework_knobs(result));
   }
   return stamp(Kind::tune, std::move(doc));
 }

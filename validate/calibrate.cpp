@@ -275,34 +275,6 @@ Result<std::vector<CrossValidationFold>> cross_validate_by_model(const std::vect
   return folds;
 }
 
-namespace {
-
-nlohmann::json stats_json(const ErrorStats& s) {
-  return {{"runs", s.runs},
-          {"failed", s.failed},
-          {"mape_pct", s.mape_pct},
-          {"mean_signed_error_pct", s.mean_signed_pct},
-          {"worst_error_pct", s.worst_pct}};
-}
-
-nlohmann::json constants_json(const CalibrationFit& fit) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& c : fit.constants) {
-    out.push_back({{"key", c.constant->key},
-                   {"meaning", c.constant->meaning},
-                   {"min", c.constant->min},
-                   {"max", c.constant->max},
-                   {"before", c.before},
-                   {"after", c.after},
-                   {"relative_stderr", c.relative_stderr},
-                   {"constrained", c.constrained},
-                   {"in_range", c.in_range}});
-  }
-  return out;
-}
-
-}  // namespace
-
 Result<CalibrationReport> calibrate_runs(const std::vector<std::string>& files,
                                          const model::ClusterSpec& base, const std::vector<std::string>& keys,
                                          bool leave_one_model_out, int threads, Progress& progress) {
@@ -366,35 +338,6 @@ model::ClusterSpec calibrated_cluster(const CalibrationReport& report, const mod
                                 base.description, base.description.empty() ? "" : "; ", fit.after.runs, moved,
                                 fit.before.mape_pct, fit.after.mape_pct);
   return out;
-}
-
-nlohmann::json calibration_json(const CalibrationReport& report) {
-  const CalibrationFit& fit = report.fit;
-  nlohmann::json doc = {{"cluster", report.cluster},
-                        {"runs", report.runs},
-                        {"other_clusters_left_out", report.other_clusters},
-                        {"constants", constants_json(fit)},
-                        {"before", stats_json(fit.before)},
-                        {"after", stats_json(fit.after)},
-                        {"evaluations", fit.evaluations},
-                        {"accepted", fit.accepted()}};
-  if (!fit.accepted()) doc["refusal"] = fit.refusal();
-  if (!report.folds.empty()) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& fold : report.folds) {
-      list.push_back({{"left_out", fold.left_out},
-                      {"held_out", stats_json(fold.held_out)},
-                      {"fit_after", stats_json(fold.fit.after)},
-                      {"constants", constants_json(fold.fit)},
-                      {"accepted", fold.fit.accepted()}});
-    }
-    doc["cross_validation"] = {{"by", "model"},
-                               {"folds", std::move(list)},
-                               {"mape_pct", report.cv_mape_pct},
-                               {"mean_signed_error_pct", report.cv_bias_pct},
-                               {"runs", report.cv_runs}};
-  }
-  return doc;
 }
 
 }  // namespace lagom::validate

@@ -12,8 +12,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/error.h"
 #include "core/progress.h"
 #include "model/physical_constants.h"
@@ -79,8 +77,6 @@ Result<CalibrationReport> calibrate_runs(const std::vector<std::string>& files,
                                          bool leave_one_model_out, int threads, Progress& progress);
 // The fitted cluster as `--out` writes it: base's node count, its description saying what moved.
 model::ClusterSpec calibrated_cluster(const CalibrationReport& report, const model::ClusterSpec& base);
-// The `calibrate --json` document's fields (docs/calibrate.md); the caller stamps it (and adds `out`).
-nlohmann::json calibration_json(const CalibrationReport& report);
 
 // `base` with the row's node count, as the row's own cluster has it.
 model::ClusterSpec cluster_for_run(const PreparedRun& run, const model::ClusterSpec& base);

@@ -1,0 +1,37 @@
+// The `cost --json` documents (kind "cost", docs/cli.md#lagom-cost): the cost model's price of one
+// collective call or one GEMM on a cluster.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace lagom::documents {
+
+// `cost --gemm M,N,K --json`.
+struct CostGemmDocument {
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string precision, cluster;
+  double time_us = 0, tflops = 0;
+  double efficiency = 0;  // of the GPU's peak at this precision
+};
+
+// `cost --collective ... --json`: the call priced with the knobs used (given, or NCCL's choice).
+struct CostCollectiveDocument {
+  std::string collective;  // as given
+  std::int64_t bytes = 0;  // nccl-tests' size
+  int ranks = 0, nodes = 0;
+  std::string cluster;
+  double time_us = 0, algbw_GBps = 0, busbw_GBps = 0;
+  std::string algo, proto;
+  int channels = 0, threads = 0;
+  std::int64_t chunk_bytes = 0;
+  double latency_us = 0;
+};
+
+// Each stamped with its kind and version.
+nlohmann::json to_json(const CostGemmDocument& document);
+nlohmann::json to_json(const CostCollectiveDocument& document);
+
+}  // namespace lagom::documents
