@@ -8,6 +8,7 @@
 #include "cli/app.h"
 #include "cli/output.h"
 #include "core/units.h"
+#include "documents/db.h"
 #include "documents/profile.h"
 #include "profiler/nccl_tests_format.h"
 #include "profiler/profile.h"
@@ -122,7 +123,8 @@ void add_profile_command(CLI::App& app, Context& context) {
         std::fflush(stdout);
       };
     }
-    auto result = profiler::run_profile(options, context.progress(), on_series);
+    auto result =
+        profiler::run_profile(options, context.progress(), documents::profile_run_options, on_series);
     if (!result.ok()) throw CommandFailed{result.error().with_context("profile")};
     const auto& report = result.value();
     if (!report.is_root) return;

@@ -11,12 +11,12 @@
 #include "cli/interval_text.h"
 #include "cli/output.h"
 #include "cli/simulate_run.h"
+#include "documents/comm_config.h"
 #include "documents/lagom_config.h"
 #include "documents/model.h"
 #include "documents/simulate.h"
 #include "inputs/scenario.h"
 #include "model/presets.h"
-#include "simulator/comm_config.h"
 #include "simulator/model_costs.h"
 #include "simulator/trace.h"
 
@@ -49,7 +49,7 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
   simulator::CommAssignment assignment;
   if (!flags.comm_config.empty()) {
     const nlohmann::json document = unwrap(read_json_file(flags.comm_config));
-    assignment = unwrap(simulator::parse_comm_config(document, flags.comm_config));
+    assignment = unwrap(documents::parse_comm_config(document, flags.comm_config));
     check(documents::check_tuned_for(document, flags.comm_config, workload, cluster, strategy));
     check(costs.validate(assignment));
   }

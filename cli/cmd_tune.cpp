@@ -9,6 +9,7 @@
 #include "cli/app.h"
 #include "cli/interval_text.h"
 #include "cli/output.h"
+#include "documents/comm_config.h"
 #include "documents/lagom_config.h"
 #include "documents/model.h"
 #include "documents/tune.h"
@@ -16,7 +17,6 @@
 #include "model/presets.h"
 #include "search/outputs.h"
 #include "search/search.h"
-#include "simulator/comm_config.h"
 #include "simulator/model_costs.h"
 
 namespace lagom::cli {

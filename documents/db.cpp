@@ -67,6 +67,19 @@ nlohmann::json to_json(const DbFitDocument& document) {
   return stamp(Kind::db_fit, std::move(doc));
 }
 
+std::string profile_run_options(const profiler::ProfileOptions& options, const profiler::Sweep& sweep) {
+  return nlohmann::json{{"backend", options.backend},
+                        {"suite", options.suite == "overlap" ? std::string("interference") : options.suite},
+                        {"quick", options.quick},
+                        {"sizes_bytes", sweep.sizes_bytes},
+                        {"collectives", sweep.collectives},
+                        {"warmup_iters", sweep.warmup_iters},
+                        {"min_iters", sweep.min_iters},
+                        {"max_iters", sweep.max_iters},
+                        {"target_us", sweep.target_us}}
+      .dump();
+}
+
 std::string records_import_options(const std::string& path, const std::vector<std::string>& files) {
   return nlohmann::json{{"path", path}, {"files", files}, {"format", "records"}}.dump();
 }

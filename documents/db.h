@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "db/database.h"
+#include "profiler/profile.h"
 
 namespace lagom::documents {
 
@@ -64,8 +65,10 @@ nlohmann::json to_json(const DbImportRecordsDocument& document);
 nlohmann::json to_json(const DbImportLogDocument& document);
 nlohmann::json to_json(const DbFitDocument& document);
 
-// The `options` an import stores with its run (db::Run::options_json; a run's `options` in the documents):
-// the records path and the files read, or the log file, its format and collective.
+// The `options` a run stores (db::Run::options_json; a run's `options` in the documents): a profile's
+// backend, suite and resolved sweep; an import's records path and the files read, or its log file, format
+// and collective.
+std::string profile_run_options(const profiler::ProfileOptions& options, const profiler::Sweep& sweep);
 std::string records_import_options(const std::string& path, const std::vector<std::string>& files);
 std::string log_import_options(const std::string& file, const std::string& format,
                                const std::string& collective);

@@ -12,9 +12,10 @@
 
 #include "core/files.h"
 #include "core/json_fields.h"
+#include "documents/comm_config.h"
+#include "documents/framework.h"
 #include "documents/kind.h"
 #include "documents/tune_inputs.h"
-#include "simulator/comm_config.h"
 
 namespace lagom::documents {
 
@@ -136,7 +137,7 @@ nlohmann::json config_json(const search::Problem& problem, const search::TuneRes
       {"op_classes", result.result.op_classes.size()},
       {"ops", std::move(ops)},
       {"communicators", std::move(communicators)},
-      {"overlap", simulator::overlap_json(result.assignment)},
+      {"overlap", documents::overlap_json(result.assignment)},
       {"process", std::move(process)},
       {"notes", result.notes},
       {"tune", tune_inputs_json(problem, result, context.model, context.cluster, context.plugin_path)}};
@@ -153,14 +154,14 @@ Status write_tune_outputs(const search::Problem& problem, const search::TuneResu
   // writes the file it always wrote.
   if (problem.space.framework != search::Framework::any) {
     config["framework"] =
-        search::framework_json(search::framework_profile(problem.space.framework), *problem.workload,
-                               problem.space.strategy, search::framework_knobs(result));
+        documents::framework_json(search::framework_profile(problem.space.framework), *problem.workload,
+                                  problem.space.strategy, search::framework_knobs(result));
   }
   std::vector<std::pair<std::string, std::string>> files{
       {"nccl_tuner.conf", search::tuner_conf_text(problem, result)},
       {"lagom.env", env},
       {"lagom-config.json", config.dump(2) + "\n"}};
-  const auto own_file = search::framework_file(problem, result);
+  const auto own_file = documents::framework_file(problem, result);
   if (own_file) files.push_back(*own_file);
   std::error_code ec;
   fs::create_directories(dir, ec);

@@ -6,12 +6,12 @@
 #include <utility>
 
 #include "core/json_fields.h"
+#include "documents/comm_config.h"
+#include "documents/framework.h"
 #include "documents/interval.h"
 #include "documents/kind.h"
 #include "documents/lagom_config.h"
 #include "documents/model.h"
-#include "search/framework.h"
-#include "simulator/comm_config.h"
 
 namespace lagom::documents {
 
@@ -54,7 +54,7 @@ nlohmann::json tune_json(const search::Problem& problem, const search::TuneResul
       {"grid_options", result.grid_options},
       {"oracle_evaluations", result.oracle_evaluations},
       {"comm_knobs_searched", result.comm_knobs_searched},
-      {"overlap", simulator::overlap_json(result.assignment)},
+      {"overlap", documents::overlap_json(result.assignment)},
       {"out", out_dir},
       {"ops", std::move(ops)}};
   if (!note.empty()) doc["note"] = note;
@@ -72,8 +72,8 @@ nlohmann::json tune_json(const search::Problem& problem, const search::TuneResul
   }
   if (problem.space.framework != search::Framework::any) {
     doc["framework"] =
-        search::framework_json(search::framework_profile(problem.space.framework), *problem.workload,
-                               problem.space.strategy, search::framework_knobs(result));
+        documents::framework_json(search::framework_profile(problem.space.framework), *problem.workload,
+                                  problem.space.strategy, search::framework_knobs(result));
   }
   return stamp(Kind::tune, std::move(doc));
 }

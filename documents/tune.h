@@ -23,7 +23,7 @@ struct SpeedupSplit {
 };
 
 // `note` is added when not empty, the grid and the trials with `explain`, under a framework profile
-// (problem.space.framework) its settings (`framework`: search::framework_json, as lagom-config.json has
+// (problem.space.framework) its settings (`framework`: documents::framework_json, as lagom-config.json has
 // them). Stamped with its kind and version.
 nlohmann::json tune_json(const search::Problem& problem, const search::TuneResult& result,
                          const SpeedupSplit& split, const std::string& out_dir, const std::string& note,

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/json_fields.h"
+#include "documents/accuracy.h"
 #include "documents/kind.h"
 
 namespace lagom::documents {
@@ -49,7 +50,7 @@ nlohmann::json to_json(const ValidateDocument& document) {
       {"runs", std::move(runs)},   {"overall", stats_json(document.overall)}, {"groups", std::move(groups)},
       {"failed", document.failed}, {"not_fitting", document.not_fitting},     {"passed", document.passed}};
   if (document.max_mape_pct) doc["max_mape_pct"] = *document.max_mape_pct;
-  doc["accuracy"] = model::regimes_json(document.accuracy);
+  doc["accuracy"] = regimes_json(document.accuracy);
   doc["held_out_coverage"] =
       document.held_out_coverage ? nlohmann::json(*document.held_out_coverage) : nlohmann::json();
   doc["held_out_runs"] = document.held_out_runs;

@@ -45,7 +45,7 @@ struct ValidateDocument {
   int failed = 0, not_fitting = 0;
   bool passed = true;
   std::optional<double> max_mape_pct;   // --max-mape, when given
-  std::vector<model::Regime> accuracy;  // the validated regimes of these runs (model::regimes_json)
+  std::vector<model::Regime> accuracy;  // the validated regimes of these runs (documents/accuracy.h)
   // The share of the runs whose 90% bounds, computed without the run's own model, hold them; null when no
   // run could be counted.
   std::optional<double> held_out_coverage;

@@ -16,10 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/enum_table.h"
-#include "core/error.h"
 #include "model/specs.h"
 
 namespace lagom::model {
@@ -93,10 +90,8 @@ std::vector<Regime> compute_regimes(const std::vector<ResidualRun>& runs);
 // run's model (leave one model out), over the runs whose regime keeps enough runs: (covered, counted).
 std::pair<int, int> held_out_coverage(const std::vector<ResidualRun>& runs);
 
-// The regime table as model/accuracy.json holds it, and back (errors name `origin` and the field).
-nlohmann::json regimes_json(const std::vector<Regime>& regimes);
-Result<std::vector<Regime>> parse_regimes(const nlohmann::json& document, const std::string& origin);
-// The table this Lagom ships (model/accuracy.json, embedded at build time).
+// The table this Lagom ships: model/accuracy.json, made C++ data at configure time (model/CMakeLists.txt);
+// documents/accuracy.h reads and writes its JSON form.
 const std::vector<Regime>& shipped_regimes();
 
 // The interval a prediction carries.

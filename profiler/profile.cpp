@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "core/units.h"
 #include "lagom/build_info.h"
@@ -209,18 +208,6 @@ Status run_mpi_overlap(Group& group, bool quick, SampleSink& sink, Progress& pro
   return sink.overlap(samples);
 }
 
-nlohmann::json options_json(const ProfileOptions& options, const Sweep& sweep) {
-  return {{"backend", options.backend},
-          {"suite", options.suite == "overlap" ? std::string("interference") : options.suite},
-          {"quick", options.quick},
-          {"sizes_bytes", sweep.sizes_bytes},
-          {"collectives", sweep.collectives},
-          {"warmup_iters", sweep.warmup_iters},
-          {"min_iters", sweep.min_iters},
-          {"max_iters", sweep.max_iters},
-          {"target_us", sweep.target_us}};
-}
-
 }  // namespace
 
 Result<Sweep> resolve_sweep(const ProfileOptions& options, const std::string& backend) {
@@ -334,7 +321,7 @@ Result<std::optional<db::Database>> open_on_root(Group& group, bool is_root, con
 }
 
 Result<ProfileReport> run_profile(const ProfileOptions& options, Progress& progress,
-                                  const SeriesCallback& on_series) {
+                                  const RunOptionsWriter& describe, const SeriesCallback& on_series) {
   if (options.backend != "auto" && options.backend != "cpu" && options.backend != "mpi" &&
       options.backend != "nccl") {
     return make_error(ErrorCode::invalid_input,
@@ -406,7 +393,7 @@ Result<ProfileReport> run_profile(const ProfileOptions& options, Progress& progr
   run.lagom_version = build::k_version;
   run.ranks = report.ranks;
   run.nodes = report.nodes;
-  run.options_json = options_json(options, sweep).dump();
+  run.options_json = describe ? describe(options, sweep) : std::string("{}");
   if (backend != "cpu") run.mpi_version = group->comm() != MPI_COMM_NULL ? mpi_library_version() : "";
   if (backend == "nccl") LAGOM_TRY_STATUS(describe_nccl_device(*module, device, run));
   if (database) {

@@ -68,9 +68,13 @@ struct ProfileReport {
 // Called on rank 0 after each finished series, so the CLI can print tables as they complete.
 using SeriesCallback = std::function<void(const std::vector<db::CommSample>&)>;
 
+// The run's options as the database stores them (db::Run::options_json): the caller's document writer
+// (documents::profile_run_options) says them, as the profiler names no document's fields.
+using RunOptionsWriter = std::function<std::string(const ProfileOptions&, const Sweep&)>;
+
 // Runs the profile. Errors: invalid_input (options, --db not a Lagom database), unavailable (backend
 // missing: no GPU, module not built), failure (a collective failed).
 Result<ProfileReport> run_profile(const ProfileOptions& options, Progress& progress,
-                                  const SeriesCallback& on_series = {});
+                                  const RunOptionsWriter& describe, const SeriesCallback& on_series = {});
 
 }  // namespace lagom::profiler

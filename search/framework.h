@@ -16,8 +16,6 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/enum_table.h"
 #include "core/error.h"
 #include "model/overlap_method.h"
@@ -95,14 +93,13 @@ double bucket_in_unit(const FrameworkProfile& profile, double mb, const model::S
 // parameters, torch DDP 25 MiB, DeepSpeed 5e8 elements; any: the strategy's bucket_mb (Lagom's 25 MB).
 double default_bucket_mb(const FrameworkProfile& profile, const model::Strategy& strategy);
 
-// The framework knobs a tune chose, as the framework reads them (search/framework.cpp says which flag or
-// key each one is and where it comes from):
-//   megatron_args     Megatron-LM command-line arguments, one flag with its values per line (every word a
-//                     bare shell word, so `$(cat megatron.args)` passes them unchanged);
-//   deepspeed_config  a DeepSpeed config fragment (keys merged into the job's ds_config.json);
-//   torch_settings    torch's keyword arguments: {"wrapper": "ddp"|"fully_shard",
-//                     "ddp": {...DistributedDataParallel kwargs}, "fully_shard": {...}, "prefetch_layers":
-//                     n}.
+// Whether the strategy's gradients go out in buckets during the backward (data parallel, ZeRO below 3).
+bool has_dp_buckets(const model::Strategy& strategy);
+
+// The framework knobs a tune chose. megatron_args writes them as Megatron-LM's command-line arguments, one
+// flag with its values per line (every word a bare shell word, so `$(cat megatron.args)` passes them
+// unchanged; search/framework.cpp cites each flag's source); the JSON forms (a DeepSpeed config fragment,
+// torch's keyword arguments, lagom-config.json's `framework` object) are documents/framework.h's.
 struct FrameworkKnobs {
   model::OverlapMethod tp_overlap;
   double bucket_mb = 25;
@@ -110,13 +107,5 @@ struct FrameworkKnobs {
   simulator::IssuePriority priority = simulator::IssuePriority::as_scheduled;
 };
 std::vector<std::string> megatron_args(const model::Strategy& strategy, const FrameworkKnobs& knobs);
-nlohmann::json deepspeed_config(const model::WorkloadSpec& workload, const model::Strategy& strategy,
-                                const FrameworkKnobs& knobs);
-nlohmann::json torch_settings(const model::Strategy& strategy, const FrameworkKnobs& knobs);
-
-// What lagom-config.json says about the framework (its "framework" object): name, version, the knobs in the
-// framework's units and its own form (the three above, the one of `profile`).
-nlohmann::json framework_json(const FrameworkProfile& profile, const model::WorkloadSpec& workload,
-                              const model::Strategy& strategy, const FrameworkKnobs& knobs);
 
 }  // namespace lagom::search

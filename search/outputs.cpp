@@ -177,20 +177,4 @@ std::string framework_file_name(Framework framework) {
   return "";
 }
 
-std::optional<std::pair<std::string, std::string>> framework_file(const Problem& problem,
-                                                                  const TuneResult& result) {
-  const Framework framework = problem.space.framework;
-  const model::Strategy& strategy = problem.space.strategy;
-  if (framework == Framework::megatron_lm) {
-    std::string text;
-    for (const auto& line : megatron_args(strategy, framework_knobs(result))) text += line + "\n";
-    return std::pair{framework_file_name(framework), text};
-  }
-  if (framework == Framework::deepspeed) {
-    return std::pair{framework_file_name(framework),
-                     deepspeed_config(*problem.workload, strategy, framework_knobs(result)).dump(2) + "\n"};
-  }
-  return std::nullopt;
-}
-
 }  // namespace lagom::search

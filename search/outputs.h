@@ -8,9 +8,9 @@
 //   lagom-config.json  every decision: ops[] (also what `lagom simulate --comm-config` reads), the
 //                      communicators' CTAs (shim: min_ctas/max_ctas; simulator: ctas), overlap knobs,
 //                      per-process knobs, predicted times and search statistics; under a framework profile
-//                      also `framework` (search/framework.h: torch's keyword arguments among them);
+//                      also `framework` (documents/framework.h: torch's keyword arguments among them);
 //   megatron.args      (--framework megatron-lm) Megatron-LM's flags, one per line;
-//   deepspeed.json     (--framework deepspeed) a DeepSpeed config fragment.
+//   deepspeed.json     (--framework deepspeed) a DeepSpeed config fragment (documents/framework.h).
 #pragma once
 
 #include <optional>
@@ -53,8 +53,5 @@ FrameworkKnobs framework_knobs(const TuneResult& result);
 // The file a framework reads beside the NCCL files: "megatron.args", "deepspeed.json", or "" (torch-fsdp:
 // lagom-config.json's framework.torch; any: none).
 std::string framework_file_name(Framework framework);
-// The framework's own file for a tune under a framework profile: (name, text), or none (any, torch-fsdp).
-std::optional<std::pair<std::string, std::string>> framework_file(const Problem& problem,
-                                                                  const TuneResult& result);
 
 }  // namespace lagom::search

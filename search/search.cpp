@@ -11,8 +11,6 @@
 
 #include <fmt/format.h>
 
-#include "simulator/comm_config.h"
-
 namespace lagom::search {
 
 namespace {
@@ -62,6 +60,21 @@ Choice with(Choice choice, const Option& option) {
   return choice;
 }
 
+// What tells two assignments apart: every field, in order (the evaluator's cache key).
+std::string assignment_key(const simulator::CommAssignment& a) {
+  std::string key;
+  for (const auto& [op, c] : a.per_class) {
+    key += fmt::format("{}/{}/{}:{}/{}/{}/{}/{};", static_cast<int>(op.collective),
+                       static_cast<int>(op.group), op.bytes, static_cast<int>(c.algo),
+                       static_cast<int>(c.proto), c.channels, c.threads, c.chunk_bytes);
+  }
+  for (const auto& [group, ctas] : a.comm_ctas) key += fmt::format("{}={};", static_cast<int>(group), ctas);
+  key += a.tp_overlap ? model::to_string(*a.tp_overlap) : std::string("-");
+  key += a.bucket_mb ? fmt::format("|{}", *a.bucket_mb) : std::string("|-");
+  key += fmt::format("|{}|{}", a.fsdp_prefetch, static_cast<int>(a.priority));
+  return key;
+}
+
 // Simulates choices, counting every simulation; an assignment seen before comes from the cache.
 class Evaluator {
  public:
@@ -69,7 +82,7 @@ class Evaluator {
 
   Result<Evaluation> evaluate(const Choice& choice) {
     const simulator::CommAssignment assignment = to_assignment(m_problem.space, choice);
-    std::string key = simulator::to_json(assignment).dump();
+    std::string key = assignment_key(assignment);
     if (auto it = m_cache.find(key); it != m_cache.end()) return it->second;
     if (m_options.max_evaluations > 0 && m_count >= m_options.max_evaluations) {
       return make_error(ErrorCode::invalid_input,

@@ -14,8 +14,8 @@
 #include "core/stats.h"
 #include "core/text.h"
 #include "core/units.h"
+#include "documents/comm_config.h"
 #include "inputs/scenario.h"
-#include "simulator/comm_config.h"
 #include "simulator/simulator.h"
 
 namespace lagom::validate {
@@ -230,7 +230,7 @@ Result<std::vector<PreparedRun>> prepare_runs(const RunsTable& table) {
     if (!flags[r].comm_config.empty()) {
       auto document = read_json_file(flags[r].comm_config);
       if (!document.ok()) return in_row(document.error());
-      auto assignment = simulator::parse_comm_config(document.value(), flags[r].comm_config);
+      auto assignment = documents::parse_comm_config(document.value(), flags[r].comm_config);
       if (!assignment.ok()) return in_row(assignment.error());
       run.assignment = std::move(assignment.value());
       run.comm_config = flags[r].comm_config;

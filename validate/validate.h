@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "core/error.h"
+#include "documents/comm_config.h"
 #include "inputs/cluster_source.h"
 #include "model/accuracy.h"
 #include "model/specs.h"
-#include "simulator/comm_config.h"
 #include "validate/runs_csv.h"
 
 namespace lagom::validate {

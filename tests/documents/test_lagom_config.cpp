@@ -7,10 +7,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "documents/comm_config.h"
 #include "documents/kind.h"
 #include "documents/lagom_config.h"
 #include "search/fixture.h"
-#include "simulator/comm_config.h"
 #include "support/run.h"
 
 using namespace lagom;
@@ -43,7 +43,7 @@ TEST_CASE("lagom-config.json parses as the simulator's comm config and reproduce
   const auto r = search::run_search(search::SearchKind::lagom, f.problem).value();
   const auto doc = documents::config_json(f.problem, r, context_for(f, "/tmp/out"));
   const auto assignment =
-      simulator::parse_comm_config(nlohmann::json::parse(doc.dump()), "lagom-config.json").value();
+      documents::parse_comm_config(nlohmann::json::parse(doc.dump()), "lagom-config.json").value();
   REQUIRE(f.costs->validate(assignment).ok());
   const auto again = simulator::simulate(f.workload, f.cluster, f.strategy, *f.costs, assignment).value();
   CHECK(again.iteration_time_s * 1e6 == r.predicted_iteration_us);

@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "check/predicted.h"
+#include "documents/comm_config.h"
 #include "fuzz_input.h"
-#include "simulator/comm_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto [config, conf] =
@@ -14,6 +14,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   lagom::fuzz::write_scratch("nccl_tuner.conf", conf);
   (void)lagom::check::read_predictions(path);
   const auto document = nlohmann::json::parse(config, nullptr, false);
-  if (!document.is_discarded()) (void)lagom::simulator::parse_comm_config(document, "lagom-config.json");
+  if (!document.is_discarded()) (void)lagom::documents::parse_comm_config(document, "lagom-config.json");
   return 0;
 }

@@ -1,16 +1,16 @@
 #include <catch2/catch.hpp>
 
-#include "simulator/comm_config.h"
+#include "documents/comm_config.h"
 
 using namespace lagom;
 
-TEST_CASE("a comm config round-trips through its JSON form", "[simulator]") {
+TEST_CASE("a comm config round-trips through its JSON form", "[documents]") {
   const auto doc = nlohmann::json::parse(R"({
     "ops": [{"name": "x", "collective": "allreduce", "group": "tp", "bytes": 1048576, "algo": "ring",
              "proto": "ll128", "channels": 8, "threads": 256, "chunk_bytes": 131072, "count": 4}],
     "communicators": [{"group": "dp", "ctas": 4}],
     "overlap": {"tp_overlap": "slice:4", "bucket_mb": 50, "prefetch": 2}})");
-  const auto parsed = simulator::parse_comm_config(doc, "cfg.json");
+  const auto parsed = documents::parse_comm_config(doc, "cfg.json");
   REQUIRE(parsed.ok());
   const auto& a = *parsed;
   REQUIRE(a.per_class.size() == 1);
@@ -21,16 +21,16 @@ TEST_CASE("a comm config round-trips through its JSON form", "[simulator]") {
   CHECK(a.tp_overlap->slices == 4);
   CHECK(*a.bucket_mb == 50);
   CHECK(a.fsdp_prefetch == 2);
-  const auto again = simulator::parse_comm_config(simulator::to_json(a), "again");
+  const auto again = documents::parse_comm_config(documents::to_json(a), "again");
   REQUIRE(again.ok());
   CHECK(again->per_class == a.per_class);
   CHECK(again->comm_ctas == a.comm_ctas);
 }
 
-TEST_CASE("a bad comm config names the entry and the field", "[simulator]") {
+TEST_CASE("a bad comm config names the entry and the field", "[documents]") {
   const auto doc = nlohmann::json::parse(R"({"ops": [{"collective": "allreduce", "group": "tp", "bytes": 8,
                                                       "algo": "warp", "proto": "simple"}]})");
-  const auto parsed = simulator::parse_comm_config(doc, "cfg.json");
+  const auto parsed = documents::parse_comm_config(doc, "cfg.json");
   REQUIRE_FALSE(parsed.ok());
   CHECK(parsed.error().message == "cfg.json: ops[0].algo: unknown algorithm 'warp'");
 }

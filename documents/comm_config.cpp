@@ -1,4 +1,4 @@
-#include "simulator/comm_config.h"
+#include "documents/comm_config.h"
 
 #include <cstdint>
 #include <limits>
@@ -8,7 +8,12 @@
 
 #include "core/json_fields.h"
 
-namespace lagom::simulator {
+namespace lagom::documents {
+
+using simulator::CommAssignment;
+using simulator::k_issue_priority_names;
+using simulator::op_class_name;
+using simulator::OpClassKey;
 
 namespace {
 
@@ -130,4 +135,4 @@ nlohmann::json overlap_json(const CommAssignment& assignment) {
   return overlap;
 }
 
-}  // namespace lagom::simulator
+}  // namespace lagom::documents

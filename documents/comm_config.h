@@ -19,14 +19,15 @@
 #include "core/error.h"
 #include "simulator/simulator.h"
 
-namespace lagom::simulator {
+namespace lagom::documents {
 
 // invalid_input naming `origin`, the entry and the field, e.g. "cfg.json: ops[2].algo: unknown algorithm
 // 'x'".
-Result<CommAssignment> parse_comm_config(const nlohmann::json& document, const std::string& origin);
+Result<simulator::CommAssignment> parse_comm_config(const nlohmann::json& document,
+                                                    const std::string& origin);
 // The same format (parse_comm_config(to_json(a)) == a).
-nlohmann::json to_json(const CommAssignment& assignment);
+nlohmann::json to_json(const simulator::CommAssignment& assignment);
 // Its "overlap" object alone (tune's --json summary and lagom-config.json write it too).
-nlohmann::json overlap_json(const CommAssignment& assignment);
+nlohmann::json overlap_json(const simulator::CommAssignment& assignment);
 
-}  // namespace lagom::simulator
+}  // namespace lagom::documents

@@ -1,0 +1,37 @@
+// The framework settings' JSON forms (documents/framework.h): torch's keyword arguments and the DeepSpeed
+// config fragment, in the frameworks' units.
+#include <catch2/catch.hpp>
+
+#include "documents/framework.h"
+#include "model/presets.h"
+
+using namespace lagom;
+
+namespace {
+const model::OverlapMethod k_none{model::OverlapMethodKind::none, 1};
+}  // namespace
+
+TEST_CASE("torch and DeepSpeed settings say the wrapper, the bucket and the prefetch in their units",
+          "[documents]") {
+  model::Strategy s;
+  s.gpus = 16, s.dp = 16, s.zero = 0, s.global_batch = 64, s.micro_batch = 2;
+  const search::FrameworkKnobs knobs{k_none, 50, 2, simulator::IssuePriority::as_scheduled};
+  const auto ddp = documents::torch_settings(s, knobs);
+  CHECK(ddp.at("wrapper") == "ddp");
+  CHECK(ddp.at("ddp").at("bucket_cap_mb").get<double>() == Approx(50e6 / (1 << 20)));
+  s.zero = 3;
+  const auto fsdp = documents::torch_settings(s, knobs);
+  CHECK(fsdp.at("wrapper") == "fully_shard");
+  CHECK(fsdp.at("fully_shard").at("reshard_after_forward") == true);
+  CHECK(fsdp.at("ddp").empty());  // ZeRO-3 has no gradient buckets
+  CHECK(fsdp.at("prefetch_layers") == 2);
+  const model::WorkloadSpec w = model::workload_preset("llama3-8b").value();
+  const auto ds = documents::deepspeed_config(w, s, knobs);
+  CHECK(ds.at("zero_optimization").at("stage") == 3);
+  CHECK(ds.at("train_batch_size") == 64);
+  CHECK(ds.at("train_micro_batch_size_per_gpu") == 2);
+  // Two layers of llama3-8b (hidden 4096, 8 KV heads of 128, FFN 14336 SwiGLU): 2 · 218,120,192 (attention
+  // 41,943,040, norms 16,384, FFN 176,160,768).
+  CHECK(ds.at("zero_optimization").at("stage3_prefetch_bucket_size").get<double>() ==
+        Approx(2 * 218120192.0));
+}
