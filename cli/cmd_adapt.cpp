@@ -1,14 +1,11 @@
 // `lagom adapt --watch DIR --config OUT`: the runtime half of `lagom tune` (adapt/adapt.h, docs/adapt.md).
-#include <atomic>
-#include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "adapt/adapt.h"
+#include "adapt/watch.h"
 #include "cli/app.h"
 #include "cli/output.h"
 #include "core/units.h"
@@ -19,7 +16,9 @@ namespace lagom::cli {
 using adapt::Adapter;
 using adapt::AdaptOptions;
 using adapt::Event;
+using adapt::k_max_interval_ms;
 using adapt::k_max_window;
+using adapt::k_min_interval_ms;
 using adapt::k_min_window;
 using adapt::RecordsFollower;
 
@@ -36,18 +35,6 @@ struct AdaptFlags {
   bool once = false;
   bool explain = false;
 };
-
-// The poll interval's bounds: often enough to react within a window of a fast job, rarely enough that an
-// idle watcher costs nothing.
-constexpr long k_min_interval_ms = 10;
-constexpr long k_max_interval_ms = 600000;
-// The loop sleeps in slices of at most this, so a signal ends it within that time.
-constexpr long k_sleep_slice_ms = 50;
-
-std::atomic<bool> g_stop{false};
-extern "C" void on_stop_signal(int /*signal*/) {
-  g_stop.store(true);
-}
 
 double parse_tolerance(const std::string& text) {
   const std::optional<double> value = units::parse_percentage(text);
@@ -132,31 +119,11 @@ void run_adapt(const AdaptFlags& flags, const Context& context) {
     return;
   }
 
-  g_stop.store(false);
-  struct sigaction action {};
-  action.sa_handler = on_stop_signal;
-  sigemptyset(&action.sa_mask);
-  struct sigaction old_int {
-  }, old_term{};
-  sigaction(SIGINT, &action, &old_int);
-  sigaction(SIGTERM, &action, &old_term);
-  // Handlers restored however the loop ends (an error throws).
-  struct Restore {
-    struct sigaction a, b;
-    ~Restore() {
-      sigaction(SIGINT, &a, nullptr);
-      sigaction(SIGTERM, &b, nullptr);
-    }
-  } restore{old_int, old_term};
-
-  while (!g_stop.load()) {
+  adapt::watch_until_stopped(interval_ms, [&] {
     pass();
     print_events(events, json_lines, flags.explain);
     events.clear();
-    for (long slept = 0; slept < interval_ms && !g_stop.load(); slept += k_sleep_slice_ms) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(k_sleep_slice_ms, interval_ms - slept)));
-    }
-  }
+  });
   const std::string summary =
       fmt::format("stopped by a signal after {} records ({} matched no op class), {} re-tune(s)",
                   adapter.records_seen(), adapter.unmatched(), adapter.retunes());

@@ -52,21 +52,19 @@ void run_gemm(const CostOptions& o, const Context& context, const model::CostMod
     fail(ErrorCode::invalid_input,
          fmt::format("cost: --gemm: '{}' is not M,N,K (three positive integers)", o.gemm));
   const std::string precision_name = o.precision.empty() ? "bf16" : o.precision;
-  const auto precision = model::k_precision_names.parse(precision_name);
-  if (!precision)
-    fail(ErrorCode::invalid_input, fmt::format("cost: --precision: '{}' is not one of {}", o.precision,
-                                               model::k_precision_names.choices()));
-  if (cost.cluster().gpu.peak_tflops(*precision) <= 0) {
+  const auto precision =
+      flag_value("cost: --precision", model::k_precision_names.parse_or_error(precision_name));
+  if (cost.cluster().gpu.peak_tflops(precision) <= 0) {
     fail(ErrorCode::invalid_input, fmt::format("cost: --precision: {} is not supported by {}", precision_name,
                                                cost.cluster().gpu.name));
   }
   const model::GemmShape shape{dims[0], dims[1], dims[2], 1};
-  const double time_us = cost.gemm_time_us(shape, *precision);
+  const double time_us = cost.gemm_time_us(shape, precision);
   const double tflops = shape.flops() / (time_us * 1e-6) / 1e12;
   if (context.json) {
     print_json(documents::to_json(documents::CostGemmDocument{dims[0], dims[1], dims[2], precision_name,
                                                               cost.cluster().name, time_us, tflops,
-                                                              cost.gemm_efficiency(shape, *precision)}));
+                                                              cost.gemm_efficiency(shape, precision)}));
     return;
   }
   TextTable table({{"gemm", true}, {"precision", true}, {"cluster", true}, {"time_us"}, {"tflops"}});
@@ -77,11 +75,7 @@ void run_gemm(const CostOptions& o, const Context& context, const model::CostMod
 
 void run_collective(const CostOptions& o, const Context& context, const model::CostModel& cost) {
   using namespace lagom::model;
-  const auto collective = parse_collective(o.collective);
-  if (!collective) {
-    fail(ErrorCode::invalid_input, fmt::format("cost: --collective: '{}' is not one of {}", o.collective,
-                                               k_collective_names.choices()));
-  }
+  const auto collective = flag_value("cost: --collective", k_collective_names.parse_or_error(o.collective));
   if (o.bytes.empty()) fail(ErrorCode::invalid_input, "cost: --bytes: required with --collective");
   const auto bytes_result = units::parse_size(o.bytes);
   if (!bytes_result.ok()) fail(ErrorCode::invalid_input, "cost: --bytes: " + bytes_result.error().message);
@@ -95,39 +89,11 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
   }
   const CommGroup group = cost.contiguous_group(o.ranks);
 
-  CollConfig config;
-  const bool p2p = *collective == Collective::alltoall || *collective == Collective::sendrecv;
   std::optional<Algo> algo;
   std::optional<Proto> proto;
-  if (!o.algo.empty()) {
-    algo = k_algo_names.parse(o.algo);
-    if (!algo) {
-      fail(ErrorCode::invalid_input,
-           fmt::format("cost: --algo: '{}' is not one of {}", o.algo, k_algo_names.choices()));
-    }
-  }
-  if (!o.proto.empty()) {
-    proto = k_proto_names.parse(o.proto);
-    if (!proto)
-      fail(ErrorCode::invalid_input,
-           fmt::format("cost: --proto: '{}' is not one of {}", o.proto, k_proto_names.choices()));
-  }
-  if (!algo && !proto) {
-    config = cost.nccl_default(*collective, bytes, group);
-  } else {
-    // The one not given is what NCCL's tuning model would pick alongside the one given.
-    double best = std::numeric_limits<double>::infinity();
-    config.algo = algo.value_or(p2p ? Algo::p2p : Algo::ring);
-    config.proto = proto.value_or(Proto::simple);
-    for (Algo a : k_all_algos) {
-      for (Proto p : k_all_protos) {
-        if ((algo && a != *algo) || (proto && p != *proto)) continue;
-        const double t = cost.nccl_model_time_us(*collective, a, p, bytes, group);
-        if (t < best) best = t, config.algo = a, config.proto = p;
-      }
-    }
-    config = cost.resolve_defaults(*collective, bytes, group, CollConfig{config.algo, config.proto});
-  }
+  if (!o.algo.empty()) algo = flag_value("cost: --algo", k_algo_names.parse_or_error(o.algo));
+  if (!o.proto.empty()) proto = flag_value("cost: --proto", k_proto_names.parse_or_error(o.proto));
+  CollConfig config = cost.nccl_choice(collective, bytes, group, algo, proto);
   if (o.channels != 0) config.channels = o.channels;
   if (o.threads != 0) config.threads = o.threads;
   if (!o.chunk_bytes.empty()) {
@@ -135,9 +101,9 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
     if (!chunk.ok()) fail(ErrorCode::invalid_input, "cost: --chunk-bytes: " + chunk.error().message);
     config.chunk_bytes = chunk.value();
   }
-  const Status valid = cost.validate_config(*collective, bytes, group, config);
+  const Status valid = cost.validate_config(collective, bytes, group, config);
   if (!valid.ok()) fail(ErrorCode::invalid_input, "cost: " + valid.error().message);
-  const CollectiveCost result = cost.collective_cost(*collective, bytes, group, config);
+  const CollectiveCost result = cost.collective_cost(collective, bytes, group, config);
   if (context.json) {
     documents::CostCollectiveDocument document;
     document.collective = o.collective;

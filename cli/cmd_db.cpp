@@ -1,7 +1,6 @@
 // `lagom db`: list, show, export, import and fit profile runs (db/database.h, profiler/).
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -11,9 +10,8 @@
 #include "db/database.h"
 #include "documents/db.h"
 #include "documents/profile.h"
-#include "profiler/fit.h"
+#include "profiler/import.h"
 #include "profiler/nccl_tests_format.h"
-#include "profiler/production.h"
 
 namespace lagom::cli {
 
@@ -188,24 +186,11 @@ void import_records(const DbFlags& flags, const Context& context) {
   }
   const auto files = need(what, profiler::read_record_files(flags.file));
   for (const auto& warning : files.warnings) context.progress().warn(what + ": " + warning);
-  std::set<std::string> hosts;
-  std::set<std::pair<std::string, std::int64_t>> processes;
-  int max_nodes = 1;
-  for (const auto& r : files.records) {
-    hosts.insert(std::string(r.host.view()));
-    processes.insert({std::string(r.host.view()), r.pid});
-    max_nodes = std::max(max_nodes, r.n_nodes);
-  }
-  std::uint64_t dropped = 0;
-  for (const auto& s : files.summaries) dropped += s.dropped_full + s.dropped_slots + s.write_failed;
   auto database = open_db(what, flags.db_path, db::Database::Mode::read_write);
-  db::Run run;
-  run.suite = std::filesystem::path(flags.file).filename().string();
-  run.host = hosts.size() == 1 ? *hosts.begin() : std::string();
-  run.ranks = static_cast<int>(std::max<std::size_t>(processes.size(), 1));
-  run.nodes = std::max(static_cast<int>(hosts.size()), max_nodes);
-  run.options_json = documents::records_import_options(flags.file, files.files);
-  const auto imported = need(what, database.import_production(run, files.records));
+  const auto stored =
+      need(what, profiler::import_records(database, flags.file, files,
+                                          documents::records_import_options(flags.file, files.files)));
+  const auto& imported = stored.imported;
   if (context.json) {
     documents::DbImportRecordsDocument document;
     if (imported.run_id != 0) document.run_id = imported.run_id;
@@ -213,7 +198,7 @@ void import_records(const DbFlags& flags, const Context& context) {
     document.records = files.records.size();
     document.added = imported.added;
     document.already = imported.already;
-    document.dropped_by_writer = dropped;
+    document.dropped_by_writer = stored.dropped_by_writer;
     document.warnings = files.warnings;
     print_json(documents::to_json(document));
     return;
@@ -225,8 +210,9 @@ void import_records(const DbFlags& flags, const Context& context) {
   }
   fmt::print("# imported {} new records ({} already stored) from {} files as production run {} in {}\n",
              imported.added, imported.already, files.files.size(), imported.run_id, flags.db_path);
-  if (dropped > 0)
-    fmt::print("# the writer reported {} records it could not write (summary lines)\n", dropped);
+  if (stored.dropped_by_writer > 0)
+    fmt::print("# the writer reported {} records it could not write (summary lines)\n",
+               stored.dropped_by_writer);
 }
 
 void import_file(const DbFlags& flags, const Context& context) {
@@ -247,31 +233,18 @@ void import_file(const DbFlags& flags, const Context& context) {
   const auto log = need(what, profiler::parse_log(flags.file, text.str(), options));
   for (const auto& skipped : log.skipped) context.progress().warn(what + ": skipped " + skipped);
   auto database = open_db(what, flags.db_path, db::Database::Mode::read_write);
-  db::Run run;
-  run.backend = "import";
-  std::string base =
-      flags.file.substr(flags.file.rfind('/') == std::string::npos ? 0 : flags.file.rfind('/') + 1);
-  run.suite = base;
-  run.host = log.host;
-  run.ranks = log.ranks;
-  run.nodes = log.nodes;
-  run.options_json = documents::log_import_options(flags.file, log.format, log.collective);
-  const std::int64_t id = need(what, database.begin_run(run));
-  if (auto status = database.add_comm_samples(id, log.samples); !status.ok())
-    throw CommandFailed{status.error().with_context(what)};
-  const auto outcome = profiler::fit_run(log.samples, {}, {});
-  if (auto status = database.store_fits(id, outcome.fits); !status.ok())
-    throw CommandFailed{status.error().with_context(what)};
-  if (auto status = database.finish_run(id); !status.ok())
-    throw CommandFailed{status.error().with_context(what)};
+  const auto stored =
+      need(what, profiler::import_log(database, flags.file, log,
+                                      documents::log_import_options(flags.file, log.format, log.collective)));
+  const auto& outcome = stored.outcome;
   if (context.json) {
-    print_json(documents::to_json(documents::DbImportLogDocument{id, log.format, log.collective, log.ranks,
-                                                                 log.nodes, log.samples.size(), log.skipped,
-                                                                 outcome.skipped, outcome.fits}));
+    print_json(documents::to_json(
+        documents::DbImportLogDocument{stored.run_id, log.format, log.collective, log.ranks, log.nodes,
+                                       log.samples.size(), log.skipped, outcome.skipped, outcome.fits}));
     return;
   }
   fmt::print("# imported {} samples ({}, {} over {} ranks) as run {} in {}\n", log.samples.size(), log.format,
-             log.collective, log.ranks, id, flags.db_path);
+             log.collective, log.ranks, stored.run_id, flags.db_path);
   fmt::print("{}", render_fits(outcome.fits));
   if (!log.skipped.empty()) fmt::print("# skipped {} rows (listed on stderr)\n", log.skipped.size());
   for (const auto& skipped : outcome.skipped) fmt::print("# not fitted: {}\n", skipped);
@@ -280,22 +253,7 @@ void import_file(const DbFlags& flags, const Context& context) {
 void fit(const DbFlags& flags, const Context& context) {
   const std::string what = fmt::format("db fit {}", flags.run_id);
   auto database = open_db(what, flags.db_path, db::Database::Mode::read_write);
-  const auto run = need(what, database.run(flags.run_id));
-  if (run.status != db::k_status_complete) {
-    fail(ErrorCode::invalid_input,
-         what + ": the run is incomplete (interrupted); incomplete runs are never fitted");
-  }
-  // A production run's records become comm samples (median time per operation shape), fitted alike.
-  const auto comm =
-      run.backend == db::k_backend_production
-          ? profiler::comm_samples_from_records(need(what, database.production_records(flags.run_id)))
-          : need(what, database.comm_samples(flags.run_id));
-  const auto compute = need(what, database.compute_samples(flags.run_id));
-  const auto overlap = need(what, database.overlap_samples(flags.run_id));
-  const auto outcome = profiler::fit_run(comm, compute, overlap);
-  if (outcome.fits.empty()) fail(ErrorCode::invalid_input, what + ": nothing to fit (no usable samples)");
-  if (auto status = database.store_fits(flags.run_id, outcome.fits); !status.ok())
-    throw CommandFailed{status.error().with_context(what)};
+  const auto outcome = need(what, profiler::refit_run(database, flags.run_id));
   for (const auto& skipped : outcome.skipped) context.progress().warn("db fit: " + skipped);
   if (context.json) {
     print_json(documents::to_json(documents::DbFitDocument{flags.run_id, outcome.skipped, outcome.fits}));

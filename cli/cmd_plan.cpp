@@ -2,7 +2,6 @@
 // count, explore's best strategy and the run around it (time, goodput, dollars, energy), and the choice.
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 #include <fmt/format.h>
 
@@ -39,37 +38,8 @@ struct PlanFlags {
   int threads = 0;
 };
 
-// --price X (every cluster) and --price CLUSTER=X, read once: the last of each kind wins, a named price over
-// the bare one; a name that is not one of the --cluster names is refused.
-struct Prices {
-  std::optional<double> all;
-  std::map<std::string, double> by_cluster;
-  [[nodiscard]] std::optional<double> for_cluster(const std::string& cluster) const {
-    const auto it = by_cluster.find(cluster);
-    return it != by_cluster.end() ? std::optional<double>(it->second) : all;
-  }
-};
-
-Prices read_prices(const PlanFlags& flags) {
-  Prices out;
-  for (const std::string& p : flags.prices) {
-    const auto eq = p.rfind('=');
-    const double x =
-        flag_value("--price", plan::parse_quantity(eq == std::string::npos ? p : p.substr(eq + 1)));
-    if (eq == std::string::npos) {
-      out.all = x;
-      continue;
-    }
-    const std::string name = p.substr(0, eq);
-    if (std::find(flags.clusters.begin(), flags.clusters.end(), name) == flags.clusters.end())
-      fail(ErrorCode::invalid_input, fmt::format("--price: '{}' is not one of the --cluster names", name));
-    out.by_cluster[name] = x;
-  }
-  return out;
-}
-
 // The flags' overrides of the clusters' operations fields (model::OperationsSpec), bounded as the file's.
-void apply_operations_flags(const PlanFlags& flags, const Prices& prices, const std::string& name,
+void apply_operations_flags(const PlanFlags& flags, const plan::Prices& prices, const std::string& name,
                             model::OperationsSpec& o) {
   if (const auto price = prices.for_cluster(name)) o.price_per_gpu_hour = *price;
   if (flags.failures_per_gpu_hour) o.failures_per_gpu_hour = *flags.failures_per_gpu_hour;
@@ -198,7 +168,7 @@ void run_plan(const PlanFlags& flags, const Context& context) {
   if (flags.tokens.empty()) fail(ErrorCode::invalid_input, "--tokens: required (e.g. 15T)");
   if (flags.global_batch && !flags.batch_tokens.empty())
     fail(ErrorCode::invalid_input, "--global-batch and --batch-tokens: give one of them");
-  const Prices prices = read_prices(flags);
+  const plan::Prices prices = flag_value("--price", plan::parse_prices(flags.prices, flags.clusters));
   const std::vector<int> counts = flag_value("--gpus", plan::parse_gpu_counts(flags.gpus, k_max_gpus));
   SpecFlags spec;
   spec.model = flags.model;

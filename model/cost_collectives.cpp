@@ -384,6 +384,24 @@ double CostModel::nccl_model_time_us(Collective c, Algo a, Proto p, double bytes
   return nccl_time_us(m_cluster, nccl_comm(m_cluster, g), c, a, p, bytes, g, link_bus_GBps(g, a));
 }
 
+CollConfig CostModel::nccl_choice(Collective c, double bytes, const CommGroup& g, std::optional<Algo> algo,
+                                  std::optional<Proto> proto) const {
+  if (!algo && !proto) return nccl_default(c, bytes, g);
+  const bool p2p = c == Collective::alltoall || c == Collective::sendrecv;
+  CollConfig config;
+  config.algo = algo.value_or(p2p ? Algo::p2p : Algo::ring);
+  config.proto = proto.value_or(Proto::simple);
+  double best = std::numeric_limits<double>::infinity();
+  for (Algo a : k_all_algos) {
+    for (Proto p : k_all_protos) {
+      if ((algo && a != *algo) || (proto && p != *proto)) continue;
+      const double t = nccl_model_time_us(c, a, p, bytes, g);
+      if (t < best) best = t, config.algo = a, config.proto = p;
+    }
+  }
+  return resolve_defaults(c, bytes, g, CollConfig{config.algo, config.proto});
+}
+
 CollConfig CostModel::nccl_default(Collective c, double bytes, const CommGroup& g) const {
   CollConfig best;
   if (c == Collective::alltoall || c == Collective::sendrecv) {

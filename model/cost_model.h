@@ -140,6 +140,10 @@ class CostModel {
   // NCCL's own choice for this call (its tuning model, src/graph/tuning.cc): algorithm and protocol with
   // the communicator's default channels, threads and chunk.
   [[nodiscard]] CollConfig nccl_default(Collective collective, double bytes, const CommGroup& group) const;
+  // NCCL's choice when the user fixed the algorithm, the protocol or both (`lagom cost --algo/--proto`): the
+  // pair NCCL's model finds fastest among those left, defaults resolved; nccl_default when neither is fixed.
+  [[nodiscard]] CollConfig nccl_choice(Collective collective, double bytes, const CommGroup& group,
+                                       std::optional<Algo> algo, std::optional<Proto> proto) const;
   // NCCL's own predicted time for (algo, proto) with its constants (+inf when not allowed).
   [[nodiscard]] double nccl_model_time_us(Collective collective, Algo algo, Proto proto, double bytes,
                                           const CommGroup& group) const;

@@ -103,4 +103,29 @@ Result<std::vector<int>> parse_gpu_counts(std::string_view text, int max_gpus) {
   return out;
 }
 
+std::optional<double> Prices::for_cluster(const std::string& cluster) const {
+  const auto it = by_cluster.find(cluster);
+  return it != by_cluster.end() ? std::optional<double>(it->second) : all;
+}
+
+Result<Prices> parse_prices(const std::vector<std::string>& prices,
+                            const std::vector<std::string>& clusters) {
+  Prices out;
+  for (const std::string& p : prices) {
+    const auto eq = p.rfind('=');
+    LAGOM_TRY(const double x, parse_quantity(eq == std::string::npos ? p : p.substr(eq + 1)));
+    if (eq == std::string::npos) {
+      out.all = x;
+      continue;
+    }
+    const std::string name = p.substr(0, eq);
+    if (std::find(clusters.begin(), clusters.end(), name) == clusters.end()) {
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("'{}' is not one of the --cluster names", name));
+    }
+    out.by_cluster[name] = x;
+  }
+  return out;
+}
+
 }  // namespace lagom::plan

@@ -2,6 +2,9 @@
 // tokens, 2.5M dollars) and durations (60d). Messages name what was wrong, not the flag (the CLI adds it).
 #pragma once
 
+#include <map>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -27,5 +30,15 @@ Result<double> parse_duration_s(std::string_view text);
 // GPU counts: a list "1024,2048,4096" or a range "256..16384" (its start doubled while within it, and its
 // end), each within 1..max_gpus; sorted, without repeats.
 Result<std::vector<int>> parse_gpu_counts(std::string_view text, int max_gpus);
+
+// Prices per GPU-hour: "X" for every cluster and "CLUSTER=X" for one (`plan --price`), read in order: the
+// last of each kind wins, a named price over the bare one.
+struct Prices {
+  std::optional<double> all;
+  std::map<std::string, double> by_cluster;
+  [[nodiscard]] std::optional<double> for_cluster(const std::string& cluster) const;
+};
+// invalid_input for a price that is no quantity or a CLUSTER that is not one of `clusters`.
+Result<Prices> parse_prices(const std::vector<std::string>& prices, const std::vector<std::string>& clusters);
 
 }  // namespace lagom::plan
