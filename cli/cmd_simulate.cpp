@@ -91,7 +91,7 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
       "recompute {} schedule {} tp-overlap {} dp-overlap {} bucket-mb {} precision {} attention {}\n",
       strategy.tp, strategy.pp, strategy.dp, strategy.cp, strategy.ep, strategy.sp ? "on" : "off",
       strategy.vpp, strategy.zero, strategy.micro_batch, strategy.global_batch,
-      model::to_string(strategy.recompute), model::to_string(strategy.schedule), model::to_string(tp_overlap),
+      model::recompute_text(strategy), model::to_string(strategy.schedule), model::to_string(tp_overlap),
       strategy.dp_overlap ? "on" : "off", bucket_mb, model::to_string(strategy.precision),
       model::to_string(strategy.attention));
   if (!flags.comm_config.empty()) {

@@ -122,26 +122,30 @@ MemoryBreakdown CostModel::stage_memory(const WorkloadSpec& w, const Strategy& s
   m.step_bytes = params * step_b / (s.zero >= 1 ? shard : 1.0);
 
   // Activations: each chunk forward in flight holds its chunk's layers for one micro-batch. A layer's bytes
-  // depend only on whether it is a MoE and a cross-attention layer: computed once per kind.
-  std::array<double, 4> kind_bytes{};
+  // depend only on whether it is a MoE and a cross-attention layer and whether it is recomputed (the block
+  // method keeps every activation of the layers past the first recompute_layers of a chunk): computed once
+  // per kind.
+  Strategy kept = s;
+  kept.recompute = Recompute::none;
+  std::array<double, 8> kind_bytes{};
   kind_bytes.fill(-1.0);
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     const double in_flight = chunk_forwards_in_flight(s, stage, static_cast<int>(c));
     if (in_flight <= 0) continue;
     double bytes = 0;
     for (int l = chunks[c].first_layer; l < chunks[c].first_layer + chunks[c].layers; ++l) {
+      const bool recomputed = s.recomputes_layer(l - chunks[c].first_layer);
       const auto kind = static_cast<std::size_t>((w.is_moe_layer(l) ? 1 : 0) +
-                                                 (w.decoder_layers > 0 && l >= w.encoder_layers ? 2 : 0));
-      if (kind_bytes[kind] < 0) kind_bytes[kind] = activation_bytes_per_layer(w, s, l);
+                                                 (w.decoder_layers > 0 && l >= w.encoder_layers ? 2 : 0) +
+                                                 (recomputed ? 0 : 4));
+      if (kind_bytes[kind] < 0) kind_bytes[kind] = activation_bytes_per_layer(w, recomputed ? s : kept, l);
       bytes += kind_bytes[kind];
     }
     m.activations_bytes += in_flight * bytes;
   }
   if (s.recompute == Recompute::full) {
     // Backward recomputes one layer at a time: its full activations are live once.
-    Strategy none = s;
-    none.recompute = Recompute::none;
-    m.activations_bytes += activation_bytes_per_layer(w, none, chunks.front().first_layer);
+    m.activations_bytes += activation_bytes_per_layer(w, kept, chunks.front().first_layer);
   }
   if (chunks.back().logits) {
     // Output layer input and fp32 logits of the micro-batch the last virtual stage holds (Megatron

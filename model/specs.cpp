@@ -610,12 +610,25 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
     return bad(
         fmt::format("grad-reduce-dtype {}: must be bf16, fp16 or fp32", to_string(*s.grad_reduce_dtype)));
   }
+  if (s.recompute_layers < 0)
+    return bad(fmt::format("recompute-layers={} must not be negative", s.recompute_layers));
+  if (s.recompute_layers > 0 && s.recompute != Recompute::full) {
+    return bad(fmt::format(
+        "recompute-layers={} needs recompute full (Megatron's block method recomputes whole layers)",
+        s.recompute_layers));
+  }
   if (!(s.dropout >= 0 && s.dropout < 1))
     return bad(fmt::format("dropout={} must be a probability within [0, 1)", s.dropout));
   if (cluster.gpu.peak_tflops(s.precision) <= 0) {
     return bad(fmt::format("precision {}: not supported by {}", to_string(s.precision), cluster.gpu.name));
   }
   return s;
+}
+
+std::string recompute_text(const Strategy& s) {
+  std::string text(to_string(s.recompute));
+  if (s.recompute_layers > 0) text += fmt::format(" ({} layers/chunk)", s.recompute_layers);
+  return text;
 }
 
 long padded_vocab(const WorkloadSpec& w, const Strategy& s) {

@@ -401,6 +401,10 @@ struct Strategy {
   long global_batch = 0;  // sequences per iteration (0 = take the workload's)
   long micro_batch = 1;
   Recompute recompute = Recompute::none;
+  // Full recompute of only the first N layers of each model chunk, the rest keeping their activations
+  // (Megatron-Core's --recompute-method block --recompute-num-layers N, megatron/core/recompute.py); 0 =
+  // every layer (--recompute-method uniform --recompute-num-layers 1). Needs recompute full.
+  int recompute_layers = 0;
   Schedule schedule = Schedule::one_f_one_b;
   OverlapMethod tp_overlap;  // TP overlap (model/overlap_method.h): none, slice:K, flash
   bool dp_overlap = true;    // DP gradient reduction overlapped with backward
@@ -461,6 +465,12 @@ struct Strategy {
     if (precision == Precision::tf32) return Precision::fp32;
     return precision;
   }
+  // Whether the layer at `index_in_chunk` (0 = the first layer of its model chunk) reruns its forward in the
+  // backward: selective and full recompute every layer, full with recompute_layers N the first N of each
+  // chunk.
+  [[nodiscard]] bool recomputes_layer(int index_in_chunk) const {
+    return recompute != Recompute::none && (recompute_layers == 0 || index_in_chunk < recompute_layers);
+  }
   // Micro-batches per iteration per pipeline: global_batch / (dp · micro_batch).
   [[nodiscard]] long micro_batches() const { return global_batch / (dp * micro_batch); }
 };
@@ -476,5 +486,8 @@ nlohmann::json to_json(const Strategy& strategy);
 // (NVIDIA/NeMo@d2b21556:nemo/lightning/base.py:37-52, Megatron's _vocab_size_with_padding); unchanged when
 // vocab_divisible_by is 0.
 long padded_vocab(const WorkloadSpec& workload, const Strategy& strategy);
+// The recomputation as tables print it: "none", "selective", "full", or "full (N layers/chunk)" with
+// recompute_layers.
+std::string recompute_text(const Strategy& strategy);
 
 }  // namespace lagom::model

@@ -99,6 +99,12 @@ void for_each_knob(S& s, Visit&& visit) {
         s.global_batch);
   visit(ChoiceKnob{{"recompute", "--recompute", "Activation recomputation [none]"}, k_recompute_names},
         s.recompute);
+  visit(CountKnob<int>{{"recompute_layers", "--recompute-layers",
+                        "With --recompute full: only the first N layers of each model chunk (Megatron's "
+                        "--recompute-method block) [0: every layer]"},
+                       0,
+                       0},
+        s.recompute_layers);
   visit(ChoiceKnob{{"schedule", "--schedule", "Pipeline schedule [1f1b]"}, k_schedule_names}, s.schedule);
   visit(MethodKnob{{"tp_overlap", "--tp-overlap",
                     "none|slice:K (K 2..4096)|flash|te (Transformer Engine userbuffers) [none]"}},

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/units.h"
+#include "model/pipeline_split.h"
 #include "simulator/model_costs.h"
 
 namespace lagom::search {
@@ -147,6 +148,38 @@ void run_parallel(std::size_t n, unsigned threads, Progress& progress, bool& war
   for (auto& thread : pool) thread.join();
 }
 
+// A full-recompute candidate recomputes only as many layers per chunk as it needs to fit (Megatron's block
+// method, recompute_layers N): the smallest N whose memory fits the budget, found by bisection (memory falls
+// as N grows). 0 (every layer) when no N short of the largest chunk fits, when nothing needs recomputing
+// (the candidate without recompute fits: it is enumerated too, and dominates), or when recompute is not
+// full or the base pinned N.
+int fewest_recomputed_layers(const model::WorkloadSpec& w, const model::ClusterSpec& cluster,
+                             const model::CostModel& cost_model, const model::Strategy& s) {
+  if (s.recompute != model::Recompute::full || s.recompute_layers > 0) return s.recompute_layers;
+  const auto fits = [&](model::Recompute recompute, int n) {
+    model::Strategy t = s;
+    t.recompute = recompute;
+    t.recompute_layers = n;
+    return units::bytes_to_gib(cost_model.memory_per_gpu(w, t).total_bytes()) <=
+           cluster.gpu.memory_budget_gib();
+  };
+  int largest = 0;
+  for (const auto& stage : model::pipeline_split(w, s)) {
+    for (const model::ChunkLayers& chunk : stage) largest = std::max(largest, chunk.layers);
+  }
+  if (largest < 2 || fits(model::Recompute::none, 0) || !fits(model::Recompute::full, largest - 1)) return 0;
+  int lo = 1, hi = largest - 1;  // fits(full, hi)
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (fits(model::Recompute::full, mid)) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return hi;
+}
+
 }  // namespace
 
 Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
@@ -165,7 +198,8 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
                     model::to_string(options.base.stack), model::to_string(cost_model.stack())));
   }
   if (options.base.global_batch < 1) return make_error(ErrorCode::invalid_input, "global-batch: required");
-  const std::vector<model::Strategy> candidates = explore_candidates(workload, cluster, options);
+  std::vector<model::Strategy> candidates = explore_candidates(workload, cluster, options);
+  const bool block_recompute = framework_profile(options.framework).recompute_block;
   ExploreResult out;
   out.evaluated = candidates.size();
   if (candidates.empty()) return out;  // evaluated 0: the caller says what that means for its user
@@ -194,7 +228,8 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
   };
   progress.begin("explore: memory and lower bound per candidate", static_cast<long>(candidates.size()));
   parallel(candidates.size(), [&](std::size_t i) {
-    const model::Strategy& s = candidates[i];
+    model::Strategy& s = candidates[i];
+    if (block_recompute) s.recompute_layers = fewest_recomputed_layers(workload, cluster, cost_model, s);
     const double total_gib = units::bytes_to_gib(cost_model.memory_per_gpu(workload, s).total_bytes());
     if (total_gib <= cluster.gpu.memory_budget_gib()) {
       const ModelCosts costs(cost_model, workload, s, prices);

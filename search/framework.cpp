@@ -55,6 +55,7 @@ FrameworkProfile make_any() {
   p.tp_overlaps = grid_tp_overlaps();
   p.zero_stages = {0, 1, 2, 3};
   p.recomputes = k_all_recompute;
+  p.recompute_block = true;
   p.bucket_grid.assign(k_grid_bucket_mb.begin(), k_grid_bucket_mb.end());
   p.prefetch_grid.assign(k_grid_prefetch.begin(), k_grid_prefetch.end());
   p.priorities = {IssuePriority::as_scheduled, IssuePriority::critical_first};
@@ -77,8 +78,12 @@ FrameworkProfile make_megatron() {
   // --data-parallel-sharding-strategy optim_grads_params (3) [M:2677]. Stage 2 is not offered: Lagom maps
   // Megatron's sharding to ZeRO 1 and 3 only.
   p.zero_stages = {0, 1, 3};
-  // --recompute-granularity full|selective [M:2010] (selective: core_attn by default [M:2045]).
+  // --recompute-granularity full|selective [M:2010] (selective: core_attn by default [M:2045]);
+  // --recompute-method block --recompute-num-layers N recomputes the first N layers of each model chunk
+  // (megatron/core/recompute.py, NVIDIA/Megatron-LM@d98e8a64: `layer_idx < recompute_num_layers` over the
+  // chunk's layers).
   p.recomputes = k_all_recompute;
+  p.recompute_block = true;
   // --ddp-bucket-size counts parameters [M:2620]; the default is max(4e7, 1e6 · dp·cp) [training.py:984].
   p.bucket_unit = BucketUnit::parameters;
   p.bucket_grid = {1e7, 2e7, 4e7, 8e7};
@@ -209,6 +214,12 @@ Status check_strategy(const FrameworkProfile& p, const model::Strategy& s) {
     return refuse(p, fmt::format("recompute {} is not available ({} runs {})", model::to_string(s.recompute),
                                  p.name, listed(p.recomputes, [](auto r) { return model::to_string(r); })));
   }
+  if (s.recompute_layers > 0 && !p.recompute_block) {
+    return refuse(p,
+                  fmt::format("recompute-layers {} is not available ({} recomputes every layer or none; "
+                              "the first N layers of each chunk is Megatron-LM's --recompute-method block)",
+                              s.recompute_layers, p.name));
+  }
   if (s.vpp > 1 && !p.interleaved_pipeline)
     return refuse(p, "vpp > 1 is not available (no interleaved pipeline schedule)");
   if (s.ep > 1 && !p.expert_parallel) return refuse(p, "ep > 1 is not available (no expert parallelism)");
@@ -300,8 +311,8 @@ std::vector<std::string> megatron_args(const model::Strategy& s, const Framework
   if (s.recompute == Recompute::selective) add("--recompute-granularity selective");
   if (s.recompute == Recompute::full) {
     add("--recompute-granularity full");
-    add("--recompute-method uniform");
-    add("--recompute-num-layers 1");
+    add(s.recompute_layers > 0 ? "--recompute-method block" : "--recompute-method uniform");
+    add(fmt::format("--recompute-num-layers {}", s.recompute_layers > 0 ? s.recompute_layers : 1));
   }
   // ZeRO [M:2658, 2674, 2677].
   if (s.zero == 1) add("--use-distributed-optimizer");

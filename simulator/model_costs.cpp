@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/units.h"
+#include "model/pipeline_split.h"
 #include "simulator/overlap.h"
 
 namespace lagom::simulator {
@@ -123,33 +124,47 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
   m_workload.vocab = model::padded_vocab(m_workload, m_strategy);
   const auto& w = m_workload;
   const auto& s = m_strategy;
-  double hw_flops = 0, mdl_flops = 0;
-  for (int kind = 0; kind < 2; ++kind) {
-    // The first layer of this kind (MoE layers exist only in MoE models).
-    int layer = -1;
-    for (int l = 0; l < w.layers; ++l) {
-      if (kind_of(l) == kind) {
-        layer = l;
-        break;
+  // Layers past the first recompute_layers of their model chunk keep their activations (the block method):
+  // their steps are those of a strategy without recompute.
+  m_kept.assign(static_cast<std::size_t>(w.layers), false);
+  if (s.recompute == model::Recompute::full && s.recompute_layers > 0) {
+    for (const auto& stage : model::pipeline_split(w, s)) {
+      for (const model::ChunkLayers& chunk : stage) {
+        for (int i = 0; i < chunk.layers; ++i)
+          m_kept[static_cast<std::size_t>(chunk.first_layer + i)] = !s.recomputes_layer(i);
       }
+    }
+  }
+  model::Strategy kept = s;
+  kept.recompute = model::Recompute::none;
+  double hw_flops = 0, mdl_flops = 0;
+  for (int variant = 0; variant < k_layer_variants; ++variant) {
+    // The first layer of this variant (MoE layers exist only in MoE models, kept ones only with the block
+    // method), and how many there are.
+    int layer = -1, count = 0;
+    for (int l = 0; l < w.layers; ++l) {
+      if (layer_variant(l) != variant) continue;
+      if (layer < 0) layer = l;
+      ++count;
     }
     if (layer < 0) continue;
     for (int pass = 0; pass < 3; ++pass) {
-      auto steps = m_model.layer_steps(w, s, static_cast<model::Phase>(pass), layer);
-      int count = 0;
-      for (int l = 0; l < w.layers; ++l) count += kind_of(l) == kind ? 1 : 0;
+      auto steps = m_model.layer_steps(w, variant >= 2 ? kept : s, static_cast<model::Phase>(pass), layer);
       double f = 0, mf = 0;
       sum_flops(steps, f, mf);
       hw_flops += f * count;
       mdl_flops += mf * count;
-      if (pass == 0 && (m_representative_op.name.empty() || kind == 0)) {
+      if (pass == 0 && (m_representative_op.name.empty() || kind_of(layer) == 0)) {
         for (const auto& step : steps) {
           if (!step.is_comm && step.compute.time_us > m_representative_op.time_us)
             m_representative_op = step.compute;
         }
       }
-      m_layer_steps[static_cast<std::size_t>(kind)][static_cast<std::size_t>(pass)] = std::move(steps);
+      m_layer_steps[static_cast<std::size_t>(variant)][static_cast<std::size_t>(pass)] = std::move(steps);
     }
+  }
+  for (int kind = 0; kind < 2; ++kind) {
+    if (kind == 1 && !w.moe) continue;
     // Parameters of one layer on one GPU, from the workload's shapes.
     const double h = static_cast<double>(w.hidden);
     const double head_dim = static_cast<double>(w.head_dim());
@@ -194,7 +209,7 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
 }
 
 std::vector<model::Step> ModelCosts::layer_steps(int layer, model::Phase phase) const {
-  return m_layer_steps[static_cast<std::size_t>(kind_of(layer))][static_cast<std::size_t>(phase)];
+  return m_layer_steps[static_cast<std::size_t>(layer_variant(layer))][static_cast<std::size_t>(phase)];
 }
 std::vector<model::Step> ModelCosts::embedding_steps(model::Phase phase) const {
   return m_embedding_steps[static_cast<std::size_t>(phase)];

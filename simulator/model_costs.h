@@ -77,7 +77,10 @@ class ModelCosts final : public IterationCosts {
              std::shared_ptr<const SharedPrices> prices = nullptr);
 
   [[nodiscard]] std::vector<model::Step> layer_steps(int layer, model::Phase phase) const override;
-  [[nodiscard]] int layer_variant(int layer) const override { return kind_of(layer); }
+  // Dense or MoE, recomputed or keeping its activations (recompute full with recompute_layers).
+  [[nodiscard]] int layer_variant(int layer) const override {
+    return kind_of(layer) + (m_kept[static_cast<std::size_t>(layer)] ? 2 : 0);
+  }
   [[nodiscard]] std::vector<model::Step> embedding_steps(model::Phase phase) const override;
   [[nodiscard]] std::vector<model::Step> logits_steps(model::Phase phase) const override;
   [[nodiscard]] LayerParams layer_params(int layer) const override;
@@ -106,8 +109,10 @@ class ModelCosts final : public IterationCosts {
   std::shared_ptr<const SharedPrices> m_prices;
   model::WorkloadSpec m_workload;
   model::Strategy m_strategy;
-  // [dense, moe][forward, backward, recompute]
-  std::array<std::array<std::vector<model::Step>, 3>, 2> m_layer_steps;
+  static constexpr int k_layer_variants = 4;
+  std::vector<bool> m_kept;  // per layer: keeps its activations (no recompute) under the block method
+  // [dense, moe, dense kept, moe kept][forward, backward, recompute]
+  std::array<std::array<std::vector<model::Step>, 3>, k_layer_variants> m_layer_steps;
   std::array<LayerParams, 2> m_layer_params{};
   std::array<std::vector<model::Step>, 3> m_embedding_steps, m_logits_steps;
   model::ComputeOp m_representative_op;

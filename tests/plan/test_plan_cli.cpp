@@ -80,6 +80,25 @@ TEST_CASE("lagom plan refuses bad input with exit 2", "[plan]") {
   const auto price = run_lagom(with(with(k_small, k_tokens), {"--price", "dgx-h200=2"}));
   CHECK(price.exit_code == 2);
   CHECK(price.err == "lagom: error: --price: 'dgx-h200' is not one of the --cluster names\n");
+  const auto negative = run_lagom(with(with(k_small, k_tokens), {"--price", "-1"}));
+  CHECK(negative.exit_code == 2);
+  CHECK(negative.err.find("lagom: error: --price: '-1' is not a number >= 0") == 0);
+  const auto failures = run_lagom(with(with(k_small, k_tokens), {"--failure-rate", "2"}));
+  CHECK(failures.exit_code == 2);
+  CHECK(failures.err == "lagom: error: --failure-rate: 2 is not within 0..1\n");
+  const auto deadline = run_lagom(with(with(k_small, k_tokens), {"--deadline", "0"}));
+  CHECK(deadline.exit_code == 2);
+  CHECK(deadline.err.find("lagom: error: --deadline: '0' is not a positive duration") == 0);
+}
+
+TEST_CASE("lagom plan says so when nothing meets both the deadline and the budget", "[plan]") {
+  // Contradictory constraints are no error: the plan names the closest and by how much it misses each.
+  const auto run = run_lagom(
+      with(with(k_small, k_tokens), {"--deadline", "1h", "--budget", "1", "--price", "2", "--quiet"}));
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.out.find("# nothing meets both the deadline and the budget; the closest, ") != std::string::npos);
+  CHECK(run.out.find("against a budget of $1 (+") != std::string::npos);
 }
 
 TEST_CASE("lagom simulate --tokens adds the run's figures: p99 step, goodput, cost and energy per iteration",

@@ -219,3 +219,39 @@ TEST_CASE("explore refuses a cost model whose software stack is not the base str
   const model::CostModel eager(space.cluster, std::nullopt, model::Stack::megatron_deepspeed);
   CHECK(search::explore(space.workload, space.cluster, eager, space.options, null_progress()).ok());
 }
+
+TEST_CASE("explore recomputes the fewest layers per chunk that fit (Megatron's block method)", "[search]") {
+  // llama3-8b under FSDP on one dgx-a100 node, micro-batch 2: 18 B of state per parameter sharded 8 ways
+  // (about 17 GiB) and, without recompute, 32 layers of 2 · 8192 · 139,264 B (about 68 GiB): it does not fit
+  // in 80 GiB; with every layer recomputed it does, with room for most layers to keep their activations.
+  Space space = make_space("llama3-8b", "dgx-a100", 8, 16);
+  space.options.pinned.tp = 1, space.options.pinned.pp = 1, space.options.pinned.cp = 1;
+  space.options.pinned.zero = 3, space.options.pinned.micro_batch = 2;
+  space.options.pinned.recompute = model::Recompute::full;
+  space.options.top = 1;
+  const model::CostModel cost_model(space.cluster);
+  const auto explored =
+      search::explore(space.workload, space.cluster, cost_model, space.options, null_progress());
+  REQUIRE(explored.ok());
+  REQUIRE(explored->results.size() == 1);
+  const model::Strategy& best = explored->results[0].strategy;
+  const auto gib = [&](int n) {
+    model::Strategy s = best;
+    s.recompute_layers = n;
+    return units::bytes_to_gib(cost_model.memory_per_gpu(space.workload, s).total_bytes());
+  };
+  const double budget = space.cluster.gpu.memory_budget_gib();
+  INFO("recompute_layers " << best.recompute_layers << ": " << gib(best.recompute_layers) << " GiB of "
+                           << budget);
+  REQUIRE(best.recompute_layers > 1);  // and N - 1 > 0, which is not "every layer"
+  REQUIRE(best.recompute_layers < 32);
+  CHECK(gib(best.recompute_layers) <= budget);
+  CHECK(gib(best.recompute_layers - 1) > budget);
+  // A framework without the block method keeps every layer recomputed.
+  space.options.framework = search::Framework::torch_fsdp;
+  const auto torch =
+      search::explore(space.workload, space.cluster, cost_model, space.options, null_progress());
+  REQUIRE(torch.ok());
+  REQUIRE(torch->results.size() == 1);
+  CHECK(torch->results[0].strategy.recompute_layers == 0);
+}

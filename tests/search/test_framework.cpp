@@ -222,3 +222,18 @@ TEST_CASE("megatron.args holds the layout and a flag for every framework knob", 
                                           "--ddp-bucket-size 25000000"};
   CHECK(args == expected);
 }
+
+TEST_CASE("the block recompute method is Megatron-LM's: its flags, and refused elsewhere", "[search]") {
+  model::Strategy s;
+  s.gpus = 8, s.tp = 8, s.sp = true, s.global_batch = 8;
+  s.recompute = model::Recompute::full;
+  s.recompute_layers = 4;
+  const search::FrameworkKnobs knobs{k_none, 25, 1, simulator::IssuePriority::as_scheduled};
+  const std::vector<std::string> args = search::megatron_args(s, knobs);
+  CHECK(std::find(args.begin(), args.end(), "--recompute-method block") != args.end());
+  CHECK(std::find(args.begin(), args.end(), "--recompute-num-layers 4") != args.end());
+  CHECK(search::check_strategy(search::framework_profile(Framework::megatron_lm), s).ok());
+  const Status torch = search::check_strategy(search::framework_profile(Framework::torch_fsdp), s);
+  REQUIRE_FALSE(torch.ok());
+  CHECK(torch.error().message.find("recompute-layers 4 is not available") != std::string::npos);
+}
