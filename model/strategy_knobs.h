@@ -6,7 +6,8 @@
 //
 // The kinds of knob (one descriptor type each; a reader overloads on them):
 //   CountKnob<T>  an integer: JSON number ≥ json_min (up to T's range), flag `--x N` within
-//                 [flag_min, flag_max] (counts bounded so products of them stay far from overflow);
+//                 [flag_min, flag_max] (counts bounded so products of them stay far from overflow); with
+//                 omit_zero, 0 is left out of the JSON;
 //   SwitchKnob    "on"|"off" in JSON, `--x on|off` (true|false too, as runs files write either);
 //   BooleanKnob   true|false in JSON, `--x on|off|true|false`;
 //   ToggleKnob    true|false in JSON, `--x` without a value (no flag when `flag` is empty);
@@ -42,6 +43,9 @@ template <typename T>
 struct CountKnob {
   KnobName name;
   T json_min = 1, flag_min = 1, flag_max = k_max_gpus;
+  // 0 is not written to JSON (absent reads as 0): a knob added after documents were recorded whose 0
+  // means "as before", so that every document of a strategy without it stays as it was.
+  bool omit_zero = false;
 };
 struct SwitchKnob {
   KnobName name;
@@ -93,6 +97,10 @@ void for_each_knob(S& s, Visit&& visit) {
   visit(CountKnob<int>{{"vpp", "--vpp", "Virtual pipeline stages per rank (interleaved when > 1) [1]"}},
         s.vpp);
   visit(CountKnob<int>{{"zero", "--zero", "ZeRO stage 0-3 (3 = FSDP) [0]"}, 0, 0, 3}, s.zero);
+  visit(CountKnob<int>{.name = {"dp_shard", "--dp-shard", "HSDP: ZeRO within groups of N DP ranks [dp]"},
+                       .json_min = 0,
+                       .omit_zero = true},
+        s.dp_shard);
   visit(CountKnob<long>{{"micro_batch", "--micro-batch", "Sequences per micro-batch [1]"}, 1, 1, k_max_batch},
         s.micro_batch);
   visit(CountKnob<long>{{"global_batch", "--global-batch", "Sequences per iteration"}, 0, 1, k_max_batch},
