@@ -120,8 +120,26 @@ nlohmann::json deepspeed_config(const model::WorkloadSpec& workload, const model
                                 const FrameworkKnobs& knobs);
 nlohmann::json torch_settings(const model::Strategy& strategy, const FrameworkKnobs& knobs);
 
+// torchtitan's job config (TOML) for `strategy` (resolved): the settings torchtitan can apply, named as
+// pytorch/torchtitan@e347b1e5e6b6 torchtitan/config/job_config.py names them (the last commit with TOML job
+// configs: 9810191b replaced them by Python config registries; tests/data/torchtitan/ holds the key list):
+// [parallelism] the degrees (data_parallel_shard_degree / data_parallel_replicate_degree from zero and
+// dp_shard), fsdp_reshard_after_forward, the CP rotate method and the pipeline schedule and micro-batch;
+// [activation_checkpoint] mode; [training] local_batch_size, global_batch_size, seq_len,
+// mixed_precision_param. `settings` holds the same keys as JSON ({section: {key: value}}), `toml` the
+// fragment. When torchtitan cannot run the strategy both are empty and `unavailable` says why (zero 1: no
+// ZeRO-1 in torchtitan; zero 0 with cp > 1: torchtitan applies FSDP over the CP ranks; vpp > 1; a
+// precision other than bf16 or fp32).
+struct TorchtitanConfig {
+  nlohmann::json settings = nlohmann::json::object();
+  std::string toml;
+  std::string unavailable;
+};
+TorchtitanConfig torchtitan_config(const model::WorkloadSpec& workload, const model::Strategy& strategy);
+
 // What lagom-config.json says about the framework (its "framework" object): name, version, the knobs in the
-// framework's units and its own form (the three above, the one of `profile`).
+// framework's units and its own form (the three above, the one of `profile`; torch-fsdp's also torchtitan's:
+// "torchtitan" and "torchtitan_toml", or "torchtitan_unavailable").
 nlohmann::json framework_json(const FrameworkProfile& profile, const model::WorkloadSpec& workload,
                               const model::Strategy& strategy, const FrameworkKnobs& knobs);
 
