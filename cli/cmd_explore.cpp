@@ -59,6 +59,7 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   pins.dp = pinned("dp", f.values.dp), pins.cp = pinned("cp", f.values.cp),
   pins.ep = pinned("ep", f.values.ep), pins.vpp = pinned("vpp", f.values.vpp),
   pins.zero = pinned("zero", f.values.zero);
+  pins.dp_shard = pinned("dp_shard", f.values.dp_shard);
   if (f.values.sp) pins.sp = true;
   pins.micro_batch = pinned("micro_batch", f.values.micro_batch);
   if (f.has("recompute")) pins.recompute = base.recompute;
@@ -112,14 +113,16 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
     if (std::find(notes.begin(), notes.end(), interval_note(interval)) == notes.end()) {
       notes.push_back(interval_note(interval));
     }
-    table.add_row({std::to_string(rank++), std::to_string(s.tp), std::to_string(s.pp), std::to_string(s.dp),
-                   std::to_string(s.cp), s.cp > 1 ? std::string(model::to_string(s.cp_comm)) : "-",
-                   std::to_string(s.ep), s.sp ? "on" : "off", std::to_string(s.vpp),
-                   std::to_string(s.micro_batch), model::recompute_text(s), std::to_string(s.zero),
-                   model::to_string(s.tp_overlap), fmt::format("{:.4f}", e.result.iteration_time_s),
-                   interval_range(interval, e.result.iteration_time_s, 4),
-                   fmt::format("{:.0f}", e.result.tokens_per_s), fmt::format("{:.1f}", 100 * e.result.mfu),
-                   fmt::format("{:.1f}", e.result.memory.total)});
+    table.add_row(
+        {std::to_string(rank++), std::to_string(s.tp), std::to_string(s.pp), std::to_string(s.dp),
+         std::to_string(s.cp), s.cp > 1 ? std::string(model::to_string(s.cp_comm)) : "-",
+         std::to_string(s.ep), s.sp ? "on" : "off", std::to_string(s.vpp), std::to_string(s.micro_batch),
+         model::recompute_text(s),
+         // zero/N: ZeRO within shard groups of N DP ranks (hybrid sharding)
+         std::to_string(s.zero) + (s.hybrid_shard() ? fmt::format("/{}", s.dp_shard) : std::string()),
+         model::to_string(s.tp_overlap), fmt::format("{:.4f}", e.result.iteration_time_s),
+         interval_range(interval, e.result.iteration_time_s, 4), fmt::format("{:.0f}", e.result.tokens_per_s),
+         fmt::format("{:.1f}", 100 * e.result.mfu), fmt::format("{:.1f}", e.result.memory.total)});
   }
   fmt::print("{}", table.render());
   for (const std::string& note : notes) fmt::print("{}", note);

@@ -9,7 +9,8 @@
 //     "overlap": {"tp_overlap": "flash", "bucket_mb": 50, "prefetch": 2, "priority": "critical-first"}
 //   }
 // Every section and every field except collective/group/bytes/algo/proto of an op is optional; 0 or a
-// missing channels/threads/chunk_bytes means NCCL's default. Groups: tp, cp, ep, pp, dp, edp, emb.
+// missing channels/threads/chunk_bytes means NCCL's default. Groups: model::k_group_names (tp, cp, ep, pp,
+// dp, edp, emb, etp, etpep, dp_shard, dp_replicate).
 #pragma once
 
 #include <string>

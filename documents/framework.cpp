@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
+
+#include <fmt/format.h>
 
 namespace lagom::documents {
 
+using model::CpCommType;
 using model::Recompute;
 using search::bucket_in_unit;
 using search::Framework;
@@ -58,12 +62,91 @@ nlohmann::json torch_settings(const model::Strategy& s, const FrameworkKnobs& k)
   if (has_dp_buckets(s)) ddp["bucket_cap_mb"] = bucket_in_unit(p, k.bucket_mb, s);
   nlohmann::json shard = nlohmann::json::object();
   if (s.zero >= 2) shard["reshard_after_forward"] = s.zero == 3;
+  // HSDP: fully_shard(mesh=...) on a 2-D mesh replicates over dim 0 and shards over dim 1 [T].
+  if (s.zero >= 2 && s.hybrid_shard()) {
+    shard["mesh"] = {{"shape", {s.dp / s.dp_shard, s.zero_shard_ranks()}},
+                     {"dim_names", {"dp_replicate", "dp_shard"}}};
+  }
   nlohmann::json doc = {{"wrapper", s.zero >= 2 ? "fully_shard" : "ddp"},
                         {"ddp", std::move(ddp)},
                         {"fully_shard", std::move(shard)}};
   if (s.zero == 3) doc["prefetch_layers"] = k.prefetch;
   if (s.zero == 1) doc["optimizer"] = "ZeroRedundancyOptimizer";
   return doc;
+}
+
+namespace {
+
+// [Ti] pytorch/torchtitan@e347b1e5e6b6 (2026-02-15): torchtitan/config/job_config.py, the line given;
+// torchtitan/train.py:196-215 (gradient accumulation = global_batch_size / (local_batch_size · dp)) and
+// torchtitan/distributed/pipeline_parallel.py:186-194 (with pp, local_batch_size is split into micro-batches
+// of pipeline_parallel_microbatch_size); torchtitan/distributed/parallel_dims.py:136-153 (FSDP over
+// dp_shard·cp, replicas over dp_replicate).
+std::string torchtitan_unavailable(const model::Strategy& s) {
+  if (s.zero == 1)
+    return "zero 1: torchtitan shards with FSDP2 (zero 2 or 3) or replicates (zero 0), no ZeRO-1";
+  if (s.zero == 0 && s.cp > 1)
+    return "zero 0 with cp > 1: torchtitan applies FSDP over the CP ranks (parallel_dims.py:83-85)";
+  if (s.vpp > 1) return "vpp > 1: torchtitan's interleaved schedules split stages by module names";
+  if (s.precision != model::Precision::bf16 && s.precision != model::Precision::fp32) {
+    return fmt::format("precision {}: torchtitan's mixed_precision_param is bfloat16 or float32",
+                       model::to_string(s.precision));
+  }
+  if (s.cp > 1 && s.cp_comm != CpCommType::allgather && s.cp_comm != CpCommType::p2p) {
+    return fmt::format("cp-comm-type {}: torchtitan rotates K/V by allgather or alltoall",
+                       model::to_string(s.cp_comm));
+  }
+  return "";
+}
+
+// One TOML value: integers as they are, strings as TOML basic strings (JSON's escapes are TOML's).
+std::string toml_value(const nlohmann::json& v) {
+  return v.dump();
+}
+
+}  // namespace
+
+TorchtitanConfig torchtitan_config(const model::WorkloadSpec& w, const model::Strategy& s) {
+  TorchtitanConfig out;
+  out.unavailable = torchtitan_unavailable(s);
+  if (!out.unavailable.empty()) return out;
+  const bool sharded = s.zero >= 2;
+  const int shard = s.hybrid_shard() ? s.dp_shard : s.dp;
+  // [Ti:312-351, 360, 396, 412, 428, 446]: DDP is shard degree 1, FSDP replicate degree 1, HSDP both > 1.
+  nlohmann::json parallelism = {{"data_parallel_shard_degree", sharded ? shard : 1},
+                                {"data_parallel_replicate_degree", sharded ? s.dp / shard : s.dp},
+                                {"tensor_parallel_degree", s.tp},
+                                {"pipeline_parallel_degree", s.pp},
+                                {"context_parallel_degree", s.cp}};
+  if (sharded) parallelism["fsdp_reshard_after_forward"] = s.zero == 3 ? "always" : "never";
+  // The torch profile's CP methods: allgather gathers K/V once, p2p passes K/V blocks around the ring.
+  if (s.cp > 1)
+    parallelism["context_parallel_rotate_method"] =
+        s.cp_comm == CpCommType::allgather ? "allgather" : "alltoall";
+  if (s.pp > 1) {
+    parallelism["pipeline_parallel_schedule"] = s.schedule == model::Schedule::gpipe ? "GPipe" : "1F1B";
+    parallelism["pipeline_parallel_microbatch_size"] = s.micro_batch;
+  }
+  // [Ti:652]: none, selective (torchtitan's selective_ac_option, per layer or per op: not Megatron's core
+  // attention recompute that Lagom prices), full.
+  const nlohmann::json checkpoint = {{"mode", model::to_string(s.recompute)}};
+  // [Ti:253-282]: a step's local batch per DP rank; with pp the whole step's, split into micro-batches.
+  const long local = s.pp > 1 ? s.global_batch / s.dp : s.micro_batch;
+  const nlohmann::json training = {
+      {"local_batch_size", local},
+      {"global_batch_size", s.global_batch},
+      {"seq_len", w.seq},
+      {"mixed_precision_param", s.precision == model::Precision::fp32 ? "float32" : "bfloat16"}};
+  out.settings = {
+      {"parallelism", parallelism}, {"activation_checkpoint", checkpoint}, {"training", training}};
+  out.toml =
+      "# torchtitan job config (pytorch/torchtitan@e347b1e5 torchtitan/config/job_config.py), from lagom\n";
+  for (const auto& [section, keys] : out.settings.items()) {
+    out.toml += fmt::format("\n[{}]\n", section);
+    for (const auto& [key, value] : keys.items())
+      out.toml += fmt::format("{} = {}\n", key, toml_value(value));
+  }
+  return out;
 }
 
 nlohmann::json framework_json(const FrameworkProfile& p, const model::WorkloadSpec& w,
@@ -78,9 +161,17 @@ nlohmann::json framework_json(const FrameworkProfile& p, const model::WorkloadSp
     case Framework::megatron_lm:
       doc["megatron_args"] = search::megatron_args(s, k);
       break;
-    case Framework::torch_fsdp:
+    case Framework::torch_fsdp: {
       doc["torch"] = torch_settings(s, k);
+      TorchtitanConfig titan = torchtitan_config(w, s);
+      if (titan.unavailable.empty()) {
+        doc["torchtitan"] = std::move(titan.settings);
+        doc["torchtitan_toml"] = std::move(titan.toml);
+      } else {
+        doc["torchtitan_unavailable"] = std::move(titan.unavailable);
+      }
       break;
+    }
     case Framework::deepspeed:
       doc["deepspeed"] = deepspeed_config(w, s, k);
       break;

@@ -104,6 +104,12 @@ Status check_tuned_for(const nlohmann::json& config, const std::string& origin,
         return refuse(std::string("strategy.") + key, tuned[key].dump(), here[key].dump());
       }
     }
+    // dp_shard is left out at 0 (model/strategy_knobs.h, omit_zero): absent reads as 0.
+    auto shard = [](const nlohmann::json& s) {
+      return s.contains("dp_shard") ? s["dp_shard"] : nlohmann::json(0);
+    };
+    if (shard(config["strategy"]) != shard(here))
+      return refuse("strategy.dp_shard", shard(config["strategy"]).dump(), shard(here).dump());
   }
   return {};
 }

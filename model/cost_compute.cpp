@@ -910,7 +910,7 @@ ComputeOp CostModel::optimizer_op(const WorkloadSpec& w, const Strategy& s) cons
   // Priced with the optimizer step: it is per-iteration work of the same weights.
   const double all = parameters_per_gpu(w, s);
   double params = all;
-  if (s.zero >= 1) params /= static_cast<double>(s.dp) * s.cp;
+  if (s.zero >= 1) params /= static_cast<double>(s.zero_shard_ranks());
   const bool fp8 = s.precision == Precision::fp8;
   double bytes = (fp8 && s.fp8_params ? 43.0 : 44.0) * params;
   if (fp8) {

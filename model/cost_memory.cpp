@@ -115,7 +115,8 @@ MemoryBreakdown CostModel::stage_memory(const WorkloadSpec& w, const Strategy& s
   const double grad_b = bytes_per_element(s.gradient_dtype());
   const double opt_b = full_precision ? 8.0 : 12.0;
   const double step_b = grad_b < 4.0 ? 4.0 : 0.0;
-  const double shard = static_cast<double>(s.dp) * s.cp;  // the distributed optimizer shards over dp·cp
+  // The distributed optimizer shards over dp·cp; hybrid sharding over dp_shard·cp (Strategy::dp_shard).
+  const double shard = s.zero_shard_ranks();
   m.weights_bytes = params * weight_b / (s.zero >= 3 ? shard : 1.0);
   m.grads_bytes = params * grad_b / (s.zero >= 2 ? shard : 1.0);
   m.optimizer_bytes = params * opt_b / (s.zero >= 1 ? shard : 1.0);

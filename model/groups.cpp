@@ -25,8 +25,21 @@ CommGroup communicator_shape(Group group, const Strategy& s, int gpn) {
       return group_shape(s.pp > 1 ? 2 : 1, s.tp * s.cp * s.dp, gpn);
     case Group::embedding:
       return group_shape(s.pp > 1 ? 2 : 1, s.tp * s.cp * s.dp * (s.pp - 1), gpn);
+    case Group::dp_shard:
+      return group_shape(s.zero_shard_ranks(), s.tp, gpn);
+    case Group::dp_replicate:
+      return s.hybrid_shard() ? group_shape(s.dp / s.dp_shard, s.tp * s.cp * s.dp_shard, gpn)
+                              : CommGroup{1, 1};
   }
   return {};
+}
+
+Group zero_shard_group(const Strategy& s) {
+  return s.hybrid_shard() ? Group::dp_shard : Group::dp;
+}
+
+Group zero_expert_shard_group(const Strategy& s) {
+  return s.hybrid_shard() ? Group::dp_shard : Group::expert_dp;
 }
 
 CommGroup group_shape(int ranks, int stride, int gpus_per_node) {

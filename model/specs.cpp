@@ -564,11 +564,33 @@ Status resolve_experts(Strategy& s, const WorkloadSpec& w) {
   return {};
 }
 
+// resolve_strategy's hybrid sharding (Strategy::dp_shard), once dp and the expert dimensions are resolved.
+Status resolve_sharding(const Strategy& s) {
+  if (s.dp_shard < 0) {
+    return bad(
+        fmt::format("dp-shard={} must be a positive integer (0: shard over the whole dp group)", s.dp_shard));
+  }
+  if (s.dp_shard == 0) return {};
+  if (s.dp % s.dp_shard != 0) return bad(fmt::format("dp-shard={} does not divide dp={}", s.dp_shard, s.dp));
+  if (s.dp_shard > 1 && s.dp_shard < s.dp && s.zero < 1) {
+    return bad(
+        fmt::format("dp-shard={} < dp={} needs zero 1, 2 or 3 (zero 0 shards nothing)", s.dp_shard, s.dp));
+  }
+  if (s.hybrid_shard() && (s.ep > 1 || s.expert_tp != s.tp)) {
+    return bad(fmt::format(
+        "dp-shard={} < dp={} with ep > 1 or expert-tp ≠ tp: hybrid sharding of expert weights is not "
+        "modelled",
+        s.dp_shard, s.dp));
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const ClusterSpec& cluster) {
   LAGOM_TRY_STATUS(resolve_dimensions(s, w));
   LAGOM_TRY_STATUS(resolve_experts(s, w));
+  LAGOM_TRY_STATUS(resolve_sharding(s));
   if (s.vpp > 1) {
     if (s.pp < 2) return bad(fmt::format("vpp={} needs pp > 1", s.vpp));
     s.schedule = Schedule::interleaved;
@@ -645,6 +667,7 @@ struct KnobWriter {
   const Strategy& s;
   template <typename T>
   void operator()(const CountKnob<T>& knob, const T& value) const {
+    if (knob.omit_zero && value == 0) return;
     j[std::string(knob.name.key)] = value;
   }
   void operator()(const SwitchKnob& knob, bool value) const {

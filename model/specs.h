@@ -396,8 +396,13 @@ struct Strategy {
   int gpus = 1;                                // total GPUs
   int tp = 1, pp = 1, dp = 0, cp = 1, ep = 1;  // dp 0 = derive gpus / (tp·pp·cp)
   bool sp = false;                             // sequence parallelism (with tp)
-  int vpp = 1;            // virtual pipeline stages per rank (interleaved schedule when > 1)
-  int zero = 0;           // 0–3 (1: optimizer states sharded = distributed optimizer; 3 = FSDP)
+  int vpp = 1;   // virtual pipeline stages per rank (interleaved schedule when > 1)
+  int zero = 0;  // 0–3 (1: optimizer states sharded = distributed optimizer; 3 = FSDP)
+  // Hybrid sharding (HSDP: FSDP's HYBRID_SHARD, torchtitan's data_parallel_shard_degree): ZeRO shards over
+  // groups of dp_shard consecutive DP ranks (× cp, as the whole-group shard is over dp·cp), and the
+  // dp / dp_shard groups are replicas that all-reduce their shards' gradients. 0 = shard over the whole dp
+  // group (as dp_shard = dp); otherwise it divides dp, and 1 < dp_shard < dp needs zero >= 1.
+  int dp_shard = 0;
   long global_batch = 0;  // sequences per iteration (0 = take the workload's)
   long micro_batch = 1;
   Recompute recompute = Recompute::none;
@@ -471,6 +476,11 @@ struct Strategy {
   [[nodiscard]] bool recomputes_layer(int index_in_chunk) const {
     return recompute != Recompute::none && (recompute_layers == 0 || index_in_chunk < recompute_layers);
   }
+  // Whether ZeRO shards over groups smaller than dp (dp_shard < dp with zero >= 1): the sharded collectives
+  // run on model::Group::dp_shard and the replicas all-reduce on model::Group::dp_replicate.
+  [[nodiscard]] bool hybrid_shard() const { return zero >= 1 && dp_shard > 0 && dp_shard < dp; }
+  // The ranks one ZeRO shard is split over (resolved): dp_shard·cp when hybrid, else dp·cp.
+  [[nodiscard]] int zero_shard_ranks() const { return (hybrid_shard() ? dp_shard : dp) * cp; }
   // Micro-batches per iteration per pipeline: global_batch / (dp · micro_batch).
   [[nodiscard]] long micro_batches() const { return global_batch / (dp * micro_batch); }
 };

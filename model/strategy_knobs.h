@@ -6,7 +6,8 @@
 //
 // The kinds of knob (one descriptor type each; a reader overloads on them):
 //   CountKnob<T>  an integer: JSON number ≥ json_min (up to T's range), flag `--x N` within
-//                 [flag_min, flag_max] (counts bounded so products of them stay far from overflow);
+//                 [flag_min, flag_max] (counts bounded so products of them stay far from overflow); with
+//                 omit_zero, 0 is left out of the JSON;
 //   SwitchKnob    "on"|"off" in JSON, `--x on|off` (true|false too, as runs files write either);
 //   BooleanKnob   true|false in JSON, `--x on|off|true|false`;
 //   ToggleKnob    true|false in JSON, `--x` without a value (no flag when `flag` is empty);
@@ -42,6 +43,9 @@ template <typename T>
 struct CountKnob {
   KnobName name;
   T json_min = 1, flag_min = 1, flag_max = k_max_gpus;
+  // 0 is not written to JSON (absent reads as 0): a knob added after documents were recorded whose 0
+  // means "as before", so that every document of a strategy without it stays as it was.
+  bool omit_zero = false;
 };
 struct SwitchKnob {
   KnobName name;
@@ -79,53 +83,10 @@ struct BucketKnob {
 // The sequence counts' largest flag value (2^31 − 1 sequences).
 inline constexpr long k_max_batch = std::numeric_limits<int>::max();
 
-// Calls visit(descriptor, field) for every knob of `s` (a Strategy or a const Strategy), in the order the
-// flags' help and parse_strategy's errors follow.
+// The knobs of Megatron-Core's own mechanisms (MoE, the pipeline split, its overlaps, the gradient buffer,
+// FP8 as Transformer Engine runs it) and dropout, in the order for_each_knob visits them after the others.
 template <typename S, typename Visit>
-void for_each_knob(S& s, Visit&& visit) {
-  visit(CountKnob<int>{{"gpus", "--gpus", "Total GPUs (nodes = ⌈N / GPUs per node⌉)"}}, s.gpus);
-  visit(CountKnob<int>{{"tp", "--tp", "Tensor parallelism [1]"}}, s.tp);
-  visit(CountKnob<int>{{"pp", "--pp", "Pipeline parallelism [1]"}}, s.pp);
-  visit(CountKnob<int>{{"dp", "--dp", "Data parallelism [gpus/(tp·pp·cp)]"}, 0}, s.dp);
-  visit(CountKnob<int>{{"cp", "--cp", "Context parallelism (communication: --cp-comm-type) [1]"}}, s.cp);
-  visit(CountKnob<int>{{"ep", "--ep", "Expert parallelism [1]"}}, s.ep);
-  visit(ToggleKnob{{"sp", "--sp", "Sequence parallelism with TP"}}, s.sp);
-  visit(CountKnob<int>{{"vpp", "--vpp", "Virtual pipeline stages per rank (interleaved when > 1) [1]"}},
-        s.vpp);
-  visit(CountKnob<int>{{"zero", "--zero", "ZeRO stage 0-3 (3 = FSDP) [0]"}, 0, 0, 3}, s.zero);
-  visit(CountKnob<long>{{"micro_batch", "--micro-batch", "Sequences per micro-batch [1]"}, 1, 1, k_max_batch},
-        s.micro_batch);
-  visit(CountKnob<long>{{"global_batch", "--global-batch", "Sequences per iteration"}, 0, 1, k_max_batch},
-        s.global_batch);
-  visit(ChoiceKnob{{"recompute", "--recompute", "Activation recomputation [none]"}, k_recompute_names},
-        s.recompute);
-  visit(CountKnob<int>{{"recompute_layers", "--recompute-layers",
-                        "With --recompute full: only the first N layers of each model chunk (Megatron's "
-                        "--recompute-method block) [0: every layer]"},
-                       0,
-                       0},
-        s.recompute_layers);
-  visit(ChoiceKnob{{"schedule", "--schedule", "Pipeline schedule [1f1b]"}, k_schedule_names}, s.schedule);
-  visit(MethodKnob{{"tp_overlap", "--tp-overlap",
-                    "none|slice:K (K 2..4096)|flash|te (Transformer Engine userbuffers) [none]"}},
-        s.tp_overlap);
-  visit(SwitchKnob{{"dp_overlap", "--dp-overlap", "DP gradient buckets during the backward [on]"}},
-        s.dp_overlap);
-  visit(BucketKnob{{"bucket_mb", "--bucket-mb",
-                    "DP gradient bucket, MB, or chunk (one bucket per model chunk) [25]"}},
-        s.bucket_mb);
-  visit(ChoiceKnob{{"precision", "--precision", "Training precision [bf16]"}, k_precision_names},
-        s.precision);
-  visit(ChoiceKnob{{"attention", "--attention", "Attention kernel [flash]"}, k_attention_names}, s.attention);
-  visit(ChoiceKnob{{"stack", "--stack",
-                    "Software stack, for its host cost per op: megatron-core (fused, host keeps ahead) or "
-                    "megatron-deepspeed (eager Megatron-LM/DeepSpeed 2021-2023) [megatron-core]"},
-                   k_stack_names},
-        s.stack);
-  visit(ChoiceKnob{{"cp_comm_type", "--cp-comm-type",
-                    "CP attention: a2a (Ulysses), p2p (K/V ring), allgather (K/V all-gather) [a2a]"},
-                   k_cp_comm_type_names},
-        s.cp_comm);
+void for_each_megatron_knob(S& s, Visit&& visit) {
   visit(ChoiceKnob{{"moe_dispatcher", "--moe-dispatcher", "MoE token dispatcher [alltoall]"},
                    k_moe_dispatcher_names},
         s.moe_dispatcher);
@@ -202,6 +163,61 @@ void for_each_knob(S& s, Visit&& visit) {
         s.fp8_attention);
   visit(NumberKnob{{"dropout", "--dropout", "Hidden and attention dropout probability [0]"}, true, 1.0},
         s.dropout);
+}
+
+// Calls visit(descriptor, field) for every knob of `s` (a Strategy or a const Strategy), in the order the
+// flags' help and parse_strategy's errors follow.
+template <typename S, typename Visit>
+void for_each_knob(S& s, Visit&& visit) {
+  visit(CountKnob<int>{{"gpus", "--gpus", "Total GPUs (nodes = ⌈N / GPUs per node⌉)"}}, s.gpus);
+  visit(CountKnob<int>{{"tp", "--tp", "Tensor parallelism [1]"}}, s.tp);
+  visit(CountKnob<int>{{"pp", "--pp", "Pipeline parallelism [1]"}}, s.pp);
+  visit(CountKnob<int>{{"dp", "--dp", "Data parallelism [gpus/(tp·pp·cp)]"}, 0}, s.dp);
+  visit(CountKnob<int>{{"cp", "--cp", "Context parallelism (communication: --cp-comm-type) [1]"}}, s.cp);
+  visit(CountKnob<int>{{"ep", "--ep", "Expert parallelism [1]"}}, s.ep);
+  visit(ToggleKnob{{"sp", "--sp", "Sequence parallelism with TP"}}, s.sp);
+  visit(CountKnob<int>{{"vpp", "--vpp", "Virtual pipeline stages per rank (interleaved when > 1) [1]"}},
+        s.vpp);
+  visit(CountKnob<int>{{"zero", "--zero", "ZeRO stage 0-3 (3 = FSDP) [0]"}, 0, 0, 3}, s.zero);
+  visit(CountKnob<int>{.name = {"dp_shard", "--dp-shard", "HSDP: ZeRO within groups of N DP ranks [dp]"},
+                       .json_min = 0,
+                       .omit_zero = true},
+        s.dp_shard);
+  visit(CountKnob<long>{{"micro_batch", "--micro-batch", "Sequences per micro-batch [1]"}, 1, 1, k_max_batch},
+        s.micro_batch);
+  visit(CountKnob<long>{{"global_batch", "--global-batch", "Sequences per iteration"}, 0, 1, k_max_batch},
+        s.global_batch);
+  visit(ChoiceKnob{{"recompute", "--recompute", "Activation recomputation [none]"}, k_recompute_names},
+        s.recompute);
+  visit(CountKnob<int>{.name = {"recompute_layers", "--recompute-layers",
+                                "With --recompute full: only the first N layers of each model chunk "
+                                "(Megatron's --recompute-method block) [0: every layer]"},
+                       .json_min = 0,
+                       .flag_min = 0,
+                       .omit_zero = true},
+        s.recompute_layers);
+  visit(ChoiceKnob{{"schedule", "--schedule", "Pipeline schedule [1f1b]"}, k_schedule_names}, s.schedule);
+  visit(MethodKnob{{"tp_overlap", "--tp-overlap",
+                    "none|slice:K (K 2..4096)|flash|te (Transformer Engine userbuffers) [none]"}},
+        s.tp_overlap);
+  visit(SwitchKnob{{"dp_overlap", "--dp-overlap", "DP gradient buckets during the backward [on]"}},
+        s.dp_overlap);
+  visit(BucketKnob{{"bucket_mb", "--bucket-mb",
+                    "DP gradient bucket, MB, or chunk (one bucket per model chunk) [25]"}},
+        s.bucket_mb);
+  visit(ChoiceKnob{{"precision", "--precision", "Training precision [bf16]"}, k_precision_names},
+        s.precision);
+  visit(ChoiceKnob{{"attention", "--attention", "Attention kernel [flash]"}, k_attention_names}, s.attention);
+  visit(ChoiceKnob{{"stack", "--stack",
+                    "Software stack, for its host cost per op: megatron-core (fused, host keeps ahead) or "
+                    "megatron-deepspeed (eager Megatron-LM/DeepSpeed 2021-2023) [megatron-core]"},
+                   k_stack_names},
+        s.stack);
+  visit(ChoiceKnob{{"cp_comm_type", "--cp-comm-type",
+                    "CP attention: a2a (Ulysses), p2p (K/V ring), allgather (K/V all-gather) [a2a]"},
+                   k_cp_comm_type_names},
+        s.cp_comm);
+  for_each_megatron_knob(s, visit);
 }
 
 }  // namespace lagom::model

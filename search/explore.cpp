@@ -35,6 +35,20 @@ std::vector<T> pin(const std::optional<T>& pinned, std::vector<T> all) {
   return all;
 }
 
+// Hybrid sharding's shard groups for `zero` over `dp` ranks where the profile runs it: 0 (the whole dp
+// group) and every power of two from 2 below dp that divides it (torchtitan's and FSDP's shard groups are
+// a node's GPUs or a few nodes'; 1 would shard nothing, which zero 0 already covers).
+std::vector<int> dp_shards(const FrameworkProfile& profile, int zero, int dp) {
+  std::vector<int> out{0};
+  if (std::find(profile.hybrid_zero_stages.begin(), profile.hybrid_zero_stages.end(), zero) ==
+      profile.hybrid_zero_stages.end())
+    return out;
+  for (int d = 2; d < dp; d *= 2) {
+    if (dp % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& w,
@@ -82,16 +96,18 @@ std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& w,
                     if (cp > 1 && !profile.cp_comms.empty()) cp_comms = profile.cp_comms;
                     for (const auto& overlap : pin(p.tp_overlap, ovs)) {
                       for (const auto cp_comm : pin(p.cp_comm, cp_comms)) {
-                        model::Strategy s = base;
-                        s.tp = tp, s.cp = cp, s.pp = pp, s.dp = dp, s.ep = ep, s.sp = sp, s.vpp = vpp;
-                        s.micro_batch = mb, s.recompute = recompute, s.zero = zero, s.tp_overlap = overlap;
-                        s.cp_comm = cp_comm;
-                        s.schedule = vpp > 1 ? model::Schedule::interleaved : model::Schedule::one_f_one_b;
-                        auto resolved = model::resolve_strategy(s, w, cluster);
-                        if (!resolved.ok()) continue;
-                        if (!p.bucket_mb) resolved->bucket_mb = default_bucket_mb(profile, *resolved);
-                        if (check_strategy(profile, *resolved).ok())
-                          out.push_back(std::move(resolved).value());
+                        for (const int shard : pin(p.dp_shard, dp_shards(profile, zero, dp))) {
+                          model::Strategy s = base;
+                          s.tp = tp, s.cp = cp, s.pp = pp, s.dp = dp, s.ep = ep, s.sp = sp, s.vpp = vpp;
+                          s.micro_batch = mb, s.recompute = recompute, s.zero = zero, s.tp_overlap = overlap;
+                          s.cp_comm = cp_comm, s.dp_shard = shard;
+                          s.schedule = vpp > 1 ? model::Schedule::interleaved : model::Schedule::one_f_one_b;
+                          auto resolved = model::resolve_strategy(s, w, cluster);
+                          if (!resolved.ok()) continue;
+                          if (!p.bucket_mb) resolved->bucket_mb = default_bucket_mb(profile, *resolved);
+                          if (check_strategy(profile, *resolved).ok())
+                            out.push_back(std::move(resolved).value());
+                        }
                       }
                     }
                   }
@@ -114,6 +130,8 @@ Status check_framework_pins(const ExploreOptions& options) {
   s.vpp = p.vpp.value_or(1), s.zero = p.zero.value_or(0), s.sp = p.sp.value_or(false);
   s.recompute = p.recompute.value_or(model::Recompute::none);
   s.tp_overlap = p.tp_overlap.value_or(model::OverlapMethod{});
+  // A pinned shard group, checked as a hybrid one (dp twice the shard) with the pinned zero or ZeRO-3.
+  if (p.dp_shard) s.dp_shard = *p.dp_shard, s.dp = 2 * *p.dp_shard, s.zero = p.zero.value_or(3);
   // The CP method is searched unless pinned; a pinned one is checked as if CP ran.
   s.cp = p.cp_comm ? std::max(2, s.cp) : 1;
   if (p.tp_overlap && p.tp_overlap->kind != model::OverlapMethodKind::none) s.sp = true;

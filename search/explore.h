@@ -32,6 +32,7 @@ namespace lagom::search {
 
 struct ExplorePins {
   std::optional<int> tp, pp, dp, cp, ep, vpp, zero;
+  std::optional<int> dp_shard;  // else searched where the framework shards hybrid (FrameworkProfile)
   std::optional<bool> sp;
   std::optional<long> micro_batch;
   std::optional<model::Recompute> recompute;

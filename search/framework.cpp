@@ -84,6 +84,8 @@ FrameworkProfile make_megatron() {
   // chunk's layers).
   p.recomputes = k_all_recompute;
   p.recompute_block = true;
+  p.no_hybrid_sharding =
+      "Megatron-Core's partial distributed optimizer, its optimizer instances, is not modelled";
   // --ddp-bucket-size counts parameters [M:2620]; the default is max(4e7, 1e6 · dp·cp) [training.py:984].
   p.bucket_unit = BucketUnit::parameters;
   p.bucket_grid = {1e7, 2e7, 4e7, 8e7};
@@ -109,6 +111,8 @@ FrameworkProfile make_torch() {
   p.recomputes = k_all_recompute;
   // torch has no MoE token dispatcher of its own.
   p.expert_parallel = false;
+  // HSDP: fully_shard on a 2-D device mesh (replicate, shard) [T]; ZeroRedundancyOptimizer has no replicas.
+  p.hybrid_zero_stages = {2, 3};
   p.bucket_unit = BucketUnit::mebibytes;
   p.bucket_grid = {25, 50, 100, 200};
   p.prefetch_grid = {1, 2};
@@ -129,6 +133,7 @@ FrameworkProfile make_deepspeed() {
   p.interleaved_pipeline = false;  // PipelineModule runs one stage per rank
   p.max_zero_with_pipeline = 1;    // [D] pipe/engine.py
   p.max_zero_with_tp = 2;          // [D] AutoTP training composes with ZeRO 1 and 2, not 3
+  p.no_hybrid_sharding = "DeepSpeed's hierarchical partitioning (hpZ, MiCS) is not modelled";
   p.bucket_unit = BucketUnit::elements;
   p.bucket_grid = {5e7, 2e8, 5e8};  // 5e8 is the default
   p.prefetch_grid = {1, 2};
@@ -209,6 +214,16 @@ Status check_strategy(const FrameworkProfile& p, const model::Strategy& s) {
     return refuse(
         p, fmt::format("zero {} with pp > 1 is not available ({} runs zero {} at most with a pipeline)",
                        s.zero, p.name, p.max_zero_with_pipeline));
+  }
+  if (s.hybrid_shard() && p.hybrid_zero_stages.empty()) {
+    return refuse(p, fmt::format("dp-shard {} (hybrid sharding) is not available ({})", s.dp_shard,
+                                 p.no_hybrid_sharding));
+  }
+  if (s.hybrid_shard() && !contains(p.hybrid_zero_stages, s.zero)) {
+    return refuse(p, fmt::format("dp-shard {} (hybrid sharding) with zero {} is not available ({} shards "
+                                 "hybrid with zero {})",
+                                 s.dp_shard, s.zero, p.name,
+                                 listed(p.hybrid_zero_stages, [](int z) { return std::to_string(z); })));
   }
   if (!contains(p.recomputes, s.recompute)) {
     return refuse(p, fmt::format("recompute {} is not available ({} runs {})", model::to_string(s.recompute),

@@ -70,6 +70,11 @@ struct FrameworkProfile {
   bool expert_parallel = true;       // ep > 1
   int max_zero_with_pipeline = 3;    // the highest ZeRO stage the framework runs with pp > 1
   int max_zero_with_tp = 3;          // ... with tp > 1
+  // Hybrid sharding (Strategy::dp_shard < dp): the ZeRO stages it runs with (explore searches dp_shard with
+  // these; empty: refused, for the reason no_hybrid_sharding gives). `any` runs every dp_shard given but
+  // explore does not search it there, so that its space stays what it was (pin --dp-shard to explore one).
+  std::vector<int> hybrid_zero_stages;
+  std::string_view no_hybrid_sharding;
   BucketUnit bucket_unit = BucketUnit::megabytes;
   std::vector<double> bucket_grid;  // tune's bucket options, in bucket_unit
   std::vector<int> prefetch_grid;   // tune's ZeRO-3 prefetch depths (layers gathered ahead)

@@ -98,12 +98,16 @@ LowerBound lower_bound(const model::WorkloadSpec& workload, const model::Strateg
   const int p = strategy.pp;
   // One pipeline transfer (the sender's pp stream; its next pass waits for it).
   const double transfer_us = plan.transfer ? prices(*plan.transfer) : 0.0;
-  // Whether every gradient task runs on the dp group's link (graph.h: the NICs when the group spans nodes).
+  // Whether every gradient task runs on the shard group's link (graph.h: the NICs when the group spans
+  // nodes): the expert gradients' group and, under hybrid sharding, the replicas' all-reduces too.
   auto spans_nodes = [&](model::Group group) { return classes.shape_of(group).nodes > 1; };
+  const model::Group shard = model::zero_shard_group(strategy);
   const bool one_grad_link =
-      !workload.moe || spans_nodes(model::Group::expert_dp) == spans_nodes(model::Group::dp);
-  const bool pp_on_grad_link = p > 1 && spans_nodes(model::Group::pp) == spans_nodes(model::Group::dp);
-  const bool gathers = strategy.zero == 3 && classes.ranks(model::Group::dp) > 1;
+      (!workload.moe || spans_nodes(model::zero_expert_shard_group(strategy)) == spans_nodes(shard)) &&
+      (classes.ranks(model::Group::dp_replicate) < 2 ||
+       spans_nodes(model::Group::dp_replicate) == spans_nodes(shard));
+  const bool pp_on_grad_link = p > 1 && spans_nodes(model::Group::pp) == spans_nodes(shard);
+  const bool gathers = strategy.zero == 3 && classes.ranks(shard) > 1;
 
   LowerBound out;
   double best = 0;

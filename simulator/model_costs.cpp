@@ -196,7 +196,7 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
   const model::ComputeOp optimizer = m_model.optimizer_op(w, s);
   m_optimizer_us = optimizer.time_us;
   m_optimizer_params =
-      m_model.parameters_per_gpu(w, s) / (s.zero >= 1 ? static_cast<double>(s.dp) * s.cp : 1.0);
+      m_model.parameters_per_gpu(w, s) / (s.zero >= 1 ? static_cast<double>(s.zero_shard_ranks()) : 1.0);
   model::WorkloadSpec unpadded = w;
   unpadded.vocab = model_vocab;
   m_flops.model_flops = model::CostModel::model_flops_per_iteration(unpadded, s.global_batch);

@@ -75,7 +75,9 @@ class StagePlanner {
         m_layers(layers),
         m_split(model::pipeline_split(workload, strategy)),
         m_bucket_bytes(bucket_bytes),
-        m_chunk_buckets(chunk_buckets) {
+        m_chunk_buckets(chunk_buckets),
+        m_shard(model::zero_shard_group(strategy)),
+        m_expert_shard(model::zero_expert_shard_group(strategy)) {
     m_param_elem = wire_element_bytes(strategy);
     // FP8 primary weights (TE's fp8_model_init) are all-gathered as FP8 bytes: Megatron-Core's buffers
     // hold them as uint8 (fp8_param_gather, NVIDIA/Megatron-LM@aa6207e2:megatron/core/distributed/
@@ -114,24 +116,42 @@ class StagePlanner {
   double m_linear_elem = 2;  // a linear weight's bytes in the parameter all-gathers
   GradientSync m_sync = GradientSync::after_backward;
   model::Collective m_grad_collective = model::Collective::allreduce;
+  // The groups of the gradients' and the parameters' collectives (model::zero_shard_group): dp and
+  // expert_dp, or dp_shard for both under hybrid sharding.
+  model::Group m_shard = model::Group::dp, m_expert_shard = model::Group::expert_dp;
 };
 
 // The tasks that `pending` bytes of gradients or parameters make: the full buckets of `bucket_bytes` as one
 // task with a count, and with `flush` the rest (when >= 1 byte) as one more; none on a group of one rank.
-// Takes them out of `pending`.
+// Takes them out of `pending`. Under hybrid sharding a reduce-scatter on the shard group is followed by the
+// all-reduce of its output, 1/(dp_shard·cp) of its bytes, across the replicas (dp_replicate), the same
+// count of calls (FSDP2's HSDP: the all-reduce of each reduce-scattered gradient, after every backward
+// unless FSDPModule.set_requires_all_reduce(False), which torchtitan@e347b1e5 never calls); on the same
+// stream after it, as it reads its output. A shard group of one rank reduces by the all-reduce alone.
 void StagePlanner::add_buckets(StagePlan& plan, double& pending, double bucket_bytes, model::Group group,
                                model::Collective collective, bool flush) const {
-  if (m_classes.ranks(group) < 2) {
+  const int ranks = m_classes.ranks(group);
+  const bool replicas = group == model::Group::dp_shard && collective == model::Collective::reducescatter &&
+                        m_classes.ranks(model::Group::dp_replicate) > 1;
+  if (ranks < 2 && !replicas) {
     pending = 0;
     return;
   }
+  auto push = [&](std::int64_t bytes, double count) {
+    if (ranks >= 2) plan.comm_tasks.push_back({collective, group, bytes, count});
+    if (replicas) {
+      const auto shard_bytes = static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) / ranks));
+      plan.comm_tasks.push_back(
+          {model::Collective::allreduce, model::Group::dp_replicate, shard_bytes, count});
+    }
+  };
   const double full = std::floor(pending / bucket_bytes);
   if (full >= 1) {
-    plan.comm_tasks.push_back({collective, group, static_cast<std::int64_t>(bucket_bytes), full});
+    push(static_cast<std::int64_t>(bucket_bytes), full);
     pending -= full * bucket_bytes;
   }
   if (flush && pending >= 1) {
-    plan.comm_tasks.push_back({collective, group, static_cast<std::int64_t>(std::llround(pending)), 1});
+    push(static_cast<std::int64_t>(std::llround(pending)), 1);
     pending = 0;
   }
 }
@@ -153,7 +173,7 @@ void StagePlanner::add_chunk(StagePlan& plan, int c) const {
   if (chunk.logits)
     chunk.backward_deferred = make_span(m_layers, false, first, layers, chunk.embedding, true, true);
   chunk.first_piece = static_cast<int>(plan.pieces.size());
-  const bool gathers = m_strategy.zero == 3 && m_classes.ranks(model::Group::dp) > 1;
+  const bool gathers = m_strategy.zero == 3 && m_classes.ranks(m_shard) > 1;
   for (int j = 0; j < chunk.pieces; ++j) {
     const int layer = first + j;
     const int span_layers = layers > 0 ? 1 : 0;
@@ -174,7 +194,7 @@ void StagePlanner::add_chunk(StagePlan& plan, int c) const {
     piece.param_bytes = (params - lp.dense_linear) * m_param_elem + lp.dense_linear * m_linear_elem;
     piece.expert_param_bytes = lp.expert * m_linear_elem;
     if (gathers) {
-      piece.gather = CommTask{model::Collective::allgather, model::Group::dp,
+      piece.gather = CommTask{model::Collective::allgather, m_shard,
                               static_cast<std::int64_t>(piece.param_bytes + piece.expert_param_bytes), 1};
     }
     plan.grad_bytes += piece.grad_bytes;
@@ -193,10 +213,9 @@ void StagePlanner::add_gradient_tasks(StagePlan& plan) const {
       for (LayerPiece& piece : plan.pieces) {
         piece.grads.begin = begin();
         double bytes = piece.grad_bytes, expert = piece.expert_grad_bytes;
-        add_buckets(plan, bytes, std::max(bytes, 1.0), model::Group::dp, model::Collective::reducescatter,
+        add_buckets(plan, bytes, std::max(bytes, 1.0), m_shard, model::Collective::reducescatter, true);
+        add_buckets(plan, expert, std::max(expert, 1.0), m_expert_shard, model::Collective::reducescatter,
                     true);
-        add_buckets(plan, expert, std::max(expert, 1.0), model::Group::expert_dp,
-                    model::Collective::reducescatter, true);
         piece.grads.end = begin();
       }
       break;
@@ -222,8 +241,8 @@ void StagePlanner::add_gradient_tasks(StagePlan& plan) const {
           pending += piece.grad_bytes;
           pending_expert += piece.expert_grad_bytes;
           const bool flush = k == chunk.pieces - 1;
-          add_buckets(plan, pending, bucket, model::Group::dp, m_grad_collective, flush);
-          add_buckets(plan, pending_expert, expert_bucket, model::Group::expert_dp, m_grad_collective, flush);
+          add_buckets(plan, pending, bucket, m_shard, m_grad_collective, flush);
+          add_buckets(plan, pending_expert, expert_bucket, m_expert_shard, m_grad_collective, flush);
           piece.grads.end = begin();
         }
       }
@@ -234,8 +253,8 @@ void StagePlanner::add_gradient_tasks(StagePlan& plan) const {
         add_chunk_totals(plan, false, m_grad_collective, m_grad_collective);
       } else {
         double dense = plan.grad_bytes, expert = plan.expert_grad_bytes;
-        add_buckets(plan, dense, m_bucket_bytes, model::Group::dp, m_grad_collective, true);
-        add_buckets(plan, expert, m_bucket_bytes, model::Group::expert_dp, m_grad_collective, true);
+        add_buckets(plan, dense, m_bucket_bytes, m_shard, m_grad_collective, true);
+        add_buckets(plan, expert, m_bucket_bytes, m_expert_shard, m_grad_collective, true);
       }
       plan.grads_after_backward.end = begin();
       break;
@@ -253,8 +272,8 @@ void StagePlanner::add_chunk_totals(StagePlan& plan, bool params, model::Collect
       bytes += params ? piece.param_bytes : piece.grad_bytes;
       expert_bytes += params ? piece.expert_param_bytes : piece.expert_grad_bytes;
     }
-    add_buckets(plan, bytes, std::max(bytes, 1.0), model::Group::dp, dense, true);
-    add_buckets(plan, expert_bytes, std::max(expert_bytes, 1.0), model::Group::expert_dp, expert, true);
+    add_buckets(plan, bytes, std::max(bytes, 1.0), m_shard, dense, true);
+    add_buckets(plan, expert_bytes, std::max(expert_bytes, 1.0), m_expert_shard, expert, true);
   }
 }
 
@@ -280,8 +299,8 @@ void StagePlanner::add_forward_gathers(StagePlan& plan) const {
     }
     const double bucket = m_chunk_buckets ? std::max(bytes, 1.0) : m_bucket_bytes;
     const double expert_bucket = m_chunk_buckets ? std::max(expert, 1.0) : m_bucket_bytes;
-    add_buckets(plan, bytes, bucket, model::Group::dp, model::Collective::allgather, true);
-    add_buckets(plan, expert, expert_bucket, model::Group::expert_dp, model::Collective::allgather, true);
+    add_buckets(plan, bytes, bucket, m_shard, model::Collective::allgather, true);
+    add_buckets(plan, expert, expert_bucket, m_expert_shard, model::Collective::allgather, true);
     const double stage_params = plan.params + plan.expert_params;
     plan.optimizer_first_us = stage_params > 0 ? plan.optimizer_us * params / stage_params : 0.0;
   }
@@ -305,9 +324,8 @@ void StagePlanner::add_forward_gathers(StagePlan& plan) const {
       pending += piece.param_bytes;
       pending_expert += piece.expert_param_bytes;
       const bool flush = k == chunk.pieces - 1;
-      add_buckets(plan, pending, bucket, model::Group::dp, model::Collective::allgather, flush);
-      add_buckets(plan, pending_expert, expert_bucket, model::Group::expert_dp, model::Collective::allgather,
-                  flush);
+      add_buckets(plan, pending, bucket, m_shard, model::Collective::allgather, flush);
+      add_buckets(plan, pending_expert, expert_bucket, m_expert_shard, model::Collective::allgather, flush);
       piece.params_before.end = static_cast<int>(plan.comm_tasks.size());
     }
   }
@@ -328,12 +346,12 @@ StagePlan StagePlanner::plan_stage(int stage) const {
   // The optimizer step on this GPU's share of the parameters.
   plan.optimizer_params = plan.params + plan.expert_params;
   if (m_strategy.zero >= 1) {
-    plan.optimizer_params = plan.params / m_classes.ranks(model::Group::dp) +
-                            plan.expert_params / m_classes.ranks(model::Group::expert_dp);
+    plan.optimizer_params =
+        plan.params / m_classes.ranks(m_shard) + plan.expert_params / m_classes.ranks(m_expert_shard);
   }
   plan.optimizer_us = m_costs.optimizer_us(plan.optimizer_params);
   // ZeRO 1/2: gather the updated parameter shards.
-  const bool gathers = m_classes.ranks(model::Group::dp) > 1 || m_classes.ranks(model::Group::expert_dp) > 1;
+  const bool gathers = m_classes.ranks(m_shard) > 1 || m_classes.ranks(m_expert_shard) > 1;
   if ((m_strategy.zero == 1 || m_strategy.zero == 2) && m_strategy.param_gather_overlap && gathers) {
     add_forward_gathers(plan);
   } else if (m_strategy.zero == 1 || m_strategy.zero == 2) {
@@ -346,8 +364,8 @@ StagePlan StagePlanner::plan_stage(int stage) const {
     if (m_chunk_buckets) {
       add_chunk_totals(plan, true, model::Collective::allgather, model::Collective::allgather);
     } else {
-      add_buckets(plan, bytes, m_bucket_bytes, model::Group::dp, model::Collective::allgather, true);
-      add_buckets(plan, expert, m_bucket_bytes, model::Group::expert_dp, model::Collective::allgather, true);
+      add_buckets(plan, bytes, m_bucket_bytes, m_shard, model::Collective::allgather, true);
+      add_buckets(plan, expert, m_bucket_bytes, m_expert_shard, model::Collective::allgather, true);
     }
     plan.param_gathers.end = static_cast<int>(plan.comm_tasks.size());
   }

@@ -35,3 +35,17 @@ TEST_CASE("torch and DeepSpeed settings say the wrapper, the bucket and the pref
   CHECK(ds.at("zero_optimization").at("stage3_prefetch_bucket_size").get<double>() ==
         Approx(2 * 218120192.0));
 }
+
+TEST_CASE("torch's settings name the 2-D mesh of hybrid sharding", "[documents]") {
+  // 16 GPUs, ZeRO-3 within shard groups of 4 DP ranks, 4 replicas: fully_shard(mesh=(4, 4)).
+  const model::WorkloadSpec w = model::workload_preset("llama3-8b").value();
+  model::ClusterSpec c = model::cluster_preset("dgx-h100").value();
+  c.nodes = 2;
+  model::Strategy s;
+  s.gpus = 16, s.zero = 3, s.dp_shard = 4, s.global_batch = 16;
+  const model::Strategy hsdp = model::resolve_strategy(s, w, c).value();
+  const auto torch = documents::torch_settings(hsdp, {});
+  CHECK(torch.at("fully_shard").at("mesh").at("shape") == nlohmann::json::array({4, 4}));
+  CHECK(torch.at("fully_shard").at("mesh").at("dim_names") ==
+        nlohmann::json::array({"dp_replicate", "dp_shard"}));
+}
