@@ -349,15 +349,7 @@ void refit_events(const std::vector<model::CollectiveFit>& fits,
     const auto old = std::find_if(old_fits.begin(), old_fits.end(),
                                   [&](const model::CollectiveFit& f) { return same_fit_series(f, fit); });
     documents::AdaptRefitData data;
-    data.collective = fit.collective;
-    data.algo = fit.algo;
-    data.proto = fit.proto;
-    data.ranks = fit.ranks;
-    data.nodes = fit.nodes;
-    data.channels = fit.channels;
-    data.latency_us = fit.latency_us;
-    data.bus_bw_GBps = fit.bus_bw_GBps;
-    data.rel_error = fit.rel_error;
+    data.fit = fit;
     std::string was = "no fit before: the model's own price";
     if (old != old_fits.end()) {
       data.previous_latency_us = old->latency_us;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "documents/kind.h"
+#include "documents/tune_inputs.h"
 
 namespace lagom::documents {
 
@@ -20,11 +21,7 @@ nlohmann::json to_json(const AdaptWindowData& data) {
 }
 
 nlohmann::json to_json(const AdaptRefitData& data) {
-  nlohmann::json out = {{"collective", data.collective}, {"algo", data.algo},
-                        {"proto", data.proto},           {"ranks", data.ranks},
-                        {"nodes", data.nodes},           {"channels", data.channels},
-                        {"latency_us", data.latency_us}, {"bus_bw_GBps", data.bus_bw_GBps},
-                        {"rel_error", data.rel_error}};
+  nlohmann::json out = collective_fit_json(data.fit);
   if (data.previous_latency_us) out["previous_latency_us"] = *data.previous_latency_us;
   if (data.previous_bus_bw_GBps) out["previous_bus_bw_GBps"] = *data.previous_bus_bw_GBps;
   if (data.bandwidth_only) out["bandwidth_only"] = true;

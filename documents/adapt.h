@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/calibration.h"
+
 namespace lagom::documents {
 
 // "start": the op classes followed and the settings.
@@ -24,10 +26,9 @@ struct AdaptWindowData {
   std::size_t window = 0, records_seen = 0;
 };
 // "refit": one collective series fitted, with the fit it replaces (none: the model's own price).
+// The fit is written as a calibration's collective is (collective_fit_json), without its size range.
 struct AdaptRefitData {
-  std::string collective, algo, proto;
-  int ranks = 0, nodes = 0, channels = 0;
-  double latency_us = 0, bus_bw_GBps = 0, rel_error = 0;
+  model::CollectiveFit fit;
   std::optional<double> previous_latency_us, previous_bus_bw_GBps;  // both or neither
   bool bandwidth_only = false;                                      // written only when true
 };

@@ -62,7 +62,9 @@ nlohmann::json torch_settings(const model::Strategy& s, const FrameworkKnobs& k)
   if (has_dp_buckets(s)) ddp["bucket_cap_mb"] = bucket_in_unit(p, k.bucket_mb, s);
   nlohmann::json shard = nlohmann::json::object();
   if (s.zero >= 2) shard["reshard_after_forward"] = s.zero == 3;
-  // HSDP: fully_shard(mesh=...) on a 2-D mesh replicates over dim 0 and shards over dim 1 [T].
+  // HSDP: fully_shard(mesh=...) on a 2-D mesh replicates over dim 0 and shards over dim 1 (PyTorch 2.7's
+  // fully_shard API; the sources of the torch, DeepSpeed and Megatron settings are listed in
+  // search/framework.cpp's header).
   if (s.zero >= 2 && s.hybrid_shard()) {
     shard["mesh"] = {{"shape", {s.dp / s.dp_shard, s.zero_shard_ranks()}},
                      {"dim_names", {"dp_replicate", "dp_shard"}}};

@@ -19,20 +19,21 @@ nlohmann::json optional_number(const std::optional<double>& value) {
 
 }  // namespace
 
+nlohmann::json collective_fit_json(const model::CollectiveFit& f) {
+  return {{"collective", f.collective}, {"algo", f.algo},
+          {"proto", f.proto},           {"ranks", f.ranks},
+          {"nodes", f.nodes},           {"channels", f.channels},
+          {"latency_us", f.latency_us}, {"bus_bw_GBps", f.bus_bw_GBps},
+          {"rel_error", f.rel_error}};
+}
+
 nlohmann::json calibration_json(const model::Calibration& c) {
   nlohmann::json collectives = nlohmann::json::array();
   for (const auto& f : c.collectives) {
-    collectives.push_back({{"collective", f.collective},
-                           {"algo", f.algo},
-                           {"proto", f.proto},
-                           {"ranks", f.ranks},
-                           {"nodes", f.nodes},
-                           {"channels", f.channels},
-                           {"latency_us", f.latency_us},
-                           {"bus_bw_GBps", f.bus_bw_GBps},
-                           {"rel_error", f.rel_error},
-                           {"min_bytes", f.min_bytes},
-                           {"max_bytes", f.max_bytes}});
+    nlohmann::json fit = collective_fit_json(f);
+    fit["min_bytes"] = f.min_bytes;
+    fit["max_bytes"] = f.max_bytes;
+    collectives.push_back(std::move(fit));
   }
   nlohmann::json gemms = nlohmann::json::array();
   for (const auto& g : c.gemms) {

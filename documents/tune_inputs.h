@@ -46,6 +46,9 @@ nlohmann::json tune_inputs_json(const search::Problem& problem, const search::Tu
 Result<TuneInputs> parse_tune_inputs(const nlohmann::json& config, const std::string& origin);
 
 nlohmann::json calibration_json(const model::Calibration& calibration);
+// One collective fit's series and numbers (collective, algo, proto, ranks, nodes, channels, latency_us,
+// bus_bw_GBps, rel_error): calibration_json adds its size range, adapt's "refit" event the fit it replaces.
+nlohmann::json collective_fit_json(const model::CollectiveFit& fit);
 Result<model::Calibration> parse_calibration(const nlohmann::json& document, const std::string& origin);
 
 }  // namespace lagom::documents

@@ -169,10 +169,12 @@ void run_parallel(std::size_t n, unsigned threads, Progress& progress, bool& war
 // A full-recompute candidate recomputes only as many layers per chunk as it needs to fit (Megatron's block
 // method, recompute_layers N): the smallest N whose memory fits the budget, found by bisection (memory falls
 // as N grows). 0 (every layer) when no N short of the largest chunk fits, when nothing needs recomputing
-// (the candidate without recompute fits: it is enumerated too, and dominates), or when recompute is not
-// full or the base pinned N.
+// and the candidate without recompute is enumerated too (`without_enumerated`: it fits and dominates), or
+// when recompute is not full or the base pinned N. Under a pinned --recompute full the same candidate is
+// not enumerated, so the fewest N is given even where 1 fits.
 int fewest_recomputed_layers(const model::WorkloadSpec& w, const model::ClusterSpec& cluster,
-                             const model::CostModel& cost_model, const model::Strategy& s) {
+                             const model::CostModel& cost_model, const model::Strategy& s,
+                             bool without_enumerated) {
   if (s.recompute != model::Recompute::full || s.recompute_layers > 0) return s.recompute_layers;
   const auto fits = [&](model::Recompute recompute, int n) {
     model::Strategy t = s;
@@ -185,7 +187,10 @@ int fewest_recomputed_layers(const model::WorkloadSpec& w, const model::ClusterS
   for (const auto& stage : model::pipeline_split(w, s)) {
     for (const model::ChunkLayers& chunk : stage) largest = std::max(largest, chunk.layers);
   }
-  if (largest < 2 || fits(model::Recompute::none, 0) || !fits(model::Recompute::full, largest - 1)) return 0;
+  if (largest < 2 || (without_enumerated && fits(model::Recompute::none, 0)) ||
+      !fits(model::Recompute::full, largest - 1)) {
+    return 0;
+  }
   int lo = 1, hi = largest - 1;  // fits(full, hi)
   while (lo < hi) {
     const int mid = lo + (hi - lo) / 2;
@@ -247,7 +252,10 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
   progress.begin("explore: memory and lower bound per candidate", static_cast<long>(candidates.size()));
   parallel(candidates.size(), [&](std::size_t i) {
     model::Strategy& s = candidates[i];
-    if (block_recompute) s.recompute_layers = fewest_recomputed_layers(workload, cluster, cost_model, s);
+    if (block_recompute) {
+      s.recompute_layers =
+          fewest_recomputed_layers(workload, cluster, cost_model, s, !options.pinned.recompute.has_value());
+    }
     const double total_gib = units::bytes_to_gib(cost_model.memory_per_gpu(workload, s).total_bytes());
     if (total_gib <= cluster.gpu.memory_budget_gib()) {
       const ModelCosts costs(cost_model, workload, s, prices);

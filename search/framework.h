@@ -1,7 +1,8 @@
 // Framework profiles (`--framework` of explore and tune, docs/cli.md#framework-profiles): what one training
 // framework can run, as one table per framework (framework_profile), so that explore returns only strategies
 // and tune searches only knobs that the framework has, and tune writes them in the framework's own form
-// (megatron.args, deepspeed.json, torch keyword arguments: framework_outputs).
+// (megatron.args here; deepspeed.json, torch keyword arguments and torchtitan's job config in
+// documents/framework.h).
 //
 // `any` is Lagom's own space (every method the simulator prices, some of which exist only as Lagom's
 // kernels: slice:K and flash TP overlap, see kernels/); a framework profile names the version its table was

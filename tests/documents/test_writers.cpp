@@ -104,8 +104,11 @@ TEST_CASE("adapt's events carry the numbers of their kind, and --once's document
   check_written(to_json(AdaptWindowData{12.0, 10.0, 20.0, 16, 40}),
                 R"({"measured_us": 12.0, "predicted_us": 10.0, "delta_pct": 20.0, "window": 16,
                     "records_seen": 40})");
-  AdaptRefitData refit{"allreduce", "ring",       "ll",         8,    1, 2, 5.0, 20.0,
-                       0.01,        std::nullopt, std::nullopt, false};
+  AdaptRefitData refit;
+  refit.fit.collective = "allreduce", refit.fit.algo = "ring", refit.fit.proto = "ll";
+  refit.fit.ranks = 8, refit.fit.nodes = 1, refit.fit.channels = 2;
+  refit.fit.latency_us = 5.0, refit.fit.bus_bw_GBps = 20.0, refit.fit.rel_error = 0.01;
+  refit.fit.min_bytes = 1024, refit.fit.max_bytes = 1 << 20;  // not written: the event names its range
   check_written(to_json(refit), R"({"collective": "allreduce", "algo": "ring", "proto": "ll", "ranks": 8,
     "nodes": 1, "channels": 2, "latency_us": 5.0, "bus_bw_GBps": 20.0, "rel_error": 0.01})");
   refit.previous_latency_us = 4.0;

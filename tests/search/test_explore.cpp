@@ -255,3 +255,29 @@ TEST_CASE("explore recomputes the fewest layers per chunk that fit (Megatron's b
   REQUIRE(torch->results.size() == 1);
   CHECK(torch->results[0].strategy.recompute_layers == 0);
 }
+
+TEST_CASE("explore recomputes no layer it need not: one when --recompute full is pinned, none otherwise",
+          "[search]") {
+  // At micro-batch 1 llama3-8b fits without recompute (about 17 + 34 GiB of 74). Pinned to full recompute,
+  // the fewest layers that fit is 1; unpinned, the candidate without recompute is there and wins, and the
+  // full-recompute candidates stay as enumerated (every layer).
+  Space space = make_space("llama3-8b", "dgx-a100", 8, 16);
+  space.options.pinned.tp = 1, space.options.pinned.pp = 1, space.options.pinned.cp = 1;
+  space.options.pinned.zero = 3, space.options.pinned.micro_batch = 1;
+  space.options.pinned.recompute = model::Recompute::full;
+  space.options.top = 1;
+  const model::CostModel cost_model(space.cluster);
+  const auto pinned =
+      search::explore(space.workload, space.cluster, cost_model, space.options, null_progress());
+  REQUIRE(pinned.ok());
+  REQUIRE(pinned->results.size() == 1);
+  CHECK(pinned->results[0].strategy.recompute_layers == 1);
+  space.options.pinned.recompute.reset();
+  space.options.top = 40;
+  const auto free =
+      search::explore(space.workload, space.cluster, cost_model, space.options, null_progress());
+  REQUIRE(free.ok());
+  REQUIRE_FALSE(free->results.empty());
+  CHECK(free->results[0].strategy.recompute == model::Recompute::none);
+  for (const auto& e : free->results) CHECK(e.strategy.recompute_layers == 0);
+}
