@@ -94,6 +94,14 @@ std::string torchtitan_unavailable(const model::Strategy& s) {
     return fmt::format("precision {}: torchtitan's mixed_precision_param is bfloat16 or float32",
                        model::to_string(s.precision));
   }
+  // [Ti:652-656]: mode none, full, or selective with selective_ac_option "op" or "k"; torchtitan has no
+  // core-attention-only recompute (Megatron's selective), and MaxText's policies are JAX's.
+  if (s.recompute != Recompute::none && s.recompute != Recompute::full && s.recompute != Recompute::op) {
+    return fmt::format(
+        "recompute {}: torchtitan checkpoints whole blocks (full, every k-th: "
+        "--recompute-every) or per op (op)",
+        model::to_string(s.recompute));
+  }
   if (s.cp > 1 && s.cp_comm != CpCommType::allgather && s.cp_comm != CpCommType::p2p) {
     return fmt::format("cp-comm-type {}: torchtitan rotates K/V by allgather or alltoall",
                        model::to_string(s.cp_comm));
@@ -129,9 +137,16 @@ TorchtitanConfig torchtitan_config(const model::WorkloadSpec& w, const model::St
     parallelism["pipeline_parallel_schedule"] = s.schedule == model::Schedule::gpipe ? "GPipe" : "1F1B";
     parallelism["pipeline_parallel_microbatch_size"] = s.micro_batch;
   }
-  // [Ti:652]: none, selective (torchtitan's selective_ac_option, per layer or per op: not Megatron's core
-  // attention recompute that Lagom prices), full.
-  const nlohmann::json checkpoint = {{"mode", model::to_string(s.recompute)}};
+  // [Ti:652-656]: none; full (every block); selective with "op" (the per-op policy) or "k" (every k-th
+  // block, counted from 1: torchtitan/distributed/activation_checkpoint.py _apply_layer_sac).
+  nlohmann::json checkpoint = {{"mode", "none"}};
+  if (s.recompute == Recompute::op) {
+    checkpoint = {{"mode", "selective"}, {"selective_ac_option", "op"}};
+  } else if (s.recompute == Recompute::full && s.recompute_every > 0) {
+    checkpoint = {{"mode", "selective"}, {"selective_ac_option", std::to_string(s.recompute_every)}};
+  } else if (s.recompute == Recompute::full) {
+    checkpoint = {{"mode", "full"}};
+  }
   // [Ti:253-282]: a step's local batch per DP rank; with pp the whole step's, split into micro-batches.
   const long local = s.pp > 1 ? s.global_batch / s.dp : s.micro_batch;
   const nlohmann::json training = {

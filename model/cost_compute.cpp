@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "model/checkpoint_policy.h"
 #include "model/cost_model.h"
 
 namespace lagom::model {
@@ -596,6 +597,20 @@ struct LayerBuilder {
   }
 };
 
+// A GEMM rerun for `share` of its output columns (the unsaved part of a fused projection): n, FLOPs and the
+// output's bytes shrink with it; the input (`element_bytes` per element, 1 in FP8) is read whole.
+void scale_gemm_width(ComputeOp& op, double share, double element_bytes) {
+  const double n = static_cast<double>(op.gemm.n);
+  const double kept_n = std::max(1.0, std::round(n * share));
+  const double in =
+      static_cast<double>(op.gemm.batch) * static_cast<double>(op.gemm.m) * static_cast<double>(op.gemm.k);
+  const double out_and_weight = std::max(0.0, op.bytes - in * (op.fp8 ? 1.0 : element_bytes));
+  op.flops *= kept_n / n;
+  op.model_flops *= kept_n / n;
+  op.bytes = (op.bytes - out_and_weight) + out_and_weight * kept_n / n;
+  op.gemm.n = static_cast<std::int64_t>(kept_n);
+}
+
 // The backward of one forward step list, in reverse: each GEMM splits into dgrad and wgrad; flash attention
 // recomputes its scores (5 matmuls against the forward's 2: hardware 2.5×, model 2×); each collective turns
 // into its adjoint (all-gather ↔ reduce-scatter, all-reduce at a TP region's entry instead of its exit).
@@ -739,8 +754,15 @@ std::vector<Step> CostModel::layer_steps(const WorkloadSpec& w, const Strategy& 
   } else if (phase == Phase::backward) {
     steps = backward_of(lb.steps, lb.fp8_backward, s, lb.tokens * w.hidden * lb.e, lb.e);
   } else {
-    if (s.recompute == Recompute::full) {
-      steps = std::move(lb.steps);
+    if (s.checkpoints_layers()) {
+      // The forward again, less what the layer's policy saved (full: all of it): a GEMM only part of whose
+      // outputs are saved (a fused QKV, gate and up) reruns that part of its width.
+      for (auto& step : lb.steps) {
+        const double share = recompute_share(s.recompute, step, w);
+        if (share <= 0) continue;
+        if (share < 1) scale_gemm_width(step.compute, share, lb.e);
+        steps.push_back(std::move(step));
+      }
     } else if (s.recompute == Recompute::selective) {
       for (auto& step : lb.steps) {
         if (!step.is_comm &&

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "model/checkpoint_policy.h"
 #include "model/cost_model.h"
 #include "model/pipeline_split.h"
 
@@ -17,7 +18,8 @@ double CostModel::activation_bytes_per_layer(const WorkloadSpec& w, const Strate
   const double kvd = static_cast<double>(w.kv_heads) * static_cast<double>(w.head_dim());
   const double t = s.tp;
   const double sp_div = s.sp ? t : 1.0;
-  if (s.recompute == Recompute::full) return 2.0 * sb * h / sp_div;  // the layer's input only
+  // A checkpointed layer keeps its input and what its policy saves (full: the input only).
+  if (s.checkpoints_layers()) return checkpointed_layer_bytes(w, s, layer);
   // Bytes per element of the inputs the weight-gradient GEMMs keep: FP8 runs keep the FP8 cast of them
   // (Transformer Engine 1.14 Linear saves the FP8 input when the wgrad GEMM runs in FP8,
   // NVIDIA/TransformerEngine@3b2a7b00:transformer_engine/pytorch/module/linear.py:296-305; LayerNormLinear
@@ -144,9 +146,15 @@ MemoryBreakdown CostModel::stage_memory(const WorkloadSpec& w, const Strategy& s
     }
     m.activations_bytes += in_flight * bytes;
   }
-  if (s.recompute == Recompute::full) {
-    // Backward recomputes one layer at a time: its full activations are live once.
-    m.activations_bytes += activation_bytes_per_layer(w, kept, chunks.front().first_layer);
+  if (s.checkpoints_layers()) {
+    // Backward recomputes one layer at a time: its activations are live once, less the outputs its policy
+    // saved, which are held already (full: all of them).
+    const int first = chunks.front().first_layer;
+    Strategy input_only = s;
+    input_only.recompute = Recompute::full;
+    const double held =
+        checkpointed_layer_bytes(w, s, first) - checkpointed_layer_bytes(w, input_only, first);
+    m.activations_bytes += std::max(0.0, activation_bytes_per_layer(w, kept, first) - held);
   }
   if (chunks.back().logits) {
     // Output layer input and fp32 logits of the micro-batch the last virtual stage holds (Megatron

@@ -639,6 +639,14 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
         "recompute-layers={} needs recompute full (Megatron's block method recomputes whole layers)",
         s.recompute_layers));
   }
+  if (s.recompute_every < 0)
+    return bad(fmt::format("recompute-every={} must not be negative", s.recompute_every));
+  if (s.recompute_every > 0 && (s.recompute != Recompute::full || s.recompute_layers > 0)) {
+    return bad(
+        fmt::format("recompute-every={} needs recompute full without recompute-layers (torchtitan's "
+                    "layer policy checkpoints every k-th layer whole)",
+                    s.recompute_every));
+  }
   if (!(s.dropout >= 0 && s.dropout < 1))
     return bad(fmt::format("dropout={} must be a probability within [0, 1)", s.dropout));
   if (cluster.gpu.peak_tflops(s.precision) <= 0) {
@@ -650,6 +658,7 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
 std::string recompute_text(const Strategy& s) {
   std::string text(to_string(s.recompute));
   if (s.recompute_layers > 0) text += fmt::format(" ({} layers/chunk)", s.recompute_layers);
+  if (s.recompute_every > 0) text += fmt::format(" (every {} layers)", s.recompute_every);
   return text;
 }
 

@@ -317,7 +317,23 @@ nlohmann::json to_json(const WorkloadSpec& workload);
 // ---------------------------------------------------------------------------------------------------
 // Strategy (the flags of `lagom simulate`, docs/cli.md#model-cluster-and-strategy-flags)
 
-enum class Recompute { none, selective, full };
+// Activation recomputation (docs/model.md "Checkpoint policies"). none keeps what autograd saves; selective
+// is Megatron's core-attention recompute (--recompute-granularity selective); every other value checkpoints
+// whole layers, keeping the layer's input and the tensors its policy saves (model/checkpoint_policy.h):
+// full saves nothing; op is torchtitan's per-op policy (selective_ac_option = "op"); the rest are MaxText's
+// remat_policy presets under their MaxText names.
+enum class Recompute {
+  none,
+  selective,
+  full,
+  op,
+  minimal,
+  minimal_with_context,
+  save_dot_except_mlpwi,
+  save_dot_except_mlp,
+  save_qkv_proj,
+  save_out_proj
+};
 enum class Schedule { one_f_one_b, gpipe, interleaved };
 // flash: the GPU's fastest fused attention kernel (cuDNN's fused attention or FlashAttention-3 on sm90,
 // FlashAttention-2 on sm80); flash2: FlashAttention-2's kernels wherever they run (Transformer Engine with
@@ -337,8 +353,17 @@ enum class CpCommType { a2a, p2p, allgather, a2a_p2p };
 // Megatron-Core's moe_token_dispatcher_type: alltoall (EP all-to-all, then expert-TP all-gather) or
 // allgather (all-gather of the tokens over TP×EP, each rank keeps its experts' rows).
 enum class MoeDispatcher { alltoall, allgather };
-inline constexpr auto k_recompute_names = enum_table<Recompute>(
-    {{Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}});
+inline constexpr auto k_recompute_names =
+    enum_table<Recompute>({{Recompute::none, "none"},
+                           {Recompute::selective, "selective"},
+                           {Recompute::full, "full"},
+                           {Recompute::op, "op"},
+                           {Recompute::minimal, "minimal"},
+                           {Recompute::minimal_with_context, "minimal_with_context"},
+                           {Recompute::save_dot_except_mlpwi, "save_dot_except_mlpwi"},
+                           {Recompute::save_dot_except_mlp, "save_dot_except_mlp"},
+                           {Recompute::save_qkv_proj, "save_qkv_proj"},
+                           {Recompute::save_out_proj, "save_out_proj"}});
 constexpr const auto& enum_names(Recompute) {
   return k_recompute_names;
 }
@@ -410,6 +435,11 @@ struct Strategy {
   // (Megatron-Core's --recompute-method block --recompute-num-layers N, megatron/core/recompute.py); 0 =
   // every layer (--recompute-method uniform --recompute-num-layers 1). Needs recompute full.
   int recompute_layers = 0;
+  // Full recompute of every k-th layer only, the others keeping their activations (torchtitan's
+  // selective_ac_option = "k": the k-th, 2k-th, ... transformer block, counted from 1,
+  // torchtitan/distributed/activation_checkpoint.py _apply_layer_sac); 0 = every layer. Needs recompute
+  // full; not with recompute_layers.
+  int recompute_every = 0;
   Schedule schedule = Schedule::one_f_one_b;
   OverlapMethod tp_overlap;  // TP overlap (model/overlap_method.h): none, slice:K, flash
   bool dp_overlap = true;    // DP gradient reduction overlapped with backward
@@ -471,10 +501,19 @@ struct Strategy {
     return precision;
   }
   // Whether the layer at `index_in_chunk` (0 = the first layer of its model chunk) reruns its forward in the
-  // backward: selective and full recompute every layer, full with recompute_layers N the first N of each
-  // chunk.
+  // backward: every policy recomputes every layer, but full with recompute_layers N only the first N of each
+  // chunk and full with recompute_every k only every k-th (counted from 1 within the chunk: torchtitan
+  // counts the blocks of the process, the same without pipeline parallelism).
   [[nodiscard]] bool recomputes_layer(int index_in_chunk) const {
-    return recompute != Recompute::none && (recompute_layers == 0 || index_in_chunk < recompute_layers);
+    if (recompute == Recompute::none) return false;
+    if (recompute_layers > 0) return index_in_chunk < recompute_layers;
+    if (recompute_every > 0) return (index_in_chunk + 1) % recompute_every == 0;
+    return true;
+  }
+  // Whether recomputed layers are checkpointed whole (every policy but none and Megatron's selective, which
+  // recomputes the core attention inside a layer autograd otherwise saves).
+  [[nodiscard]] bool checkpoints_layers() const {
+    return recompute != Recompute::none && recompute != Recompute::selective;
   }
   // Whether ZeRO shards over groups smaller than dp (dp_shard < dp with zero >= 1): the sharded collectives
   // run on model::Group::dp_shard and the replicas all-reduce on model::Group::dp_replicate.
@@ -496,8 +535,8 @@ nlohmann::json to_json(const Strategy& strategy);
 // (NVIDIA/NeMo@d2b21556:nemo/lightning/base.py:37-52, Megatron's _vocab_size_with_padding); unchanged when
 // vocab_divisible_by is 0.
 long padded_vocab(const WorkloadSpec& workload, const Strategy& strategy);
-// The recomputation as tables print it: "none", "selective", "full", or "full (N layers/chunk)" with
-// recompute_layers.
+// The recomputation as tables print it: the policy's name, "full (N layers/chunk)" with recompute_layers,
+// "full (every k layers)" with recompute_every.
 std::string recompute_text(const Strategy& strategy);
 
 }  // namespace lagom::model

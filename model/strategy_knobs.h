@@ -196,6 +196,13 @@ void for_each_knob(S& s, Visit&& visit) {
                        .flag_min = 0,
                        .omit_zero = true},
         s.recompute_layers);
+  visit(CountKnob<int>{.name = {"recompute_every", "--recompute-every",
+                                "With --recompute full: only every k-th layer (torchtitan's "
+                                "selective_ac_option = \"k\") [0: every layer]"},
+                       .json_min = 0,
+                       .flag_min = 0,
+                       .omit_zero = true},
+        s.recompute_every);
   visit(ChoiceKnob{{"schedule", "--schedule", "Pipeline schedule [1f1b]"}, k_schedule_names}, s.schedule);
   visit(MethodKnob{{"tp_overlap", "--tp-overlap",
                     "none|slice:K (K 2..4096)|flash|te (Transformer Engine userbuffers) [none]"}},

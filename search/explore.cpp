@@ -175,7 +175,8 @@ void run_parallel(std::size_t n, unsigned threads, Progress& progress, bool& war
 int fewest_recomputed_layers(const model::WorkloadSpec& w, const model::ClusterSpec& cluster,
                              const model::CostModel& cost_model, const model::Strategy& s,
                              bool without_enumerated) {
-  if (s.recompute != model::Recompute::full || s.recompute_layers > 0) return s.recompute_layers;
+  if (s.recompute != model::Recompute::full || s.recompute_layers > 0 || s.recompute_every > 0)
+    return s.recompute_layers;
   const auto fits = [&](model::Recompute recompute, int n) {
     model::Strategy t = s;
     t.recompute = recompute;
@@ -203,6 +204,54 @@ int fewest_recomputed_layers(const model::WorkloadSpec& w, const model::ClusterS
   return hi;
 }
 
+// Under a framework with torchtitan's layer policy but not Megatron's block method (torch-fsdp), a
+// full-recompute candidate checkpoints only every k-th layer (recompute_every): the largest k whose memory
+// fits (memory falls as k shrinks), by bisection over 2 .. the largest chunk. 0 (every layer) when k = 2
+// does not fit, when nothing needs recomputing and the candidate without recompute is enumerated, or when
+// recompute is not full or the base pinned k.
+int sparsest_recompute_every(const model::WorkloadSpec& w, const model::ClusterSpec& cluster,
+                             const model::CostModel& cost_model, const model::Strategy& s,
+                             bool without_enumerated) {
+  if (s.recompute != model::Recompute::full || s.recompute_every > 0) return s.recompute_every;
+  const auto fits = [&](model::Recompute recompute, int k) {
+    model::Strategy t = s;
+    t.recompute = recompute;
+    t.recompute_every = k;
+    return units::bytes_to_gib(cost_model.memory_per_gpu(w, t).total_bytes()) <=
+           cluster.gpu.memory_budget_gib();
+  };
+  int largest = 0;
+  for (const auto& stage : model::pipeline_split(w, s)) {
+    for (const model::ChunkLayers& chunk : stage) largest = std::max(largest, chunk.layers);
+  }
+  if (largest < 2 || (without_enumerated && fits(model::Recompute::none, 0)) ||
+      !fits(model::Recompute::full, 2)) {
+    return 0;
+  }
+  int lo = 2, hi = largest;  // fits(full, lo)
+  while (lo < hi) {
+    const int mid = lo + (hi - lo + 1) / 2;
+    if (fits(model::Recompute::full, mid)) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
+
+// A full-recompute candidate's layers to recompute, as few as fit, by the framework's method: Megatron's
+// block method where the framework has it, else torchtitan's every k-th layer where it has that.
+void recompute_fewest_layers(const model::WorkloadSpec& w, const model::ClusterSpec& cluster,
+                             const model::CostModel& cost_model, const FrameworkProfile& profile,
+                             model::Strategy& s, bool without_enumerated) {
+  if (profile.recompute_block) {
+    s.recompute_layers = fewest_recomputed_layers(w, cluster, cost_model, s, without_enumerated);
+  } else if (profile.recompute_every) {
+    s.recompute_every = sparsest_recompute_every(w, cluster, cost_model, s, without_enumerated);
+  }
+}
+
 }  // namespace
 
 Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::ClusterSpec& cluster,
@@ -222,7 +271,7 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
   }
   if (options.base.global_batch < 1) return make_error(ErrorCode::invalid_input, "global-batch: required");
   std::vector<model::Strategy> candidates = explore_candidates(workload, cluster, options);
-  const bool block_recompute = framework_profile(options.framework).recompute_block;
+  const FrameworkProfile& profile = framework_profile(options.framework);
   ExploreResult out;
   out.evaluated = candidates.size();
   if (candidates.empty()) return out;  // evaluated 0: the caller says what that means for its user
@@ -252,10 +301,7 @@ Result<ExploreResult> explore(const model::WorkloadSpec& workload, const model::
   progress.begin("explore: memory and lower bound per candidate", static_cast<long>(candidates.size()));
   parallel(candidates.size(), [&](std::size_t i) {
     model::Strategy& s = candidates[i];
-    if (block_recompute) {
-      s.recompute_layers =
-          fewest_recomputed_layers(workload, cluster, cost_model, s, !options.pinned.recompute.has_value());
-    }
+    recompute_fewest_layers(workload, cluster, cost_model, profile, s, !options.pinned.recompute.has_value());
     const double total_gib = units::bytes_to_gib(cost_model.memory_per_gpu(workload, s).total_bytes());
     if (total_gib <= cluster.gpu.memory_budget_gib()) {
       const ModelCosts costs(cost_model, workload, s, prices);

@@ -31,7 +31,11 @@ using simulator::IssuePriority;
 //       torch.distributed.pipelining (Schedule1F1B, ScheduleInterleaved1F1B);
 //       torch.distributed.tensor.experimental.context_parallel (ring attention; its rotate method
 //       "allgather" gathers K/V once, "alltoall" passes K/V blocks around the ring); torch.utils.checkpoint
-//       (full: a layer; selective: a submodule such as the core attention).
+//       (full: a layer; selective: a submodule such as the core attention; with
+//       create_selective_checkpoint_contexts, a per-op policy).
+//   [Ti] pytorch/torchtitan@e347b1e5 torchtitan/distributed/activation_checkpoint.py: mode full, selective
+//       with selective_ac_option "op" (per-op policy, Recompute::op) or "k" (every k-th block,
+//       Strategy::recompute_every).
 //   [D] microsoft/DeepSpeed@v0.16.4 (e2dc3eeb19), read from source: deepspeed/runtime/zero/config.py
 //       zero_optimization.stage 0-3 (:91), reduce_bucket_size (:109) and allgather_bucket_size (:128),
 //       elements, default 5e8, overlap_comm (:134), stage3_prefetch_bucket_size (:208, default 5e7) and
@@ -46,6 +50,10 @@ using simulator::IssuePriority;
 constexpr OverlapMethod k_none{OverlapMethodKind::none, 1};
 constexpr OverlapMethod k_te{OverlapMethodKind::te, 1};
 const std::vector<Recompute> k_all_recompute{Recompute::none, Recompute::selective, Recompute::full};
+// torch.utils.checkpoint runs Megatron-style selective (a checkpointed submodule) and, with a selective
+// policy, torchtitan's per-op one [Ti] (MaxText's remat presets are JAX's: no framework Lagom writes for).
+const std::vector<Recompute> k_torch_recompute{Recompute::none, Recompute::selective, Recompute::full,
+                                               Recompute::op};
 
 FrameworkProfile make_any() {
   FrameworkProfile p;
@@ -54,8 +62,9 @@ FrameworkProfile make_any() {
   p.version = "every method: Lagom's own (slice:K and flash TP overlap run with Lagom's kernels) and TE's te";
   p.tp_overlaps = grid_tp_overlaps();
   p.zero_stages = {0, 1, 2, 3};
-  p.recomputes = k_all_recompute;
+  p.recomputes = k_torch_recompute;
   p.recompute_block = true;
+  p.recompute_every = true;
   p.bucket_grid.assign(k_grid_bucket_mb.begin(), k_grid_bucket_mb.end());
   p.prefetch_grid.assign(k_grid_prefetch.begin(), k_grid_prefetch.end());
   p.priorities = {IssuePriority::as_scheduled, IssuePriority::critical_first};
@@ -108,7 +117,8 @@ FrameworkProfile make_torch() {
   p.cp_comms = {CpCommType::allgather, CpCommType::p2p};
   // DDP (0), DDP + ZeroRedundancyOptimizer (1), fully_shard(reshard_after_forward=False) (2), True (3) [T].
   p.zero_stages = {0, 1, 2, 3};
-  p.recomputes = k_all_recompute;
+  p.recomputes = k_torch_recompute;
+  p.recompute_every = true;
   // torch has no MoE token dispatcher of its own.
   p.expert_parallel = false;
   // HSDP: fully_shard on a 2-D device mesh (replicate, shard) [T]; ZeroRedundancyOptimizer has no replicas.
@@ -234,6 +244,11 @@ Status check_strategy(const FrameworkProfile& p, const model::Strategy& s) {
                   fmt::format("recompute-layers {} is not available ({} recomputes every layer or none; "
                               "the first N layers of each chunk is Megatron-LM's --recompute-method block)",
                               s.recompute_layers, p.name));
+  }
+  if (s.recompute_every > 0 && !p.recompute_every) {
+    return refuse(p, fmt::format("recompute-every {} is not available ({} recomputes every layer or none; "
+                                 "every k-th layer is torchtitan's selective_ac_option = \"k\")",
+                                 s.recompute_every, p.name));
   }
   if (s.vpp > 1 && !p.interleaved_pipeline)
     return refuse(p, "vpp > 1 is not available (no interleaved pipeline schedule)");

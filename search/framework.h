@@ -66,6 +66,7 @@ struct FrameworkProfile {
   std::vector<int> zero_stages;
   std::vector<model::Recompute> recomputes;
   bool recompute_block = false;      // full recompute of the first N layers of each chunk (recompute_layers)
+  bool recompute_every = false;      // full recompute of every k-th layer (recompute_every)
   bool sequence_parallel = true;     // Megatron-style SP (sequence-sharded norms and dropout beside TP)
   bool interleaved_pipeline = true;  // vpp > 1
   bool expert_parallel = true;       // ep > 1

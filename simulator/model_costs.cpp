@@ -124,10 +124,11 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
   m_workload.vocab = model::padded_vocab(m_workload, m_strategy);
   const auto& w = m_workload;
   const auto& s = m_strategy;
-  // Layers past the first recompute_layers of their model chunk keep their activations (the block method):
-  // their steps are those of a strategy without recompute.
+  // Layers past the first recompute_layers of their model chunk (the block method), or all but every
+  // recompute_every-th (torchtitan's layer policy), keep their activations: their steps are those of a
+  // strategy without recompute.
   m_kept.assign(static_cast<std::size_t>(w.layers), false);
-  if (s.recompute == model::Recompute::full && s.recompute_layers > 0) {
+  if (s.recompute == model::Recompute::full && (s.recompute_layers > 0 || s.recompute_every > 0)) {
     for (const auto& stage : model::pipeline_split(w, s)) {
       for (const model::ChunkLayers& chunk : stage) {
         for (int i = 0; i < chunk.layers; ++i)

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -57,12 +58,15 @@ TEST_CASE("torchtitan's fragment writes only torchtitan's keys, the same in TOML
   model::Strategy s;
   s.gpus = 64, s.tp = 2, s.cp = 2, s.pp = 2, s.zero = 3, s.dp_shard = 2, s.global_batch = 64;
   s.recompute = model::Recompute::full, s.cp_comm = model::CpCommType::allgather;
-  // Every key any strategy below can write: HSDP with TP, CP and a pipeline; DDP; FSDP.
-  for (const int zero : {3, 2, 0}) {
-    model::Strategy t = s;
-    t.zero = zero;
-    if (zero == 0) t.cp = 1, t.dp_shard = 0, t.pp = 1;
-    INFO("zero " << zero);
+  // Every key any strategy below can write: HSDP with TP, CP and a pipeline; DDP; FSDP; the per-op and
+  // every-k-th checkpoint policies.
+  std::vector<model::Strategy> variants(5, s);
+  variants[1].zero = 2;
+  variants[2].zero = 0, variants[2].cp = 1, variants[2].dp_shard = 0, variants[2].pp = 1;
+  variants[3].recompute = model::Recompute::op;
+  variants[4].recompute_every = 2;
+  for (const model::Strategy& t : variants) {
+    INFO(model::to_json(t).dump());
     const documents::TorchtitanConfig titan = documents::torchtitan_config(w, resolved(t));
     REQUIRE(titan.unavailable.empty());
     const std::set<std::string> written = toml_keys(titan.toml);
@@ -86,7 +90,7 @@ TEST_CASE("torchtitan's fragment: HSDP degrees, reshard, batches and recompute o
   const model::WorkloadSpec w = model::workload_preset("llama3-8b").value();
   model::Strategy s;
   s.gpus = 64, s.tp = 2, s.cp = 2, s.pp = 2, s.zero = 3, s.dp_shard = 2, s.global_batch = 64;
-  s.recompute = model::Recompute::selective, s.cp_comm = model::CpCommType::p2p;
+  s.recompute = model::Recompute::op, s.cp_comm = model::CpCommType::p2p;
   const documents::TorchtitanConfig titan = documents::torchtitan_config(w, resolved(s));
   REQUIRE(titan.unavailable.empty());
   const auto& par = titan.settings.at("parallelism");
@@ -100,6 +104,7 @@ TEST_CASE("torchtitan's fragment: HSDP degrees, reshard, batches and recompute o
   CHECK(par.at("pipeline_parallel_schedule") == "1F1B");
   CHECK(par.at("pipeline_parallel_microbatch_size") == 1);
   CHECK(titan.settings.at("activation_checkpoint").at("mode") == "selective");
+  CHECK(titan.settings.at("activation_checkpoint").at("selective_ac_option") == "op");
   const auto& training = titan.settings.at("training");
   CHECK(training.at("local_batch_size") == 8);
   CHECK(training.at("global_batch_size") == 64);
@@ -108,6 +113,7 @@ TEST_CASE("torchtitan's fragment: HSDP degrees, reshard, batches and recompute o
   CHECK(titan.toml.find("\n[parallelism]\n") != std::string::npos);
   CHECK(titan.toml.find("\ndata_parallel_replicate_degree = 4\n") != std::string::npos);
   CHECK(titan.toml.find("mode = \"selective\"") != std::string::npos);
+  CHECK(titan.toml.find("selective_ac_option = \"op\"") != std::string::npos);
   // DDP (zero 0, no pipeline): shard degree 1, replicate dp = 16, a micro-batch per step's local batch.
   model::Strategy ddp;
   ddp.gpus = 16, ddp.global_batch = 64, ddp.micro_batch = 2;
@@ -122,4 +128,34 @@ TEST_CASE("torchtitan's fragment: HSDP degrees, reshard, batches and recompute o
   CHECK(zero1.toml.empty());
   CHECK(zero1.unavailable ==
         "zero 1: torchtitan shards with FSDP2 (zero 2 or 3) or replicates (zero 0), no ZeRO-1");
+}
+
+TEST_CASE(
+    "torchtitan's activation_checkpoint: none, full, every k-th block, per op; others said, not written",
+    "[documents]") {
+  const model::WorkloadSpec w = model::workload_preset("llama3-8b").value();
+  model::Strategy s;
+  s.gpus = 8, s.zero = 3, s.global_batch = 8;
+  const auto checkpoint = [&](model::Recompute r, int every) {
+    model::Strategy t = s;
+    t.recompute = r, t.recompute_every = every;
+    const documents::TorchtitanConfig titan = documents::torchtitan_config(w, resolved(t));
+    REQUIRE(titan.unavailable.empty());
+    return titan.settings.at("activation_checkpoint");
+  };
+  CHECK(checkpoint(model::Recompute::none, 0) == nlohmann::json{{"mode", "none"}});
+  CHECK(checkpoint(model::Recompute::full, 0) == nlohmann::json{{"mode", "full"}});
+  // torchtitan's layer policy: every k-th block (its default, "2").
+  CHECK(checkpoint(model::Recompute::full, 4) ==
+        nlohmann::json{{"mode", "selective"}, {"selective_ac_option", "4"}});
+  CHECK(checkpoint(model::Recompute::op, 0) ==
+        nlohmann::json{{"mode", "selective"}, {"selective_ac_option", "op"}});
+  // Megatron's core-attention recompute and MaxText's policies have no torchtitan setting.
+  for (const auto r : {model::Recompute::selective, model::Recompute::save_qkv_proj}) {
+    model::Strategy t = s;
+    t.recompute = r;
+    const documents::TorchtitanConfig titan = documents::torchtitan_config(w, resolved(t));
+    CHECK(titan.toml.empty());
+    CHECK(titan.unavailable.find("torchtitan checkpoints whole blocks") != std::string::npos);
+  }
 }

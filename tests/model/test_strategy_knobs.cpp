@@ -38,23 +38,27 @@ TEST_CASE("every strategy knob has one key and one flag, and to_json writes exac
   std::set<std::string> written;
   const auto doc = to_json(s);  // named: gcc 12 warns on items() of a temporary (maybe-uninitialized)
   for (const auto& item : doc.items()) written.insert(item.key());
-  // dp_shard's and recompute_layers' default, 0, is left out (CountKnob::omit_zero) and written once set.
+  // dp_shard's, recompute_layers' and recompute_every's default, 0, is left out (CountKnob::omit_zero) and
+  // written once set.
   std::set<std::string> expected = names.keys;
   CHECK(expected.erase("dp_shard") == 1);
   CHECK(expected.erase("recompute_layers") == 1);
+  CHECK(expected.erase("recompute_every") == 1);
   CHECK(written == expected);
   Strategy hybrid;
   hybrid.dp_shard = 4;
   hybrid.recompute_layers = 2;
+  hybrid.recompute_every = 3;
   CHECK(to_json(hybrid).at("dp_shard") == 4);
   CHECK(to_json(hybrid).at("recompute_layers") == 2);
+  CHECK(to_json(hybrid).at("recompute_every") == 3);
 }
 
 TEST_CASE("every strategy knob reads back what to_json wrote, away from its default", "[model]") {
   using namespace lagom::model;
   Strategy s;
   s.gpus = 64, s.tp = 2, s.pp = 4, s.dp = 8, s.cp = 1, s.ep = 2, s.sp = true, s.vpp = 2, s.zero = 1;
-  s.dp_shard = 4;
+  s.dp_shard = 4, s.recompute_every = 4;
   s.micro_batch = 2, s.global_batch = 256, s.recompute = Recompute::selective,
   s.schedule = Schedule::interleaved;
   s.tp_overlap = parse_overlap_method("slice:4").value(), s.dp_overlap = false, s.bucket_mb = 40;
@@ -80,7 +84,9 @@ TEST_CASE("a strategy file's bad knob is refused naming the field, as its kind b
   };
   CHECK(error({{"tp", 0}}) == "s.json: tp: must be a positive integer");
   CHECK(error({{"dp_overlap", "maybe"}}) == "s.json: dp_overlap: 'maybe' is not on or off");
-  CHECK(error({{"recompute", "some"}}) == "s.json: recompute: 'some' is not one of none|selective|full");
+  CHECK(error({{"recompute", "some"}}) ==
+        "s.json: recompute: 'some' is not one of none|selective|full|op|minimal|minimal_with_context|"
+        "save_dot_except_mlpwi|save_dot_except_mlp|save_qkv_proj|save_out_proj");
   CHECK(error({{"dropout", 1.5}}) == "s.json: dropout: 1.5 is out of range (at most 1)");
   CHECK(error({{"tp_overlap", "slice:1"}}) ==
         "s.json: tp_overlap: 'slice:1' is not none, slice:K (K from 2 to 4096), flash or te");

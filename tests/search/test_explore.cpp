@@ -247,13 +247,47 @@ TEST_CASE("explore recomputes the fewest layers per chunk that fit (Megatron's b
   REQUIRE(best.recompute_layers < 32);
   CHECK(gib(best.recompute_layers) <= budget);
   CHECK(gib(best.recompute_layers - 1) > budget);
-  // A framework without the block method keeps every layer recomputed.
+  // torch-fsdp has no block method but torchtitan's every k-th layer: the largest k that fits.
   space.options.framework = search::Framework::torch_fsdp;
   const auto torch =
       search::explore(space.workload, space.cluster, cost_model, space.options, null_progress());
   REQUIRE(torch.ok());
   REQUIRE(torch->results.size() == 1);
-  CHECK(torch->results[0].strategy.recompute_layers == 0);
+  const model::Strategy& titan = torch->results[0].strategy;
+  CHECK(titan.recompute_layers == 0);
+  const auto every_gib = [&](int k) {
+    model::Strategy s = titan;
+    s.recompute_every = k;
+    return units::bytes_to_gib(cost_model.memory_per_gpu(space.workload, s).total_bytes());
+  };
+  INFO("recompute_every " << titan.recompute_every << ": " << every_gib(titan.recompute_every) << " GiB");
+  REQUIRE(titan.recompute_every >= 2);
+  CHECK(every_gib(titan.recompute_every) <= budget);
+  CHECK(every_gib(titan.recompute_every + 1) > budget);
+}
+
+TEST_CASE("explore under torch-fsdp returns checkpoint-policy candidates: per op and every k-th layer",
+          "[search]") {
+  // The same llama3-8b at micro-batch 2 that does not fit without recompute: torch-fsdp's candidates
+  // recompute by torchtitan's policies, per op or every k-th layer, and both are among the results.
+  Space space = make_space("llama3-8b", "dgx-a100", 8, 16);
+  space.options.framework = search::Framework::torch_fsdp;
+  space.options.pinned.tp = 1, space.options.pinned.pp = 1, space.options.pinned.cp = 1;
+  space.options.pinned.zero = 3, space.options.pinned.micro_batch = 2;
+  space.options.top = 10;
+  const model::CostModel cost_model(space.cluster);
+  const auto explored =
+      search::explore(space.workload, space.cluster, cost_model, space.options, null_progress());
+  REQUIRE(explored.ok());
+  bool per_op = false, every_k = false;
+  for (const auto& e : explored->results) {
+    INFO(model::recompute_text(e.strategy));
+    CHECK(e.strategy.recompute != model::Recompute::none);  // 68 GiB of activations alone
+    per_op = per_op || e.strategy.recompute == model::Recompute::op;
+    every_k = every_k || e.strategy.recompute_every >= 2;
+  }
+  CHECK(per_op);
+  CHECK(every_k);
 }
 
 TEST_CASE("explore recomputes no layer it need not: one when --recompute full is pinned, none otherwise",

@@ -35,6 +35,8 @@ std::vector<std::string> strategy_flags(const nlohmann::json& s) {
           s["recompute"].get<std::string>(),
           "--recompute-layers",
           std::to_string(s.value("recompute_layers", 0)),
+          "--recompute-every",
+          std::to_string(s.value("recompute_every", 0)),
           "--tp-overlap",
           s["tp_overlap"].get<std::string>(),
           "--schedule",
