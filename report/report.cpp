@@ -14,6 +14,7 @@
 #include "documents/check.h"
 #include "documents/explore.h"
 #include "documents/kind.h"
+#include "documents/plan.h"
 #include "documents/profile.h"
 #include "documents/simulate.h"
 #include "documents/tune.h"
@@ -39,6 +40,8 @@ std::string_view to_string(Kind kind) {
       return "validate";
     case Kind::check:
       return "check";
+    case Kind::plan:
+      return "plan";
   }
   return "?";
 }
@@ -171,8 +174,9 @@ Result<json> simulate_section(const json& doc, const std::string& source, const 
 
 // ---- explore --------------------------------------------------------------------------------------
 
-// The strategies no other beats on both iteration time and memory per GPU, ordered by time: sorted by
-// time (then memory), a point is on the front when its memory is below every faster point's.
+// The points no other beats on both coordinates (explore: iteration time and memory per GPU; plan: time
+// to train and cost), ordered by the first: sorted by it (then the second), a point is on the front when
+// its second is below every earlier point's.
 std::vector<std::size_t> pareto_front(const std::vector<std::pair<double, double>>& points) {
   std::vector<std::size_t> order(points.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -540,6 +544,177 @@ Result<json> check_section(const json& doc, const std::string& source) {
               {"chart", std::move(chart)}};
 }
 
+// ---- plan -----------------------------------------------------------------------------------------
+
+// "16 GPUs of dgx-h100", as `lagom plan` names a row.
+std::string plan_row_name(const documents::PlanRowView& row) {
+  return fmt::format("{} GPUs of {}", row.gpus, row.cluster);
+}
+
+std::string days_text(double s) {
+  return s >= 2 * 86400 ? fmt::format("{:.1f} days", s / 86400) : fmt::format("{:.1f} h", s / 3600);
+}
+
+// "20B", "15T": how `lagom plan --tokens` takes them.
+std::string tokens_text(double tokens) {
+  if (tokens >= 1e12) return fmt::format("{:.4g}T", tokens / 1e12);
+  if (tokens >= 1e9) return fmt::format("{:.4g}B", tokens / 1e9);
+  if (tokens >= 1e6) return fmt::format("{:.4g}M", tokens / 1e6);
+  return fmt::format("{:.0f}", tokens);
+}
+
+// A row's cost in the selection's unit (dollars when every feasible row has a price: read_plan checked it).
+double plan_cost(const documents::PlanView& v, const documents::PlanRowView& row) {
+  return v.selection.by_dollars ? *row.cost_usd : row.gpu_hours;
+}
+
+std::string cost_text(const documents::PlanView& v, double cost) {
+  return v.selection.by_dollars ? fmt::format("${:.0f}", cost) : fmt::format("{:.0f} GPU-hours", cost);
+}
+
+// The feasible rows per cluster, in the document's order: each cluster's points (time to train in days
+// against cost), its cost per GPU count and its own time–cost front (the document's `pareto` is over every
+// cluster together; one cluster's front says what that cluster alone offers).
+json plan_clusters(const documents::PlanView& v) {
+  std::vector<std::string> names;
+  std::map<std::string, std::vector<std::size_t>> rows_of;
+  for (std::size_t i = 0; i < v.rows.size(); ++i) {
+    const documents::PlanRowView& row = v.rows[i];
+    if (!row.feasible) continue;
+    if (!rows_of.count(row.cluster)) names.push_back(row.cluster);
+    rows_of[row.cluster].push_back(i);
+  }
+  json clusters = json::array();
+  for (const std::string& name : names) {
+    const std::vector<std::size_t>& rows = rows_of[name];
+    std::vector<std::pair<double, double>> time_cost;
+    json points = json::array();
+    for (const std::size_t i : rows) {
+      const documents::PlanRowView& row = v.rows[i];
+      time_cost.emplace_back(row.wall_s, plan_cost(v, row));
+      points.push_back(
+          {{"row", i}, {"gpus", row.gpus}, {"days", row.wall_s / 86400}, {"cost", plan_cost(v, row)}});
+    }
+    json front = json::array();
+    for (const std::size_t k : pareto_front(time_cost)) front.push_back(rows[k]);
+    clusters.push_back(
+        {{"name", name}, {"gpu", v.rows[rows.front()].gpu}, {"points", std::move(points)}, {"front", front}});
+  }
+  return clusters;
+}
+
+// The plans the selection names (chosen first, then the others it names, each once) with the parts of
+// their wall time: what goodput costs the plan that would be run.
+json plan_goodput(const documents::PlanView& v) {
+  const documents::PlanSelectionView& s = v.selection;
+  json out = json::array();
+  std::vector<std::size_t> seen;
+  for (const auto& [role, index] :
+       {std::pair{"chosen", s.chosen}, std::pair{"closest", s.closest}, std::pair{"cheapest", s.cheapest},
+        std::pair{"fastest", s.fastest}, std::pair{"cheapest within the deadline", s.cheapest_in_deadline},
+        std::pair{"fastest within the budget", s.fastest_in_budget}}) {
+    if (!index || std::find(seen.begin(), seen.end(), *index) != seen.end()) continue;
+    seen.push_back(*index);
+    const documents::PlanRowView& row = v.rows[*index];
+    const documents::PlanSimulatedView& sim = *row.simulated;
+    const documents::PlanGoodputView& g = sim.goodput;
+    const auto nullable = [](const std::optional<double>& x) { return x ? json(*x) : json(nullptr); };
+    out.push_back({{"label", fmt::format("{}: {}", role, plan_row_name(row))},
+                   {"row", *index},
+                   {"wall_s", row.wall_s},
+                   {"useful", g.useful},
+                   {"checkpoint", g.checkpoint},
+                   {"restart", g.restart},
+                   {"lost", g.lost},
+                   {"mtbf_s", nullable(sim.failures.mtbf_s)},
+                   {"checkpoint_interval_s", nullable(sim.failures.checkpoint_interval_s)},
+                   {"checkpoint_write_s", sim.failures.checkpoint_write_s},
+                   {"restart_s", sim.failures.restart_s}});
+  }
+  return out;
+}
+
+// A row of the plan's table: every cluster and GPU count, where no strategy runs with its reason.
+json plan_table_row(const documents::PlanView& v, std::size_t i) {
+  const documents::PlanRowView& row = v.rows[i];
+  const documents::PlanSelectionView& s = v.selection;
+  std::string marks;
+  for (const auto& [mark, index] : {std::pair{"chosen", s.chosen}, std::pair{"cheapest", s.cheapest},
+                                    std::pair{"fastest", s.fastest}, std::pair{"closest", s.closest}}) {
+    if (index == i) marks += (marks.empty() ? "" : ", ") + std::string(mark);
+  }
+  if (std::find(s.pareto.begin(), s.pareto.end(), i) != s.pareto.end()) {
+    marks += (marks.empty() ? "" : ", ") + std::string("front");
+  }
+  json r = {{"row", i},
+            {"cluster", row.cluster},
+            {"gpu", row.gpu},
+            {"gpus", row.gpus},
+            {"nodes", row.nodes},
+            {"strategy", row.simulated ? strategy_label(row.simulated->strategy) : "–"},
+            {"step_s", row.simulated ? json(row.simulated->step_mean_s) : json(nullptr)},
+            {"days", nullptr},
+            {"gpu_hours", nullptr},
+            {"cost", nullptr},
+            {"useful", row.simulated ? json(row.simulated->goodput.useful) : json(nullptr)},
+            {"marks", marks},
+            {"why", row.feasible ? "" : row.why}};
+  if (row.feasible) {
+    r["days"] = row.wall_s / 86400;
+    r["gpu_hours"] = row.gpu_hours;
+    r["cost"] = plan_cost(v, row);
+  }
+  return r;
+}
+
+Result<json> plan_section(const json& doc, const std::string& source) {
+  LAGOM_TRY(const documents::PlanView v, documents::read_plan(doc, source));
+  const documents::PlanSelectionView& s = v.selection;
+  std::size_t feasible = 0;
+  json rows = json::array();
+  for (std::size_t i = 0; i < v.rows.size(); ++i) {
+    feasible += v.rows[i].feasible ? 1 : 0;
+    rows.push_back(plan_table_row(v, i));
+  }
+  json stats = json::array(
+      {stat("rows", fmt::format("{} ({} run)", v.rows.size(), feasible), feasible == 0 ? "bad" : ""),
+       stat("strategies evaluated", std::to_string(v.strategies_evaluated))});
+  if (v.deadline_s) stats.push_back(stat("deadline", days_text(*v.deadline_s)));
+  if (v.budget_usd) stats.push_back(stat("budget", fmt::format("${:.0f}", *v.budget_usd)));
+  if (s.chosen) {
+    const documents::PlanRowView& c = v.rows[*s.chosen];
+    for (json& one :
+         json::array({stat("chosen", plan_row_name(c), "good"), stat("time to train", days_text(c.wall_s)),
+                      stat("cost", cost_text(v, plan_cost(v, c))),
+                      stat("goodput", fmt::format("{:.1f}%", 100 * c.simulated->goodput.useful))})) {
+      stats.push_back(std::move(one));
+    }
+  } else {
+    stats.push_back(stat("chosen", "none", "bad"));
+  }
+  stats.push_back(stat("on the time–cost front", std::to_string(s.pareto.size())));
+  json front = json::array();
+  for (const std::size_t i : s.pareto) {
+    const documents::PlanRowView& row = v.rows[i];
+    front.push_back({{"row", i},
+                     {"cluster", row.cluster},
+                     {"gpus", row.gpus},
+                     {"days", row.wall_s / 86400},
+                     {"cost", plan_cost(v, row)}});
+  }
+  return json{{"kind", "plan"},
+              {"heading", fmt::format("Plan: {} on {} tokens, global batch {}", v.model,
+                                      tokens_text(v.tokens), v.global_batch)},
+              {"source", source},
+              {"stats", std::move(stats)},
+              {"why", s.why},
+              {"cost_unit", s.by_dollars ? "usd" : "gpu_hours"},
+              {"clusters", plan_clusters(v)},
+              {"pareto", std::move(front)},
+              {"goodput", plan_goodput(v)},
+              {"rows", std::move(rows)}};
+}
+
 // JSON inside <script>: "<" written as \u003c so that no "</script>" or "<!--" can end or bend the block.
 std::string script_safe_json(const json& value) {
   const std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -575,13 +750,16 @@ Result<Kind> detect_kind(const json& doc) {
       return Kind::validate;
     case documents::Kind::check:
       return Kind::check;
+    case documents::Kind::plan:
+      return Kind::plan;
     default:
       break;
   }
   return make_error(
       ErrorCode::invalid_input,
       "not a document lagom report reads (simulate --json, explore --json, tune --json or "
-      "lagom-config.json, profile --json or db export --format json, validate --json, check --json)");
+      "lagom-config.json, profile --json or db export --format json, validate --json, check --json, plan "
+      "--json)");
 }
 
 Result<json> build_section(const json& document, Kind kind, const std::string& source,
@@ -599,6 +777,8 @@ Result<json> build_section(const json& document, Kind kind, const std::string& s
       return validate_section(document, source);
     case Kind::check:
       return check_section(document, source);
+    case Kind::plan:
+      return plan_section(document, source);
   }
   return make_error(ErrorCode::invalid_input, source + ": unknown document kind");
 }

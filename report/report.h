@@ -4,7 +4,8 @@
 // and check's `kind` names the kind of the documents it compared), read by its kind's reader in
 // documents/ (every field checked; an error names the file and the field path), and turned into one section:
 // plain JSON holding exactly what the page draws, with what the page should not compute itself derived here
-// (the Pareto front of explore, the fitted curves of a profile, the default-vs-tuned table of tune).
+// (the Pareto front of explore, the fitted curves of a profile, the default-vs-tuned table of tune, each
+// cluster's time–cost front of a plan).
 // render_html() puts the sections, the chart library's text and the page template
 // (report/report_template.html, embedded at build time) together. Pure functions over JSON and strings: no
 // file access, no printing.
@@ -21,7 +22,7 @@
 
 namespace lagom::report {
 
-enum class Kind { simulate, explore, tune, profile, validate, check };
+enum class Kind { simulate, explore, tune, profile, validate, check, plan };
 std::string_view to_string(Kind kind);
 
 // The kind of a document by the fields that only that writer writes (docs/report.md#inputs):
@@ -33,6 +34,7 @@ std::string_view to_string(Kind kind);
 //             json`, `lagom profile --json`
 //   validate  kind "validate", runs (array), groups (object)
 //   check     metrics (array), passed (boolean), regressions (number)
+//   plan      kind "plan" (plan documents always carry their kind)
 // Anything else is an invalid_input error that lists the kinds.
 Result<Kind> detect_kind(const nlohmann::json& document);
 

@@ -17,7 +17,7 @@ Exit 0 pass, 1 fail, 77 skip (CTest SKIP_RETURN_CODE) when no Chromium is instal
 With --broken-library the page gets a stand-in library that defines no Chart, and the test passes only
 when the check sees the resulting JavaScript error (the check can fail).
 
-Usage: report_browser_test.py --lagom PATH --kind simulate|explore|tune|profile|validate|check|all
+Usage: report_browser_test.py --lagom PATH --kind simulate|explore|tune|profile|validate|check|plan|all
                               --work DIR [--data DIR] [--chromium PATH] [--broken-library]
 """
 import argparse
@@ -31,7 +31,7 @@ import sys
 import time
 import zlib
 
-KINDS = ["simulate", "explore", "tune", "profile", "validate", "check"]
+KINDS = ["simulate", "explore", "tune", "profile", "validate", "check", "plan"]
 BROWSER_TIMEOUT_S = 90  # one Chromium run; a loaded 2-core machine takes a few seconds
 
 
@@ -151,6 +151,23 @@ def make_documents(lagom, kind, work, data):
         doc = json.loads(r.stdout)
         charts["check-deltas"] = 1
         tables["check-metrics"] = len(doc["metrics"])
+        docs.append(path)
+    elif kind == "plan":
+        path = os.path.join(work, "plan.json")
+        # tests/plan/test_plan_cli.cpp's small plan: two clusters at two GPU counts, priced, a deadline
+        must([lagom, "plan", "--json", "--quiet", "--model", "llama3-8b", "--cluster", "dgx-h100",
+              "--cluster", "dgx-a100", "--gpus", "8,16", "--global-batch", "64", "--threads", "2",
+              "--tokens", "20B", "--price", "dgx-h100=3", "--price", "2", "--deadline", "60d"], path)
+        doc = json.load(open(path))
+        clusters = {r["cluster"] for r in doc["rows"] if r["feasible"]}
+        selection = doc["selection"]
+        named = {selection[k] for k in ("chosen", "closest", "cheapest", "fastest", "cheapest_in_deadline",
+                                        "fastest_in_budget") if selection[k] is not None}
+        # front: each cluster's points and its front, and the front over every cluster; cost per GPU
+        # count: one line per cluster; goodput: its four parts
+        charts.update({"plan-front": 2 * len(clusters) + 1, "plan-cost-by-gpus": len(clusters),
+                       "plan-goodput": 4})
+        tables.update({"plan-goodput": len(named), "plan-rows": len(doc["rows"])})
         docs.append(path)
     return docs, charts, tables
 

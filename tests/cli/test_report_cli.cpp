@@ -27,6 +27,31 @@ std::string simulate_file(const std::string& dir) {
   return path;
 }
 
+// A plan --json document in `dir` (two clusters at two GPU counts each, priced, with a deadline: the
+// small plan of tests/plan/test_plan_cli.cpp); returns its path.
+std::string plan_file(const std::string& dir) {
+  const auto r =
+      run_lagom({"plan",     "--model",    "llama3-8b", "--cluster",      "dgx-h100",   "--cluster",
+                 "dgx-a100", "--gpus",     "8,16",      "--global-batch", "64",         "--threads",
+                 "2",        "--tokens",   "20B",       "--price",        "dgx-h100=3", "--price",
+                 "2",        "--deadline", "60d",       "--json",         "--quiet"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string path = dir + "/plan.json";
+  write_file(path, r.out);
+  return path;
+}
+
+// The data the page embeds for its script (the block report/report_template.html reads).
+nlohmann::json page_data(const std::string& html) {
+  const std::string open = "<script type=\"application/json\" id=\"lagom-data\">";
+  const std::size_t begin = html.find(open);
+  REQUIRE(begin != std::string::npos);
+  const std::size_t end = html.find("</script>", begin);
+  REQUIRE(end != std::string::npos);
+  return nlohmann::json::parse(html.substr(begin + open.size(), end - begin - open.size()));
+}
+
 bool have_chart_js() {
   return std::ifstream("/usr/share/javascript/chart.js/chart.min.js").good();
 }
@@ -107,7 +132,7 @@ TEST_CASE("report refuses a document of an unknown kind, malformed JSON and a mi
         "lagom: error: report: " + dir +
             "/other.json: not a document lagom report reads (simulate --json, explore --json, tune "
             "--json or lagom-config.json, profile --json or db export --format json, validate --json, check "
-            "--json)\n");
+            "--json, plan --json)\n");
   write_file(dir + "/bad.json", "{\"iteration_time_s\": ");
   const auto bad = run_lagom({"report", dir + "/bad.json", "--out", dir + "/r.html", "--chart-js", library});
   CHECK(bad.exit_code == 2);
@@ -189,4 +214,88 @@ TEST_CASE("report takes one id per --run, so documents may follow it; runs come 
   CHECK(listing["sections"][0]["kind"] == "simulate");
   CHECK(listing["sections"][1]["kind"] == "profile");
   CHECK(listing["sections"][1]["source"] == db + " run 1");
+}
+
+TEST_CASE(
+    "report draws lagom plan's document: each cluster's points and front, the document's front and the "
+    "chosen plan's goodput",
+    "[cli][report]") {
+  const std::string dir = temp_dir("report");
+  const std::string path = plan_file(dir);
+  const auto plan = nlohmann::json::parse(read_file(path));
+  const auto r =
+      run_lagom({"report", path, "--out", dir + "/r.html", "--chart-js", fake_library(dir), "--json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto listing = nlohmann::json::parse(r.out);
+  REQUIRE(listing["sections"].size() == 1);
+  CHECK(listing["sections"][0]["kind"] == "plan");
+  const auto data = page_data(read_file(dir + "/r.html"));
+  REQUIRE(data["sections"].size() == 1);
+  const auto& s = data["sections"][0];
+  CHECK(s["kind"] == "plan");
+  CHECK(s["heading"] == "Plan: llama3-8b on 20B tokens, global batch 64");
+  CHECK(s["cost_unit"] == "usd");
+  const auto& rows = plan["rows"];
+  REQUIRE(rows.size() == 4);
+  // Every row runs (test_plan_cli.cpp): two clusters of two points each, in the document's order, with
+  // the document's own figures.
+  REQUIRE(s["clusters"].size() == 2);
+  CHECK(s["clusters"][0]["name"] == "dgx-h100");
+  CHECK(s["clusters"][1]["name"] == "dgx-a100");
+  for (const auto& cluster : s["clusters"]) {
+    REQUIRE(cluster["points"].size() == 2);
+    CHECK_FALSE(cluster["front"].empty());
+    for (const auto& point : cluster["points"]) {
+      const auto& row = rows[point["row"].get<std::size_t>()];
+      CHECK(row["cluster"] == cluster["name"]);
+      CHECK(point["gpus"] == row["gpus"]);
+      CHECK(point["cost"] == row["cost_usd"]);
+      CHECK(point["days"].get<double>() == Approx(row["wall_s"].get<double>() / 86400).epsilon(1e-12));
+    }
+  }
+  REQUIRE(s["pareto"].size() == plan["selection"]["pareto"].size());
+  for (std::size_t k = 0; k < s["pareto"].size(); ++k) {
+    CHECK(s["pareto"][k]["row"] == plan["selection"]["pareto"][k]);
+  }
+  const std::size_t chosen = plan["selection"]["chosen"].get<std::size_t>();
+  REQUIRE_FALSE(s["goodput"].empty());
+  const auto& g = s["goodput"][0];
+  CHECK(g["row"] == chosen);
+  CHECK(g["label"] == "chosen: " + std::to_string(rows[chosen]["gpus"].get<int>()) + " GPUs of " +
+                          rows[chosen]["cluster"].get<std::string>());
+  for (const char* part : {"useful", "checkpoint", "restart", "lost"}) {
+    CHECK(g[part] == rows[chosen]["goodput"][part]);
+  }
+  CHECK(g["checkpoint_write_s"] == rows[chosen]["failures"]["checkpoint_write_s"]);
+  CHECK(g["restart_s"] == rows[chosen]["failures"]["restart_s"]);
+  CHECK(g["wall_s"] == rows[chosen]["wall_s"]);
+  CHECK(s["rows"].size() == rows.size());
+}
+
+TEST_CASE("report refuses a plan document cut short or wrong in one field, naming it, with exit 2",
+          "[cli][report]") {
+  const std::string dir = temp_dir("report");
+  const std::string library = fake_library(dir);
+  const std::string text = read_file(plan_file(dir));
+  auto doc = nlohmann::json::parse(text);
+  doc["rows"][1]["goodput"].erase("lost");
+  write_file(dir + "/cut.json", doc.dump());
+  const auto cut = run_lagom({"report", dir + "/cut.json", "--out", dir + "/r.html", "--chart-js", library});
+  CHECK(cut.exit_code == 2);
+  CHECK(cut.err == "lagom: error: report: " + dir + "/cut.json: rows[1].goodput.lost: required\n");
+  doc = nlohmann::json::parse(text);
+  doc["selection"]["chosen"] = 9;
+  write_file(dir + "/index.json", doc.dump());
+  const auto index =
+      run_lagom({"report", dir + "/index.json", "--out", dir + "/r.html", "--chart-js", library});
+  CHECK(index.exit_code == 2);
+  CHECK(index.err == "lagom: error: report: " + dir +
+                         "/index.json: selection.chosen: 9 is not a feasible row (rows: 4)\n");
+  write_file(dir + "/truncated.json", text.substr(0, text.size() / 2));
+  const auto truncated =
+      run_lagom({"report", dir + "/truncated.json", "--out", dir + "/r.html", "--chart-js", library});
+  CHECK(truncated.exit_code == 2);
+  CHECK(truncated.err.find("lagom: error: report: " + dir + "/truncated.json: not valid JSON") == 0);
+  CHECK_FALSE(std::ifstream(dir + "/r.html").good());
 }

@@ -1,7 +1,7 @@
 // The readers of the documents `lagom report` draws (documents/simulate.h, explore.h, tune.h, profile.h,
-// validate.h, check.h): what a writer wrote reads back, the documents of version 0 (tests/data/documents/v0/)
-// read with the fields older writers left out as none, and a missing or mistyped field is an error naming
-// the source and the field's path.
+// validate.h, check.h, plan.h): what a writer wrote reads back, the documents of version 0
+// (tests/data/documents/v0/) read with the fields older writers left out as none, and a missing or mistyped
+// field is an error naming the source and the field's path.
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -10,6 +10,7 @@
 #include "documents/check.h"
 #include "documents/explore.h"
 #include "documents/lagom_config.h"
+#include "documents/plan.h"
 #include "documents/profile.h"
 #include "documents/simulate.h"
 #include "documents/tune.h"
@@ -382,4 +383,150 @@ TEST_CASE("a check document reads its metrics and the kind it compared, of versi
   doc = check_doc();
   doc.erase("compared");
   CHECK(error_of(documents::read_check, doc, "c.json") == "c.json: compared: required");
+}
+
+namespace {
+
+// A plan of three rows as the planner leaves it: cluster a at 8 and 16 GPUs (both run), cluster b at 8
+// (no strategy fits); the selection is the planner's own (plan::select_plans) with a deadline of 3 days.
+plan::PlanResult small_plan() {
+  plan::PlanResult p;
+  p.workload_name = "llama3-8b";
+  p.options.tokens = 2e9;
+  p.options.deadline_s = 3 * 86400.0;
+  p.options.explore.base.global_batch = 64;
+  p.strategies_evaluated = 120;
+  p.strategies_simulated = 30;
+  plan::PlanRow row;
+  row.cluster_name = "a";
+  row.gpu_name = "H100";
+  row.gpus = 8;
+  row.nodes = 1;
+  row.strategy.tp = 2;
+  row.strategy.dp = 4;
+  row.iteration_s = 2.0;
+  row.step.mean_s = 2.02;
+  row.iterations = 1000;
+  row.mtbf_s = 1e6;
+  row.checkpoint_write_s = 10;
+  row.restart_s = 610;
+  row.goodput = {400.0, 0.9, 0.025, 0.05, 0.025};
+  row.wall_s = 4 * 86400.0;
+  row.gpu_hours = 768;
+  row.price_per_gpu_hour = 2.0;
+  row.cost_usd = 1536;
+  plan::PlanRow wide = row;
+  wide.gpus = 16;
+  wide.nodes = 2;
+  wide.mtbf_s = INFINITY;  // no failures: null in the document
+  wide.goodput = {INFINITY, 1.0, 0, 0, 0};
+  wide.wall_s = 2 * 86400.0;
+  wide.gpu_hours = 768;
+  wide.cost_usd = 1600;
+  plan::PlanRow none;
+  none.cluster_name = "b";
+  none.gpu_name = "A100";
+  none.gpus = 8;
+  none.nodes = 1;
+  none.infeasible = "no strategy fits in memory";
+  p.rows = {row, wide, none};
+  p.selection = plan::select_plans(p.rows, p.options.deadline_s, std::nullopt);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("a plan document reads back its rows, their goodput and the planner's choice", "[documents]") {
+  const auto v = documents::read_plan(documents::plan_json(small_plan()), "p.json");
+  REQUIRE(v.ok());
+  CHECK(v->model == "llama3-8b");
+  CHECK(v->tokens == 2e9);
+  CHECK(v->global_batch == 64);
+  CHECK(v->deadline_s == 3 * 86400.0);
+  CHECK_FALSE(v->budget_usd.has_value());
+  CHECK(v->strategies_evaluated == 120);
+  CHECK(v->strategies_simulated == 30);
+  REQUIRE(v->rows.size() == 3);
+  const documents::PlanRowView& a8 = v->rows[0];
+  CHECK(a8.cluster == "a");
+  CHECK(a8.gpu == "H100");
+  CHECK(a8.gpus == 8);
+  CHECK(a8.feasible);
+  CHECK(a8.wall_s == 4 * 86400.0);
+  CHECK(a8.gpu_hours == 768);
+  CHECK(a8.cost_usd == 1536.0);
+  CHECK(a8.price_per_gpu_hour == 2.0);
+  REQUIRE(a8.simulated.has_value());
+  CHECK(a8.simulated->strategy.tp == 2);
+  CHECK(a8.simulated->strategy.dp == 4);
+  CHECK(a8.simulated->step_mean_s == 2.02);
+  CHECK(a8.simulated->iterations == 1000);
+  CHECK(a8.simulated->goodput.useful == 0.9);
+  CHECK(a8.simulated->goodput.checkpoint == 0.025);
+  CHECK(a8.simulated->goodput.restart == 0.05);
+  CHECK(a8.simulated->goodput.lost == 0.025);
+  CHECK(a8.simulated->failures.mtbf_s == 1e6);
+  CHECK(a8.simulated->failures.checkpoint_interval_s == 400.0);
+  CHECK(a8.simulated->failures.checkpoint_write_s == 10);
+  CHECK(a8.simulated->failures.restart_s == 610);
+  // No failures: the unbounded figures were written as null and read back as none.
+  CHECK_FALSE(v->rows[1].simulated->failures.mtbf_s.has_value());
+  CHECK_FALSE(v->rows[1].simulated->failures.checkpoint_interval_s.has_value());
+  CHECK_FALSE(v->rows[2].feasible);
+  CHECK(v->rows[2].why == "no strategy fits in memory");
+  CHECK_FALSE(v->rows[2].simulated.has_value());
+  // Row 0 is cheaper but misses the 3-day deadline; row 1 meets it.
+  const documents::PlanSelectionView& s = v->selection;
+  CHECK(s.by_dollars);
+  CHECK(s.cheapest == 0u);
+  CHECK(s.fastest == 1u);
+  CHECK(s.chosen == 1u);
+  CHECK(s.cheapest_in_deadline == 1u);
+  CHECK_FALSE(s.fastest_in_budget.has_value());
+  CHECK_FALSE(s.closest.has_value());
+  CHECK(s.pareto == std::vector<std::size_t>{1, 0});
+}
+
+TEST_CASE("a plan document with a missing, mistyped or out-of-range field names the field's path",
+          "[documents]") {
+  const json good = documents::plan_json(small_plan());
+  json doc = good;
+  doc["rows"][0]["goodput"].erase("lost");
+  CHECK(error_of(documents::read_plan, doc, "p.json") == "p.json: rows[0].goodput.lost: required");
+  doc = good;
+  doc["rows"][1]["wall_s"] = "long";
+  CHECK(error_of(documents::read_plan, doc, "p.json") == "p.json: rows[1].wall_s: must be a positive number");
+  doc = good;
+  doc["rows"][2].erase("why");
+  CHECK(error_of(documents::read_plan, doc, "p.json") == "p.json: rows[2].why: required");
+  doc = good;
+  doc["rows"][0]["strategy"].erase("pp");
+  CHECK(error_of(documents::read_plan, doc, "p.json") == "p.json: rows[0].strategy.pp: required");
+  doc = good;
+  doc["selection"]["chosen"] = 7;
+  CHECK(error_of(documents::read_plan, doc, "p.json") ==
+        "p.json: selection.chosen: 7 is not a feasible row (rows: 3)");
+  doc = good;
+  doc["selection"]["pareto"] = json::array({1, 2});  // row 2 runs no strategy
+  CHECK(error_of(documents::read_plan, doc, "p.json") ==
+        "p.json: selection.pareto[1]: 2 is not a feasible row (rows: 3)");
+  doc = good;
+  doc["selection"]["fastest"] = -1;
+  CHECK(error_of(documents::read_plan, doc, "p.json") ==
+        "p.json: selection.fastest: must be a row index (an integer >= 0)");
+  doc = good;
+  doc["selection"]["cost_unit"] = "euro";
+  CHECK(error_of(documents::read_plan, doc, "p.json") ==
+        "p.json: selection.cost_unit: 'euro' is not one of usd|gpu_hours");
+  doc = good;
+  doc["rows"][1]["cost_usd"] = nullptr;
+  CHECK(error_of(documents::read_plan, doc, "p.json") ==
+        "p.json: rows[1].cost_usd: required (selection.cost_unit is usd)");
+  doc = good;
+  doc["rows"] = json::object();
+  CHECK(error_of(documents::read_plan, doc, "p.json") == "p.json: rows: must be an array");
+  doc = good;
+  doc.erase("inputs");
+  CHECK(error_of(documents::read_plan, doc, "p.json") == "p.json: inputs: required");
+  CHECK(error_of(documents::read_plan, json::array(), "p.json") == "p.json: not a JSON object");
 }

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "documents/plan.h"
 #include "report/report.h"
 
 using lagom::report::build_section;
@@ -202,6 +203,52 @@ json check_doc(int metrics, int regressed_index) {
   return {{"kind", "simulate"}, {"passed", false}, {"regressions", 1}, {"metrics", list}};
 }
 
+// One row of a plan: `days` to train at `cost` dollars (half as many GPU-hours), `useful` the goodput and
+// the rest of the wall time 2% checkpoint writes, 3% restarts and the remainder lost work.
+lagom::plan::PlanRow plan_row(const std::string& cluster, int gpus, double days, double cost, double useful) {
+  lagom::plan::PlanRow row;
+  row.cluster_name = cluster;
+  row.gpu_name = cluster == "a" ? "H100" : "A100";
+  row.gpus = gpus;
+  row.nodes = (gpus + 7) / 8;
+  row.strategy.gpus = row.strategy.dp = gpus;  // resolved, as the planner leaves it
+  row.iteration_s = 1.0;
+  row.step.mean_s = 1.01;
+  row.iterations = 1000;
+  row.mtbf_s = 36000;
+  row.checkpoint_write_s = 5;
+  row.restart_s = 605;
+  row.goodput = {600.0, useful, 0.02, 0.03, 1 - useful - 0.05};
+  row.wall_s = days * 86400;
+  row.gpu_hours = cost / 2;
+  row.price_per_gpu_hour = 2.0;
+  row.cost_usd = cost;
+  return row;
+}
+
+// Two clusters with a deadline of 5 days (rows: a at 8, 16, 32 GPUs, b at 8, 16 and 32; b's 32 runs no
+// strategy). a's front is rows 1 and 0 (its 32 GPUs are slower and dearer than its 16), b's rows 4 and 3;
+// over both clusters the front is rows 4, 1, 3 (row 0 costs more than the faster row 3). Within the
+// deadline row 1 is the cheapest: chosen; row 3 is the cheapest overall, row 4 the fastest. Without
+// prices cost is GPU-hours (half the dollars here, so the same rows win).
+json plan_doc(bool priced) {
+  lagom::plan::PlanResult plan;
+  plan.workload_name = "llama3-8b";
+  plan.options.tokens = 20e9;
+  plan.options.deadline_s = 5 * 86400.0;
+  plan.options.explore.base.global_batch = 64;
+  plan.strategies_evaluated = 500;
+  plan.rows = {plan_row("a", 8, 8, 1000, 0.9),    plan_row("a", 16, 4, 1100, 0.85),
+               plan_row("a", 32, 4.5, 1800, 0.8), plan_row("b", 8, 6, 900, 0.92),
+               plan_row("b", 16, 2, 1300, 0.88),  plan_row("b", 32, 0, 0, 1)};
+  plan.rows[5].infeasible = "no strategy fits in memory";
+  for (auto& row : plan.rows) {
+    if (!priced) row.price_per_gpu_hour = row.cost_usd = std::nullopt;
+  }
+  plan.selection = lagom::plan::select_plans(plan.rows, plan.options.deadline_s, std::nullopt);
+  return lagom::documents::plan_json(plan);
+}
+
 }  // namespace
 
 TEST_CASE("report tells each document kind by the fields only its writer writes", "[cli][report]") {
@@ -212,12 +259,13 @@ TEST_CASE("report tells each document kind by the fields only its writer writes"
   CHECK(*detect_kind(validate_doc()) == Kind::validate);
   // check's own "kind" names the documents it compared, not itself
   CHECK(*detect_kind(check_doc(3, 1)) == Kind::check);
+  CHECK(*detect_kind(plan_doc(true)) == Kind::plan);
   const auto unknown = detect_kind(json{{"kind", "simulate"}, {"iteration_time_s", 1.0}});
   REQUIRE_FALSE(unknown.ok());
   CHECK(
       unknown.error().message ==
       "not a document lagom report reads (simulate --json, explore --json, tune --json or lagom-config.json, "
-      "profile --json or db export --format json, validate --json, check --json)");
+      "profile --json or db export --format json, validate --json, check --json, plan --json)");
   CHECK(detect_kind(json::array()).error().message == "not a Lagom document (expected a JSON object)");
 }
 
@@ -401,4 +449,86 @@ TEST_CASE("the page inlines the library and the data so that neither can end a s
   CHECK(html.find("\\u003c/script>\\u003cscript>alert(1)") != std::string::npos);
   CHECK(html.find("@LAGOM_") == std::string::npos);
   CHECK(html.find("Permission is hereby granted") != std::string::npos);  // the library's licence
+}
+
+TEST_CASE(
+    "a plan section draws each cluster's time-cost front, cost per GPU count and the chosen plans' "
+    "goodput",
+    "[cli][report]") {
+  const json s = *build_section(plan_doc(true), Kind::plan, "plan.json");
+  CHECK(s["kind"] == "plan");
+  CHECK(s["heading"] == "Plan: llama3-8b on 20B tokens, global batch 64");
+  CHECK(s["cost_unit"] == "usd");
+  CHECK(s["why"] == "");
+  REQUIRE(s["clusters"].size() == 2);
+  const json& a = s["clusters"][0];
+  CHECK(a["name"] == "a");
+  CHECK(a["gpu"] == "H100");
+  REQUIRE(a["points"].size() == 3);
+  CHECK(a["points"][1] == json{{"row", 1}, {"gpus", 16}, {"days", 4.0}, {"cost", 1100.0}});
+  CHECK(a["front"] == json::array({1, 0}));
+  const json& b = s["clusters"][1];
+  REQUIRE(b["points"].size() == 2);  // its 32 GPUs run no strategy
+  CHECK(b["points"][0]["cost"] == 900.0);
+  CHECK(b["front"] == json::array({4, 3}));
+  // The document's own front, over both clusters.
+  REQUIRE(s["pareto"].size() == 3);
+  CHECK(s["pareto"][0] == json{{"row", 4}, {"cluster", "b"}, {"gpus", 16}, {"days", 2.0}, {"cost", 1300.0}});
+  CHECK(s["pareto"][1]["row"] == 1);
+  CHECK(s["pareto"][2]["row"] == 3);
+  // The plans the selection names, chosen first, each once (row 1 is also the cheapest within the deadline).
+  REQUIRE(s["goodput"].size() == 3);
+  const json& chosen = s["goodput"][0];
+  CHECK(chosen["label"] == "chosen: 16 GPUs of a");
+  CHECK(chosen["row"] == 1);
+  CHECK(chosen["wall_s"] == 4 * 86400.0);
+  CHECK(chosen["useful"] == 0.85);
+  CHECK(chosen["checkpoint"] == 0.02);
+  CHECK(chosen["restart"] == 0.03);
+  CHECK(chosen["lost"].get<double>() == Approx(0.10));
+  CHECK(chosen["mtbf_s"] == 36000.0);
+  CHECK(chosen["checkpoint_interval_s"] == 600.0);
+  CHECK(chosen["checkpoint_write_s"] == 5.0);
+  CHECK(chosen["restart_s"] == 605.0);
+  CHECK(s["goodput"][1]["label"] == "cheapest: 8 GPUs of b");
+  CHECK(s["goodput"][2]["label"] == "fastest: 16 GPUs of b");
+  REQUIRE(s["rows"].size() == 6);
+  CHECK(s["rows"][0]["marks"] == "");
+  CHECK(s["rows"][1]["marks"] == "chosen, front");
+  CHECK(s["rows"][3]["marks"] == "cheapest, front");
+  CHECK(s["rows"][4]["marks"] == "fastest, front");
+  CHECK(s["rows"][1]["strategy"] == "tp 1 · pp 1 · dp 16 · mb 1");
+  CHECK(s["rows"][1]["gpu_hours"] == 550.0);
+  CHECK(s["rows"][5]["why"] == "no strategy fits in memory");
+  CHECK(s["rows"][5]["cost"] == nullptr);
+  const auto stat_value = [&](const std::string& label) {
+    for (const auto& st : s["stats"]) {
+      if (st["label"] == label) return st["value"].get<std::string>();
+    }
+    return std::string("(none)");
+  };
+  CHECK(stat_value("rows") == "6 (5 run)");
+  CHECK(stat_value("chosen") == "16 GPUs of a");
+  CHECK(stat_value("time to train") == "4.0 days");
+  CHECK(stat_value("cost") == "$1100");
+  CHECK(stat_value("goodput") == "85.0%");
+  CHECK(stat_value("deadline") == "5.0 days");
+  CHECK(stat_value("on the time–cost front") == "3");
+
+  // Without prices cost is in GPU-hours.
+  const json hours = *build_section(plan_doc(false), Kind::plan, "plan.json");
+  CHECK(hours["cost_unit"] == "gpu_hours");
+  CHECK(hours["clusters"][0]["points"][1]["cost"] == 550.0);
+  CHECK(hours["pareto"][0]["cost"] == 650.0);
+}
+
+TEST_CASE("a plan document with a missing or wrong field is an error naming the field", "[cli][report]") {
+  json doc = plan_doc(true);
+  doc["rows"][1].erase("goodput");
+  CHECK(build_section(doc, Kind::plan, "plan.json").error().message ==
+        "plan.json: rows[1].goodput: required");
+  doc = plan_doc(true);
+  doc["selection"]["chosen"] = 5;  // the row that runs no strategy
+  CHECK(build_section(doc, Kind::plan, "plan.json").error().message ==
+        "plan.json: selection.chosen: 5 is not a feasible row (rows: 6)");
 }
