@@ -209,7 +209,7 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   // The baseline is the framework's defaults: its own bucket size unless --bucket-mb pins one.
   if (framework != search::Framework::any && !flags.strategy.has("bucket_mb")) {
     StrategyFlags with_bucket = flags.strategy;
-    with_bucket.values.bucket_mb = search::default_bucket_mb(profile, scenario->strategy);
+    with_bucket.values.bucket_mb = search::default_bucket_mb(profile, scenario->workload, scenario->strategy);
     scenario = unwrap(load_scenario(flags.spec, with_bucket));
   }
   check(search::check_strategy(profile, scenario->strategy));

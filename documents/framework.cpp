@@ -17,17 +17,7 @@ using search::framework_profile;
 using search::FrameworkKnobs;
 using search::FrameworkProfile;
 using search::has_dp_buckets;
-
-namespace {
-
-// Parameters of one transformer layer (the embedding and output layer left out), unsharded.
-double layer_parameters(const model::WorkloadSpec& w) {
-  const double embedding =
-      static_cast<double>(w.vocab) * static_cast<double>(w.hidden) * (w.tied_embeddings ? 1.0 : 2.0);
-  return (w.parameters() - embedding) / std::max(1, w.layers);
-}
-
-}  // namespace
+using search::layer_parameters;
 
 nlohmann::json deepspeed_config(const model::WorkloadSpec& w, const model::Strategy& s,
                                 const FrameworkKnobs& k) {
@@ -59,7 +49,8 @@ nlohmann::json deepspeed_config(const model::WorkloadSpec& w, const model::Strat
 nlohmann::json torch_settings(const model::Strategy& s, const FrameworkKnobs& k) {
   const FrameworkProfile& p = framework_profile(Framework::torch_fsdp);
   nlohmann::json ddp = nlohmann::json::object();
-  if (has_dp_buckets(s)) ddp["bucket_cap_mb"] = bucket_in_unit(p, k.bucket_mb, s);
+  // DDP's bucket_cap_mb; fully_shard has no bucket (it reduces per wrapped module).
+  if (s.zero == 0 && has_dp_buckets(s)) ddp["bucket_cap_mb"] = bucket_in_unit(p, k.bucket_mb, s);
   nlohmann::json shard = nlohmann::json::object();
   if (s.zero >= 2) shard["reshard_after_forward"] = s.zero == 3;
   // HSDP: fully_shard(mesh=...) on a 2-D mesh replicates over dim 0 and shards over dim 1 (PyTorch 2.7's
@@ -73,7 +64,6 @@ nlohmann::json torch_settings(const model::Strategy& s, const FrameworkKnobs& k)
                         {"ddp", std::move(ddp)},
                         {"fully_shard", std::move(shard)}};
   if (s.zero == 3) doc["prefetch_layers"] = k.prefetch;
-  if (s.zero == 1) doc["optimizer"] = "ZeroRedundancyOptimizer";
   return doc;
 }
 

@@ -115,8 +115,9 @@ FrameworkProfile make_torch() {
   // No TP overlap without torch.compile (async TP is an inductor pass, not a module API) [T].
   p.tp_overlaps = {k_none};
   p.cp_comms = {CpCommType::allgather, CpCommType::p2p};
-  // DDP (0), DDP + ZeroRedundancyOptimizer (1), fully_shard(reshard_after_forward=False) (2), True (3) [T].
-  p.zero_stages = {0, 1, 2, 3};
+  // DDP (0), fully_shard(reshard_after_forward=False) (2), True (3) [T]. ZeRO-1 (DDP +
+  // ZeroRedundancyOptimizer) communicates differently from Lagom's ZeRO-1 and is refused (check_strategy).
+  p.zero_stages = {0, 2, 3};
   p.recomputes = k_torch_recompute;
   p.recompute_every = true;
   // torch has no MoE token dispatcher of its own.
@@ -125,6 +126,7 @@ FrameworkProfile make_torch() {
   p.hybrid_zero_stages = {2, 3};
   p.bucket_unit = BucketUnit::mebibytes;
   p.bucket_grid = {25, 50, 100, 200};
+  p.max_zero_with_bucket = 0;  // fully_shard reduces per wrapped module: no bucket to tune
   p.prefetch_grid = {1, 2};
   p.priorities = {IssuePriority::as_scheduled};
   return p;
@@ -213,6 +215,15 @@ Status check_strategy(const FrameworkProfile& p, const model::Strategy& s) {
           "zero 2 is not available (Megatron-LM runs ZeRO 1 as --use-distributed-optimizer and ZeRO 3 "
           "as --use-megatron-fsdp, no stage 2)");
     }
+    if (p.framework == Framework::torch_fsdp && s.zero == 1) {
+      // torch.distributed.optim.ZeroRedundancyOptimizer beside DDP all-reduces the gradients, then each
+      // rank broadcasts its updated shard (zero_redundancy_optimizer.py _sync_params): not the
+      // reduce-scatter and all-gather Lagom prices for ZeRO-1, whose tuner rules would never match.
+      return refuse(
+          p,
+          "zero 1 is not available (torch's ZeRO-1, DDP + ZeroRedundancyOptimizer, all-reduces "
+          "gradients and broadcasts each rank's shard: not modelled; torch-fsdp runs zero 0, 2, 3)");
+    }
     return refuse(p, fmt::format("zero {} is not available ({} runs zero {})", s.zero, p.name,
                                  listed(p.zero_stages, [](int z) { return std::to_string(z); })));
   }
@@ -298,11 +309,20 @@ double bucket_in_unit(const FrameworkProfile& p, double mb, const model::Strateg
   return mb;
 }
 
-double default_bucket_mb(const FrameworkProfile& p, const model::Strategy& s) {
+double layer_parameters(const model::WorkloadSpec& w) {
+  const double embedding =
+      static_cast<double>(w.vocab) * static_cast<double>(w.hidden) * (w.tied_embeddings ? 1.0 : 2.0);
+  return (w.parameters() - embedding) / std::max(1, w.layers);
+}
+
+double default_bucket_mb(const FrameworkProfile& p, const model::WorkloadSpec& w, const model::Strategy& s) {
   switch (p.framework) {
     case Framework::megatron_lm:
       return bucket_mb_of(p, std::max(4e7, 1e6 * s.dp * s.cp), s);
     case Framework::torch_fsdp:
+      // FSDP2 reduce-scatters each fully_shard module's gradients in one call, no bucket size: torchtitan
+      // wraps every transformer block, so a bucket is one layer's gradients on this rank (TP shards them).
+      if (s.zero >= 2) return layer_parameters(w) / s.tp * grad_bytes(s) / 1e6;
       return bucket_mb_of(p, 25, s);
     case Framework::deepspeed:
       return bucket_mb_of(p, 5e8, s);

@@ -79,6 +79,7 @@ struct FrameworkProfile {
   std::string_view no_hybrid_sharding;
   BucketUnit bucket_unit = BucketUnit::megabytes;
   std::vector<double> bucket_grid;  // tune's bucket options, in bucket_unit
+  int max_zero_with_bucket = 2;     // the highest ZeRO stage with a bucket size (torch: DDP's, zero 0)
   std::vector<int> prefetch_grid;   // tune's ZeRO-3 prefetch depths (layers gathered ahead)
   std::vector<simulator::IssuePriority> priorities;
 };
@@ -98,8 +99,12 @@ Status check_priority(const FrameworkProfile& profile, simulator::IssuePriority 
 double bucket_mb_of(const FrameworkProfile& profile, double value, const model::Strategy& strategy);
 double bucket_in_unit(const FrameworkProfile& profile, double mb, const model::Strategy& strategy);
 // The framework's own default bucket for `strategy` (resolved), in MB: Megatron-Core max(4e7, 1e6·dp·cp)
-// parameters, torch DDP 25 MiB, DeepSpeed 5e8 elements; any: the strategy's bucket_mb (Lagom's 25 MB).
-double default_bucket_mb(const FrameworkProfile& profile, const model::Strategy& strategy);
+// parameters, torch DDP 25 MiB and FSDP2 one layer's gradients (it reduces per wrapped block), DeepSpeed
+// 5e8 elements; any: the strategy's bucket_mb (Lagom's 25 MB).
+double default_bucket_mb(const FrameworkProfile& profile, const model::WorkloadSpec& workload,
+                         const model::Strategy& strategy);
+// Parameters of one transformer layer (the embedding and output layer left out), unsharded.
+double layer_parameters(const model::WorkloadSpec& workload);
 
 // Whether the strategy's gradients go out in buckets during the backward (data parallel, ZeRO below 3).
 bool has_dp_buckets(const model::Strategy& strategy);

@@ -234,7 +234,8 @@ std::vector<Decision> structural_decisions(const SpaceContext& context) {
     if (d.options.size() >= 2) out.push_back(std::move(d));
   };
   if (!context.pins.tp_overlap && s.tp > 1 && s.sp) add(tp_overlap_decision(profile));
-  if (!context.pins.bucket_mb && grads && s.zero < 3) add(bucket_decision(profile, s));
+  if (!context.pins.bucket_mb && grads && s.zero <= profile.max_zero_with_bucket)
+    add(bucket_decision(profile, s));
   if (!context.pins.prefetch && grads && s.zero == 3) add(prefetch_decision(profile));
   if (!context.pins.priority && streams >= 2) add(priority_decision(profile));
   return out;

@@ -271,6 +271,39 @@ TEST_CASE("the fitted network constants are the H100 data's best and hold out of
   INFO("cross-validated H100 median " << median(held_out) << " max "
                                       << *std::max_element(held_out.begin(), held_out.end()));
   CHECK(median(held_out) <= 0.12);
+  // Leaving one cluster out: h100-2node-b and its forced-ring run are one cluster, so both leave together
+  // (issue 26 asks for this split: a case left out whose twin stays in sample flatters the fit). The A100
+  // rows use none of the fitted constants: they are out of sample for every fit. Also the largest ratio
+  // predicted / measured over every point, fitted with all cases: a prediction above 1.15× is optimism a
+  // planner pays for.
+  const std::vector<std::vector<std::string>> clusters{
+      {"h100-2node-a"}, {"h100-2node-b", "h100-2node-b-ring"}, {"h100-4node-a"}};
+  std::vector<double> cluster_out;
+  for (const auto& out : clusters) {
+    std::vector<std::string> train;
+    for (const auto& name : cases) {
+      if (std::find(out.begin(), out.end(), name) == out.end()) train.push_back(name);
+    }
+    const Point fit = best_for(train);
+    for (const auto& name : out) {
+      for (double e : fit.errors.at(name)) cluster_out.push_back(std::abs(e));
+    }
+  }
+  for (double e : absolute(all.errors, "a100")) cluster_out.push_back(e);
+  double highest = 0;
+  for (const auto& [name, values] : all.errors) {
+    for (double e : values) highest = std::max(highest, 1.0 + e);
+  }
+  INFO("leave-one-cluster-out median " << median(cluster_out) << " max "
+                                       << *std::max_element(cluster_out.begin(), cluster_out.end())
+                                       << "; highest predicted/measured " << highest);
+  // Measured: 9.4% median, 31.7% worst leaving one cluster out (issue 26's target: median <= 10%). The
+  // highest ratio is 1.27: mid-size calls (16-64 MiB) are predicted too fast on every cluster, NVLSTree on
+  // H100 (344 against 270 GB/s at 64 MiB) and LL128/Simple rings on the A100 node (140 against 113 at
+  // 16 MiB), while 1 MiB and >= 256 MiB hold. Issue 26 asks for <= 1.15 and that is not met yet: the bound
+  // below keeps it from getting worse until the mid-size ramp is modelled.
+  CHECK(median(cluster_out) <= 0.10);
+  CHECK(highest <= 1.28);
 }
 
 TEST_CASE("NCCL's default on one A100 node is ring, LL for small and Simple for large all-reduces",

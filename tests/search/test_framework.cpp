@@ -122,10 +122,18 @@ TEST_CASE("bucket sizes convert to the framework's units: parameters, MiB, eleme
   // Megatron's default grows with dp·cp past 40 (training.py: max(4e7, 1e6 · dp·cp)).
   model::Strategy wide = bf16;
   wide.dp = 64, wide.cp = 1;
-  CHECK(search::default_bucket_mb(megatron, wide) == Approx(128.0));
+  const model::WorkloadSpec w = model::workload_preset("llama3-8b").value();
+  CHECK(search::default_bucket_mb(megatron, w, wide) == Approx(128.0));
   wide.dp = 8;
-  CHECK(search::default_bucket_mb(megatron, wide) == Approx(80.0));
-  CHECK(search::default_bucket_mb(framework_profile(Framework::any), wide) == wide.bucket_mb);
+  CHECK(search::default_bucket_mb(megatron, w, wide) == Approx(80.0));
+  CHECK(search::default_bucket_mb(framework_profile(Framework::any), w, wide) == wide.bucket_mb);
+  // torch: DDP's 25 MiB; FSDP2 reduces one wrapped block at a time, so its "bucket" is one llama3-8b layer's
+  // gradients on this rank: QKV 4096 · 6144, projection 4096², SwiGLU 3 · 4096 · 14336 (218,103,808
+  // parameters, the norms' 8,192 beside them), split by tp 2, 2 bytes each: about 218.1 MB.
+  CHECK(search::default_bucket_mb(torch, w, wide) == Approx(26.2144));
+  wide.zero = 2, wide.tp = 2;
+  CHECK(search::layer_parameters(w) == Approx(218103808.0 + 8192.0).epsilon(1e-4));
+  CHECK(search::default_bucket_mb(torch, w, wide) == Approx(search::layer_parameters(w) / 2 * 2 / 1e6));
 }
 
 TEST_CASE("explore under megatron-lm offers only what Megatron-LM runs, and all of it", "[search]") {
