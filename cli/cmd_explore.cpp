@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/app.h"
+#include "cli/explore_options.h"
 #include "cli/interval_text.h"
 #include "cli/output.h"
 #include "documents/explore.h"
@@ -20,7 +21,6 @@ using inputs::ClusterSource;
 using inputs::load_cluster;
 using inputs::load_workload;
 using inputs::SpecFlags;
-using inputs::strategy_from_flags;
 using inputs::StrategyFlags;
 
 namespace {
@@ -37,35 +37,14 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   check(check_required_flags(flags.spec, flags.strategy));
   const model::WorkloadSpec workload = unwrap(load_workload(flags.spec, &context.progress()));
   // The base strategy carries gpus, global batch and the fixed knobs; the searched dimensions are pins.
-  const model::Strategy base = unwrap(strategy_from_flags(flags.strategy));
+  search::ExploreOptions options = unwrap(
+      explore_options(flags.strategy, workload, unwrap(search::parse_framework_flag(flags.framework))));
+  const model::Strategy& base = options.base;
   const ClusterSource source = unwrap(load_cluster(flags.spec, base.gpus));
   const model::ClusterSpec& cluster = source.cluster;
-  search::ExploreOptions options;
-  options.base = base;
-  if (options.base.global_batch == 0 && workload.global_batch)
-    options.base.global_batch = *workload.global_batch;
-  if (options.base.global_batch == 0)
-    fail(ErrorCode::invalid_input, "global-batch: required (the workload has no global_batch)");
   options.top = flags.top;
   options.threads = flags.threads;
-  options.framework = unwrap(search::parse_framework_flag(flags.framework));
   const search::FrameworkProfile& profile = search::framework_profile(options.framework);
-  const StrategyFlags& f = flags.strategy;
-  auto& pins = options.pinned;
-  auto pinned = [&f](const char* key, auto value) {
-    return f.has(key) ? std::optional<decltype(value)>(value) : std::nullopt;
-  };
-  pins.tp = pinned("tp", f.values.tp), pins.pp = pinned("pp", f.values.pp),
-  pins.dp = pinned("dp", f.values.dp), pins.cp = pinned("cp", f.values.cp),
-  pins.ep = pinned("ep", f.values.ep), pins.vpp = pinned("vpp", f.values.vpp),
-  pins.zero = pinned("zero", f.values.zero);
-  pins.dp_shard = pinned("dp_shard", f.values.dp_shard);
-  if (f.values.sp) pins.sp = true;
-  pins.micro_batch = pinned("micro_batch", f.values.micro_batch);
-  if (f.has("recompute")) pins.recompute = base.recompute;
-  if (f.has("tp_overlap")) pins.tp_overlap = base.tp_overlap;
-  if (f.has("cp_comm_type")) pins.cp_comm = base.cp_comm;
-  pins.bucket_mb = f.has("bucket_mb");
   const model::CostModel cost_model(cluster, source.calibration, options.base.stack);
   const search::ExploreResult result =
       unwrap(search::explore(workload, cluster, cost_model, options, context.progress()));

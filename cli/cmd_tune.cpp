@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/app.h"
+#include "cli/explore_options.h"
 #include "cli/interval_text.h"
 #include "cli/output.h"
 #include "documents/comm_config.h"
@@ -199,16 +200,46 @@ void print_tune(const TunePrinted& t, const std::vector<search::OpReport>& repor
   }
 }
 
+// One-step tuning: given no layout (no --tp, --pp, --dp, --zero, --micro-batch, ...), tune tunes the strategy
+// explore ranks first under the same framework and flags (docs/cli.md "lagom tune"). The flags with that
+// strategy's values; `note` says where it came from.
+StrategyFlags explored_strategy(const TuneFlags& flags, search::Framework framework, const Context& context,
+                                std::string& note) {
+  check(inputs::check_required_flags(flags.spec, flags.strategy));
+  const model::WorkloadSpec workload = unwrap(inputs::load_workload(flags.spec, &context.progress()));
+  search::ExploreOptions options = unwrap(explore_options(flags.strategy, workload, framework));
+  options.top = 1;
+  const inputs::ClusterSource source = unwrap(inputs::load_cluster(flags.spec, options.base.gpus));
+  const model::CostModel cost_model(source.cluster, source.calibration, options.base.stack);
+  const search::ExploreResult explored =
+      unwrap(search::explore(workload, source.cluster, cost_model, options, context.progress()));
+  if (explored.results.empty()) {
+    fail(ErrorCode::invalid_input,
+         fmt::format("tune: no layout given and no strategy for {} GPUs fits in memory ({} evaluated by "
+                     "explore; give --tp, --pp, --zero, ... to tune one)",
+                     options.base.gpus, explored.evaluated));
+  }
+  StrategyFlags out = flags.strategy;
+  out.values = explored.results.front().strategy;
+  note = fmt::format("# no layout given: tuning explore's best of {} strategies under --framework {}\n",
+                     explored.evaluated, search::framework_profile(framework).name);
+  return out;
+}
+
 void run_tune(const TuneFlags& flags, const Context& context) {
   const auto kind = flag_value("search", search::k_search_kind_names.parse_or_error(flags.search));
   const auto runtime = flag_value("runtime", model::k_runtime_names.parse_or_error(flags.runtime));
 
   const search::Framework framework = unwrap(search::parse_framework_flag(flags.framework));
   const search::FrameworkProfile& profile = search::framework_profile(framework);
-  auto scenario = unwrap(load_scenario(flags.spec, flags.strategy, &context.progress()));
+  std::string explored_note;
+  const StrategyFlags strategy_flags = names_layout(flags.strategy)
+                                           ? flags.strategy
+                                           : explored_strategy(flags, framework, context, explored_note);
+  auto scenario = unwrap(load_scenario(flags.spec, strategy_flags, &context.progress()));
   // The baseline is the framework's defaults: its own bucket size unless --bucket-mb pins one.
   if (framework != search::Framework::any && !flags.strategy.has("bucket_mb")) {
-    StrategyFlags with_bucket = flags.strategy;
+    StrategyFlags with_bucket = strategy_flags;
     with_bucket.values.bucket_mb = search::default_bucket_mb(profile, scenario->workload, scenario->strategy);
     scenario = unwrap(load_scenario(flags.spec, with_bucket));
   }
@@ -277,6 +308,7 @@ void run_tune(const TuneFlags& flags, const Context& context) {
     print_json(documents::tune_json(problem, result, split, out.out_dir, no_nccl_note, flags.explain));
     return;
   }
+  fmt::print("{}", explored_note);
   print_tune(
       TunePrinted{workload, strategy, cluster, result, split, no_nccl_note, out.out_dir, framework, profile},
       reports);

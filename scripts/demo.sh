@@ -29,7 +29,7 @@ echo "## 1. profile this machine -> $db" >&2
 mpirun "${mpi_flags[@]}" -np 2 "$lagom" profile --backend mpi --suite comm --quick --db "$db"
 
 echo "## 2. tune gpt2 on localhost (2 ranks, data parallel) -> $out" >&2
-"$lagom" tune --model gpt2 --cluster localhost --db "$db" --gpus 2 --global-batch 8 --precision fp32 --out "$out"
+"$lagom" tune --model gpt2 --cluster localhost --db "$db" --gpus 2 --tp 1 --global-batch 8 --precision fp32 --out "$out"
 
 echo "## 3. simulate gpt3-175b on 1024 GPUs of dgx-a100" >&2
 "$lagom" simulate --model gpt3-175b --cluster dgx-a100 --gpus 1024 --tp 8 --pp 8 --vpp 2 \

@@ -191,3 +191,38 @@ TEST_CASE("the speedup split holds under every framework, each against that fram
     CHECK(speedup >= std::max(nccl, fw) - 1e-9);
   }
 }
+
+TEST_CASE("tune given no layout tunes explore's best strategy under the same framework (one step)",
+          "[search]") {
+  // issue 31: `lagom tune --model llama3-70b --cluster dgx-h100 --gpus 64 --global-batch 1024 --framework
+  // megatron-lm` succeeds (the default layout, tp 1 dp 64, needs 1.3 TB per GPU) and tunes what
+  // `lagom explore ... --top 1` ranks first.
+  const std::string dir = lagom::test::temp_dir("framework-one-step");
+  const std::vector<std::string> common{"--model",     "llama3-70b", "--cluster",      "dgx-h100",
+                                        "--gpus",      "64",         "--global-batch", "1024",
+                                        "--framework", "megatron-lm"};
+  std::vector<std::string> tune{"tune"};
+  tune.insert(tune.end(), common.begin(), common.end());
+  const auto tuned = run_lagom(with(tune, {"--out", dir, "--quiet"}));
+  INFO(tuned.err);
+  REQUIRE(tuned.exit_code == 0);
+  CHECK(tuned.out.find("# no layout given: tuning explore's best of ") == 0);
+  std::vector<std::string> explore{"explore"};
+  explore.insert(explore.end(), common.begin(), common.end());
+  const auto explored = run_lagom(with(explore, {"--top", "1", "--json", "--quiet"}));
+  REQUIRE(explored.exit_code == 0);
+  const auto best = nlohmann::json::parse(explored.out).at("results").at(0).at("strategy");
+  std::ifstream in(dir + "/lagom-config.json");
+  const auto config = nlohmann::json::parse(in);
+  const auto& strategy = config.at("strategy");
+  for (const char* key : {"tp", "pp", "dp", "cp", "cp_comm_type", "ep", "sp", "vpp", "zero", "micro_batch",
+                          "recompute", "global_batch"}) {
+    INFO(key);
+    CHECK(strategy.at(key) == best.at(key));
+  }
+  CHECK(strategy.at("tp") != 1);  // not the default layout
+  // A layout flag given keeps the old behaviour: that strategy, as given (here it does not fit).
+  const auto pinned = run_lagom(with(tune, {"--tp", "1", "--out", dir + "/pinned", "--quiet"}));
+  CHECK(pinned.exit_code == 2);
+  CHECK(pinned.err.find("lagom: error: tune: the strategy does not fit in memory") == 0);
+}

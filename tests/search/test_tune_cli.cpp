@@ -70,11 +70,18 @@ TEST_CASE("lagom tune refuses an unknown search, an unwritable --out and a strat
   CHECK_THAT(r.err, Catch::Contains("lagom: error: out " + base +
                                     "/file/out: cannot create the directory (Not a directory)\n"));
 
+  // A layout given that does not fit; no layout given and none fits (tune explores first).
   r = run_lagom({"tune", "--model", "llama3-70b", "--cluster", "a40-pcie-ib100", "--gpus", "16",
-                 "--global-batch", "16", "--out", base + "/b"});
+                 "--global-batch", "16", "--tp", "1", "--out", base + "/b"});
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Catch::StartsWith("lagom: error: tune: the strategy does not fit in memory: "));
   CHECK_FALSE(exists(base + "/b"));
+  r = run_lagom({"tune", "--model", "llama3-70b", "--cluster", "a40-pcie-ib100", "--gpus", "16",
+                 "--global-batch", "16", "--out", base + "/c", "--quiet"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::StartsWith("lagom: error: tune: no layout given and no strategy for 16 GPUs fits "
+                                      "in memory ("));
+  CHECK_FALSE(exists(base + "/c"));
 }
 
 TEST_CASE("tune searches the issue priority under FSDP and simulate reproduces it from lagom-config.json",

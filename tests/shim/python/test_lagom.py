@@ -457,7 +457,7 @@ def test_torch_kwargs_of_a_real_tune_are_accepted_by_the_wrapper_signatures(tmp_
     """What `lagom tune --framework torch-fsdp` writes, read back; with torch installed, DDP's signature takes it."""
     out = tmp_path / "out"
     subprocess.run([os.path.join(BIN_DIR, "lagom"), "tune", "--model", "gpt2", "--cluster", "dgx-h100", "--gpus",
-                    "16", "--global-batch", "64", "--framework", "torch-fsdp", "--out", str(out), "--quiet"],
+                    "16", "--global-batch", "64", "--zero", "0", "--framework", "torch-fsdp", "--out", str(out), "--quiet"],
                    check=True, stdout=subprocess.DEVNULL)
     kwargs = lagom.torch_kwargs(config_dir=str(out))
     assert set(kwargs) == {"bucket_cap_mb"} and kwargs["bucket_cap_mb"] > 0

@@ -1,0 +1,58 @@
+#include "cli/explore_options.h"
+
+#include <array>
+#include <optional>
+
+namespace lagom::cli {
+
+Result<search::ExploreOptions> explore_options(const inputs::StrategyFlags& flags,
+                                               const model::WorkloadSpec& workload,
+                                               search::Framework framework) {
+  LAGOM_TRY(const model::Strategy base, inputs::strategy_from_flags(flags));
+  search::ExploreOptions options;
+  options.base = base;
+  if (options.base.global_batch == 0 && workload.global_batch)
+    options.base.global_batch = *workload.global_batch;
+  if (options.base.global_batch == 0)
+    return make_error(ErrorCode::invalid_input, "global-batch: required (the workload has no global_batch)");
+  options.framework = framework;
+  const inputs::StrategyFlags& f = flags;
+  auto& pins = options.pinned;
+  auto pinned = [&f](const char* key, auto value) {
+    return f.has(key) ? std::optional<decltype(value)>(value) : std::nullopt;
+  };
+  pins.tp = pinned("tp", f.values.tp), pins.pp = pinned("pp", f.values.pp),
+  pins.dp = pinned("dp", f.values.dp), pins.cp = pinned("cp", f.values.cp),
+  pins.ep = pinned("ep", f.values.ep), pins.vpp = pinned("vpp", f.values.vpp),
+  pins.zero = pinned("zero", f.values.zero);
+  pins.dp_shard = pinned("dp_shard", f.values.dp_shard);
+  if (f.values.sp) pins.sp = true;
+  pins.micro_batch = pinned("micro_batch", f.values.micro_batch);
+  if (f.has("recompute")) pins.recompute = base.recompute;
+  if (f.has("tp_overlap")) pins.tp_overlap = base.tp_overlap;
+  if (f.has("cp_comm_type")) pins.cp_comm = base.cp_comm;
+  pins.bucket_mb = f.has("bucket_mb");
+  return options;
+}
+
+bool names_layout(const inputs::StrategyFlags& flags) {
+  static constexpr std::array k_layout{"tp",
+                                       "pp",
+                                       "dp",
+                                       "cp",
+                                       "ep",
+                                       "vpp",
+                                       "sp",
+                                       "zero",
+                                       "dp_shard",
+                                       "micro_batch",
+                                       "recompute",
+                                       "recompute_layers",
+                                       "recompute_every"};
+  for (const char* key : k_layout) {
+    if (flags.has(key)) return true;
+  }
+  return false;
+}
+
+}  // namespace lagom::cli
