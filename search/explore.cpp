@@ -172,22 +172,38 @@ void run_parallel(std::size_t n, unsigned threads, Progress& progress, bool& war
 // and the candidate without recompute is enumerated too (`without_enumerated`: it fits and dominates), or
 // when recompute is not full or the base pinned N. Under a pinned --recompute full the same candidate is
 // not enumerated, so the fewest N is given even where 1 fits.
+// The layer knob searches below: whether `s` fits with its recompute set to `recompute` and the knob
+// `field` (recompute_layers or recompute_every) to n, and the most layers a model chunk of `s` holds.
+struct RecomputeFit {
+  const model::WorkloadSpec& w;
+  const model::ClusterSpec& cluster;
+  const model::CostModel& cost_model;
+  const model::Strategy& s;
+  int model::Strategy::*field;
+
+  [[nodiscard]] bool operator()(model::Recompute recompute, int n) const {
+    model::Strategy t = s;
+    t.recompute = recompute;
+    t.*field = n;
+    return units::bytes_to_gib(cost_model.memory_per_gpu(w, t).total_bytes()) <=
+           cluster.gpu.memory_budget_gib();
+  }
+  [[nodiscard]] int largest_chunk() const {
+    int largest = 0;
+    for (const auto& stage : model::pipeline_split(w, s)) {
+      for (const model::ChunkLayers& chunk : stage) largest = std::max(largest, chunk.layers);
+    }
+    return largest;
+  }
+};
+
 int fewest_recomputed_layers(const model::WorkloadSpec& w, const model::ClusterSpec& cluster,
                              const model::CostModel& cost_model, const model::Strategy& s,
                              bool without_enumerated) {
   if (s.recompute != model::Recompute::full || s.recompute_layers > 0 || s.recompute_every > 0)
     return s.recompute_layers;
-  const auto fits = [&](model::Recompute recompute, int n) {
-    model::Strategy t = s;
-    t.recompute = recompute;
-    t.recompute_layers = n;
-    return units::bytes_to_gib(cost_model.memory_per_gpu(w, t).total_bytes()) <=
-           cluster.gpu.memory_budget_gib();
-  };
-  int largest = 0;
-  for (const auto& stage : model::pipeline_split(w, s)) {
-    for (const model::ChunkLayers& chunk : stage) largest = std::max(largest, chunk.layers);
-  }
+  const RecomputeFit fits{w, cluster, cost_model, s, &model::Strategy::recompute_layers};
+  const int largest = fits.largest_chunk();
   if (largest < 2 || (without_enumerated && fits(model::Recompute::none, 0)) ||
       !fits(model::Recompute::full, largest - 1)) {
     return 0;
@@ -213,17 +229,8 @@ int sparsest_recompute_every(const model::WorkloadSpec& w, const model::ClusterS
                              const model::CostModel& cost_model, const model::Strategy& s,
                              bool without_enumerated) {
   if (s.recompute != model::Recompute::full || s.recompute_every > 0) return s.recompute_every;
-  const auto fits = [&](model::Recompute recompute, int k) {
-    model::Strategy t = s;
-    t.recompute = recompute;
-    t.recompute_every = k;
-    return units::bytes_to_gib(cost_model.memory_per_gpu(w, t).total_bytes()) <=
-           cluster.gpu.memory_budget_gib();
-  };
-  int largest = 0;
-  for (const auto& stage : model::pipeline_split(w, s)) {
-    for (const model::ChunkLayers& chunk : stage) largest = std::max(largest, chunk.layers);
-  }
+  const RecomputeFit fits{w, cluster, cost_model, s, &model::Strategy::recompute_every};
+  const int largest = fits.largest_chunk();
   if (largest < 2 || (without_enumerated && fits(model::Recompute::none, 0)) ||
       !fits(model::Recompute::full, 2)) {
     return 0;
