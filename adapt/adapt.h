@@ -113,6 +113,8 @@ class Adapter {
   Status load();
   void push(std::size_t index, const records::Record& record, std::vector<Event>& events);
   void adapt(std::vector<Event>& events);
+  [[nodiscard]] bool evidence_unchanged(const std::vector<bool>& used) const;
+  void remember_evidence();
 
   struct Window {
     std::deque<records::Record> records;
@@ -128,6 +130,9 @@ class Adapter {
   std::vector<OpClassPrediction> m_classes;
   std::vector<Window> m_windows;
   std::size_t m_retunes = 0, m_seen = 0, m_unmatched = 0;
+  // Per op class (by name), its window's median when the config was last written: a drift whose classes
+  // all measure what they measured then is no new evidence, and is not written again (hysteresis).
+  std::map<std::string, double> m_evidence;
 };
 
 // The median duration of a window's records, µs.
