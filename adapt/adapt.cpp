@@ -400,6 +400,15 @@ bool refits_unchanged(const std::vector<model::CollectiveFit>& refits,
   });
 }
 
+// A drift that is no new evidence, and why.
+Event unchanged_event(const std::string& why, const AdaptOptions& options) {
+  return {"unchanged", "",
+          fmt::format("{} (within {}%): a re-tune would write the same rules, so the files stay as they "
+                      "are; the windows start again",
+                      why, options.tolerance_pct / 2),
+          nlohmann::json::object()};
+}
+
 // One "rule" event per op class whose rule changed or whose series was re-fitted.
 void rule_events(const std::vector<OpClassPrediction>& before, const std::vector<OpClassPrediction>& after,
                  const std::vector<double>& measured, const std::set<SeriesKey>& series,
@@ -486,16 +495,15 @@ void Adapter::adapt(std::vector<Event>& events) {
     for (const std::size_t i : members) used[i] = true;
   }
   if (series.empty()) return;
-  if (evidence_unchanged(used)) {
-    events.push_back({"unchanged", "",
-                      fmt::format("the drifted classes measure what they measured when the config was last "
-                                  "written (within {}%): no new evidence, the files stay as they are; the "
-                                  "windows start again",
-                                  m_options.tolerance_pct / 2),
-                      nlohmann::json::object()});
+  auto reset_series = [&] {
     for (std::size_t i = 0; i < m_classes.size(); ++i) {
       if (series.count(series_of(m_classes[i])) != 0) m_windows[i] = Window{};
     }
+  };
+  if (evidence_unchanged(used)) {
+    events.push_back(unchanged_event(
+        "the drifted classes measure what they measured when the config was last written", m_options));
+    reset_series();
     return;
   }
   std::vector<records::Record> sample;
@@ -506,11 +514,6 @@ void Adapter::adapt(std::vector<Event>& events) {
     measured[i] = median_duration_us(w.records);
     sample.insert(sample.end(), w.records.begin(), w.records.end());
   }
-  auto reset_series = [&] {
-    for (std::size_t i = 0; i < m_classes.size(); ++i) {
-      if (series.count(series_of(m_classes[i])) != 0) m_windows[i] = Window{};
-    }
-  };
 
   const std::vector<db::CommSample> samples = profiler::comm_samples_from_records(sample);
   const profiler::FitOutcome outcome = profiler::fit_run(samples, {}, {});
@@ -526,12 +529,7 @@ void Adapter::adapt(std::vector<Event>& events) {
   }
   if (!fitted.collectives.empty() &&
       refits_unchanged(fitted.collectives, old_fits, samples, m_options.tolerance_pct)) {
-    events.push_back({"unchanged", "",
-                      fmt::format("the windows re-fit to the prices the config holds (within {}%): a re-tune "
-                                  "would write the same rules, so the files stay as they are; the windows "
-                                  "start again",
-                                  m_options.tolerance_pct / 2),
-                      nlohmann::json::object()});
+    events.push_back(unchanged_event("the windows re-fit to the prices the config already holds", m_options));
     remember_evidence();
     reset_series();
     return;

@@ -74,8 +74,9 @@ inline constexpr std::size_t k_max_window = 100000;
 // verdict), "drifting" (its median left the tolerance), "recovered" (came back before the drift persisted),
 // "drift" (persisted for a whole window: a re-tune follows), "refit" (one collective series fitted), "skip"
 // (a series that could not be fitted), "rule" (an op class whose tuner rule or prediction changed),
-// "replaced" (the files were written: always after a re-tune, since the predictions moved even where the
-// rules did not), "failed" (the re-tune failed: the old files stay), "stop" (the loop ended on a signal).
+// "unchanged" (a drift that is no new evidence: nothing written), "replaced" (the files were written: always
+// after a re-tune, since the predictions moved even where the rules did not), "failed" (the re-tune failed:
+// the old files stay), "stop" (the loop ended on a signal).
 struct Event {
   std::string kind;
   std::string op_class;                            // "" when the event concerns no one op class
