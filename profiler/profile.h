@@ -31,7 +31,7 @@ struct ProfileOptions {
   // The exact sizes to measure (`--replay`: a tune's op classes), bytes; empty = min_bytes..max_bytes by
   // step_factor. Not with min_bytes, max_bytes or step_factor.
   std::vector<std::int64_t> sizes_bytes;
-  std::string db_path = "lagom.db";      // written by rank 0 only
+  std::string db_path = "lagom.db";  // written by rank 0 only
   // mpi backend, comm suite: every rank also writes one production record per timed call to
   // <records_dir>/<host>-<pid>.jsonl (docs/records.md); "" = none.
   std::string records_dir;
