@@ -18,7 +18,7 @@ fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 # Open MPI refuses to run as root without these; the block stays as a reader (not root) runs it.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 status=0
 output=$(cd "$dir" && PATH="$bin:$PATH" bash -euo pipefail -c "$block" 2>&1) || status=$?
 echo "$output" | tail -n 30
