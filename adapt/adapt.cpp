@@ -373,6 +373,42 @@ void refit_events(const std::vector<model::CollectiveFit>& fits,
   }
 }
 
+// Whether every re-fit prices its samples within half the tolerance of the fit the config already holds for
+// its series: the records say what the last fit said (the same evidence, or evidence the config's prices
+// already meet), so a re-tune would write the same rules again. Such a drift is a class judged against a
+// price its records do not run at (the records ran another rule than the class's, or the classes of
+// one path disagree): re-tuning cannot bring it closer, and re-writing on it is how a loop oscillates.
+bool refits_unchanged(const std::vector<model::CollectiveFit>& refits,
+                      const std::vector<model::CollectiveFit>& old_fits,
+                      const std::vector<db::CommSample>& samples, double tolerance_pct) {
+  return std::all_of(refits.begin(), refits.end(), [&](const model::CollectiveFit& fit) {
+    const auto old = std::find_if(old_fits.begin(), old_fits.end(),
+                                  [&](const model::CollectiveFit& f) { return same_fit_series(f, fit); });
+    if (old == old_fits.end()) return false;
+    const auto collective = model::parse_collective(fit.collective);
+    if (!collective) return false;
+    const double factor = model::busbw_factor(*collective, fit.ranks);
+    auto time_of = [&](const model::CollectiveFit& f, std::int64_t bytes) {
+      return f.latency_us + static_cast<double>(bytes) * factor / (1e3 * f.bus_bw_GBps);
+    };
+    return std::all_of(samples.begin(), samples.end(), [&](const db::CommSample& s) {
+      const model::CollectiveFit probe{
+          s.collective, s.algo, s.proto, s.ranks, s.nodes, s.channels, 0, 0, 0, 0, 0};
+      return !same_fit_series(probe, fit) ||
+             std::abs(time_of(fit, s.bytes) / time_of(*old, s.bytes) - 1) * 100 <= tolerance_pct / 2;
+    });
+  });
+}
+
+// A drift that is no new evidence, and why.
+Event unchanged_event(const std::string& why, const AdaptOptions& options) {
+  return {"unchanged", "",
+          fmt::format("{} (within {}%): a re-tune would write the same rules, so the files stay as they "
+                      "are; the windows start again",
+                      why, options.tolerance_pct / 2),
+          nlohmann::json::object()};
+}
+
 // One "rule" event per op class whose rule changed or whose series was re-fitted.
 void rule_events(const std::vector<OpClassPrediction>& before, const std::vector<OpClassPrediction>& after,
                  const std::vector<double>& measured, const std::set<SeriesKey>& series,
@@ -400,6 +436,27 @@ void rule_events(const std::vector<OpClassPrediction>& before, const std::vector
 }
 
 }  // namespace
+
+bool Adapter::evidence_unchanged(const std::vector<bool>& used) const {
+  bool any = false;
+  for (std::size_t i = 0; i < m_classes.size(); ++i) {
+    const Window& w = m_windows[i];
+    if (!used[i] || !w.drifting) continue;
+    const auto seen = m_evidence.find(m_classes[i].name);
+    if (seen == m_evidence.end()) return false;
+    if (std::abs(median_duration_us(w.records) / seen->second - 1) * 100 > m_options.tolerance_pct / 2)
+      return false;
+    any = true;
+  }
+  return any;
+}
+
+void Adapter::remember_evidence() {
+  for (std::size_t i = 0; i < m_classes.size(); ++i) {
+    const Window& w = m_windows[i];
+    if (w.records.size() >= m_options.window) m_evidence[m_classes[i].name] = median_duration_us(w.records);
+  }
+}
 
 void Adapter::adapt(std::vector<Event>& events) {
   // A series (collective, ranks, nodes: one network path) is re-fitted once one of its op classes has
@@ -438,6 +495,17 @@ void Adapter::adapt(std::vector<Event>& events) {
     for (const std::size_t i : members) used[i] = true;
   }
   if (series.empty()) return;
+  auto reset_series = [&] {
+    for (std::size_t i = 0; i < m_classes.size(); ++i) {
+      if (series.count(series_of(m_classes[i])) != 0) m_windows[i] = Window{};
+    }
+  };
+  if (evidence_unchanged(used)) {
+    events.push_back(unchanged_event(
+        "the drifted classes measure what they measured when the config was last written", m_options));
+    reset_series();
+    return;
+  }
   std::vector<records::Record> sample;
   std::vector<double> measured(m_classes.size(), 0.0);  // the fitted windows' medians
   for (std::size_t i = 0; i < m_classes.size(); ++i) {
@@ -446,11 +514,6 @@ void Adapter::adapt(std::vector<Event>& events) {
     measured[i] = median_duration_us(w.records);
     sample.insert(sample.end(), w.records.begin(), w.records.end());
   }
-  auto reset_series = [&] {
-    for (std::size_t i = 0; i < m_classes.size(); ++i) {
-      if (series.count(series_of(m_classes[i])) != 0) m_windows[i] = Window{};
-    }
-  };
 
   const std::vector<db::CommSample> samples = profiler::comm_samples_from_records(sample);
   const profiler::FitOutcome outcome = profiler::fit_run(samples, {}, {});
@@ -464,6 +527,13 @@ void Adapter::adapt(std::vector<Event>& events) {
     if (why.find("distinct sizes") != std::string::npos && single_size > 0) continue;  // fitted above
     events.push_back({"skip", "", "not re-fitted: " + why, nlohmann::json::object()});
   }
+  if (!fitted.collectives.empty() &&
+      refits_unchanged(fitted.collectives, old_fits, samples, m_options.tolerance_pct)) {
+    events.push_back(unchanged_event("the windows re-fit to the prices the config already holds", m_options));
+    remember_evidence();
+    reset_series();
+    return;
+  }
   refit_events(fitted.collectives, old_fits, bandwidth_only, events);
   if (fitted.collectives.empty()) {
     events.push_back(
@@ -476,9 +546,12 @@ void Adapter::adapt(std::vector<Event>& events) {
   }
 
   const std::vector<OpClassPrediction> before = m_classes;
+  const auto evidence_before = m_evidence;
+  remember_evidence();
   if (auto status = retune(m_inputs, fitted.collectives, m_dir); !status.ok()) {
     events.push_back({"failed", "", "re-tune failed, the files stay as they are: " + status.error().message,
                       nlohmann::json::object()});
+    m_evidence = evidence_before;
     reset_series();
     return;
   }

@@ -74,8 +74,9 @@ inline constexpr std::size_t k_max_window = 100000;
 // verdict), "drifting" (its median left the tolerance), "recovered" (came back before the drift persisted),
 // "drift" (persisted for a whole window: a re-tune follows), "refit" (one collective series fitted), "skip"
 // (a series that could not be fitted), "rule" (an op class whose tuner rule or prediction changed),
-// "replaced" (the files were written: always after a re-tune, since the predictions moved even where the
-// rules did not), "failed" (the re-tune failed: the old files stay), "stop" (the loop ended on a signal).
+// "unchanged" (a drift that is no new evidence: nothing written), "replaced" (the files were written: always
+// after a re-tune, since the predictions moved even where the rules did not), "failed" (the re-tune failed:
+// the old files stay), "stop" (the loop ended on a signal).
 struct Event {
   std::string kind;
   std::string op_class;                            // "" when the event concerns no one op class
@@ -113,6 +114,8 @@ class Adapter {
   Status load();
   void push(std::size_t index, const records::Record& record, std::vector<Event>& events);
   void adapt(std::vector<Event>& events);
+  [[nodiscard]] bool evidence_unchanged(const std::vector<bool>& used) const;
+  void remember_evidence();
 
   struct Window {
     std::deque<records::Record> records;
@@ -128,6 +131,9 @@ class Adapter {
   std::vector<OpClassPrediction> m_classes;
   std::vector<Window> m_windows;
   std::size_t m_retunes = 0, m_seen = 0, m_unmatched = 0;
+  // Per op class (by name), its window's median when the config was last written: a drift whose classes
+  // all measure what they measured then is no new evidence, and is not written again (hysteresis).
+  std::map<std::string, double> m_evidence;
 };
 
 // The median duration of a window's records, µs.

@@ -52,7 +52,7 @@ documents::AdaptEventRow event_row(const Event& e) {
 // Without --explain only the decisions that change something, or explain why nothing could, are printed.
 bool shown(const Event& e, bool explain) {
   return explain || e.kind == "drift" || e.kind == "rule" || e.kind == "replaced" || e.kind == "failed" ||
-         e.kind == "skip";
+         e.kind == "skip" || e.kind == "unchanged";
 }
 
 void print_events(const std::vector<Event>& events, bool json, bool explain) {

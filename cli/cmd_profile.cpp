@@ -1,10 +1,12 @@
 // `lagom profile`: measures this machine or cluster (profiler/profile.h) into the profile database.
 // Human output: one nccl-tests table per collective series as it completes, then compute, overlap and
 // fit tables; --json: one document at the end. Under mpirun only rank 0 prints.
+#include <algorithm>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "check/predicted.h"
 #include "cli/app.h"
 #include "cli/output.h"
 #include "core/units.h"
@@ -19,7 +21,7 @@ namespace {
 
 struct ProfileFlags {
   profiler::ProfileOptions options;
-  std::string min_bytes, max_bytes, collectives;
+  std::string min_bytes, max_bytes, collectives, replay;
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -102,8 +104,31 @@ void add_profile_command(CLI::App& app, Context& context) {
   command->add_option("--records", flags->options.records_dir,
                       "mpi backend: every rank also writes one production record per timed call to "
                       "DIR/<host>-<pid>.jsonl (docs/records.md)");
+  command->add_option("--replay", flags->replay,
+                      "mpi or nccl backend: measure the collectives and sizes of a tune's op classes "
+                      "(its lagom-config.json) instead of a sweep: the job's collectives replayed, whose "
+                      "--records `lagom adapt` judges against the tune");
   command->callback([flags, &context] {
     auto options = flags->options;
+    options.collectives = split_list(flags->collectives);
+    if (!flags->replay.empty()) {
+      if (!flags->min_bytes.empty() || !flags->max_bytes.empty() || !flags->collectives.empty()) {
+        fail(ErrorCode::invalid_input,
+             "profile: --replay measures the config's op classes: not with --min-bytes, --max-bytes or "
+             "--collectives");
+      }
+      auto classes = check::read_predictions(flags->replay);
+      if (!classes.ok()) throw CommandFailed{classes.error().with_context("profile: --replay")};
+      for (const auto& c : classes.value()) {
+        if (std::find(options.collectives.begin(), options.collectives.end(), c.collective) ==
+            options.collectives.end()) {
+          options.collectives.push_back(c.collective);
+        }
+        options.sizes_bytes.push_back(static_cast<std::int64_t>(c.bytes));
+      }
+      if (options.sizes_bytes.empty())
+        fail(ErrorCode::invalid_input, "profile: --replay: the config has no op class");
+    }
     if (!flags->min_bytes.empty()) {
       auto bytes = units::parse_size(flags->min_bytes);
       if (!bytes.ok()) fail(ErrorCode::invalid_input, "profile: --min-bytes: " + bytes.error().message);
@@ -114,7 +139,6 @@ void add_profile_command(CLI::App& app, Context& context) {
       if (!bytes.ok()) fail(ErrorCode::invalid_input, "profile: --max-bytes: " + bytes.error().message);
       options.max_bytes = bytes.value();
     }
-    options.collectives = split_list(flags->collectives);
     const bool json = context.json;
     profiler::SeriesCallback on_series;
     if (!json) {

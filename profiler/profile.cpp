@@ -228,8 +228,20 @@ Result<Sweep> resolve_sweep(const ProfileOptions& options, const std::string& ba
     return make_error(ErrorCode::invalid_input,
                       fmt::format("--min-bytes {} is larger than --max-bytes {}", min_bytes, max_bytes));
   }
-  for (double size = static_cast<double>(min_bytes); size <= static_cast<double>(max_bytes) * (1 + 1e-12);
-       size *= factor) {
+  if (!options.sizes_bytes.empty()) {
+    if (options.min_bytes != 0 || options.max_bytes != 0 || options.step_factor != 0) {
+      return make_error(
+          ErrorCode::invalid_input,
+          "--replay measures the config's sizes: not with --min-bytes, --max-bytes or --step-factor");
+    }
+    sweep.sizes_bytes = options.sizes_bytes;
+    std::sort(sweep.sizes_bytes.begin(), sweep.sizes_bytes.end());
+    sweep.sizes_bytes.erase(std::unique(sweep.sizes_bytes.begin(), sweep.sizes_bytes.end()),
+                            sweep.sizes_bytes.end());
+    if (sweep.sizes_bytes.front() <= 0) return make_error(ErrorCode::invalid_input, "sizes must be positive");
+  }
+  for (double size = static_cast<double>(min_bytes);
+       options.sizes_bytes.empty() && size <= static_cast<double>(max_bytes) * (1 + 1e-12); size *= factor) {
     const auto bytes = static_cast<std::int64_t>(std::llround(size));
     if (sweep.sizes_bytes.empty() || bytes != sweep.sizes_bytes.back()) sweep.sizes_bytes.push_back(bytes);
     if (sweep.sizes_bytes.size() > 4096)

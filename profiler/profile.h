@@ -28,7 +28,10 @@ struct ProfileOptions {
   std::int64_t max_bytes = 0;            // largest collective size, bytes; 0 = the backend's default
   double step_factor = 0;                // size multiplier between steps (> 1); 0 = default (2)
   std::vector<std::string> collectives;  // empty = all seven
-  std::string db_path = "lagom.db";      // written by rank 0 only
+  // The exact sizes to measure (`--replay`: a tune's op classes), bytes; empty = min_bytes..max_bytes by
+  // step_factor. Not with min_bytes, max_bytes or step_factor.
+  std::vector<std::int64_t> sizes_bytes;
+  std::string db_path = "lagom.db";  // written by rank 0 only
   // mpi backend, comm suite: every rank also writes one production record per timed call to
   // <records_dir>/<host>-<pid>.jsonl (docs/records.md); "" = none.
   std::string records_dir;

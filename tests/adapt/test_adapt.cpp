@@ -3,10 +3,12 @@
 // (in-process, documents::write_tune_outputs), so the op classes, bins and rules are those `lagom tune`
 // writes.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -445,5 +447,110 @@ TEST_CASE("a drift seen at one size re-fits its series' bandwidth, and the new p
   if (rule->data["rule"] == rule->data["previous_rule"]) {
     CHECK(rule->data["predicted_us"].get<double>() ==
           Approx(rule->data["measured_us"].get<double>()).epsilon(0.02));
+  }
+  // The link stays that slow: windows after windows of the same records are no new evidence, and the
+  // config is not written again (one re-tune for the drift, however long it lasts).
+  events.clear();
+  for (std::uint64_t k = 0; k < 6 * options.window; ++k) {
+    adapter.feed({class_record(*largest, static_cast<std::uint64_t>(largest->bytes),
+                               3 * largest->predicted_time_us * jitter(k), 1000 + k)},
+                 events);
+  }
+  log.clear();
+  for (const auto& e : events) log += e.kind + " " + e.op_class + ": " + e.message + "\n";
+  INFO(log);
+  CHECK(adapter.retunes() == 1);
+}
+
+namespace {
+
+// One random record stream over a tune's op classes, as a job that runs the same calls over and over
+// issues them: each network path (collective, ranks, nodes) runs at its own fixed speed for the whole
+// stream (steady, or slowed or sped up by a random factor), each class's calls in a cycle of three at its
+// size and one an eighth smaller (a last gradient bucket: within its size window), each with a ±3% random
+// jitter, the classes interleaved at random. The evidence is the same from the first record to the last.
+std::vector<records::Record> random_stream(const std::vector<adapt::OpClassPrediction>& classes,
+                                           std::size_t length, std::mt19937_64& rng) {
+  std::map<std::tuple<std::string, int, int>, double> speed;
+  std::uniform_real_distribution<double> unit(0, 1);
+  for (const auto& c : classes) {
+    auto& factor = speed[{c.collective, c.ranks, c.nodes}];
+    if (factor == 0) factor = unit(rng) < 0.4 ? 1.0 : std::exp(std::log(4.0) * (2 * unit(rng) - 1));
+  }
+  std::uniform_int_distribution<std::size_t> pick(0, classes.size() - 1);
+  std::vector<std::size_t> calls(classes.size(), 0);
+  std::vector<records::Record> stream;
+  for (std::uint64_t seq = 0; stream.size() < length; ++seq) {
+    const std::size_t i = pick(rng);
+    const auto& c = classes[i];
+    const double factor = speed[{c.collective, c.ranks, c.nodes}];
+    const double noise = 1 + 0.03 * (2 * unit(rng) - 1);
+    const bool smaller = calls[i]++ % 4 == 3;
+    const auto bytes = static_cast<std::uint64_t>(c.bytes) * (smaller ? 7 : 8) / 8;
+    const double share = smaller ? 7.0 / 8 : 1.0;
+    stream.push_back(class_record(c, bytes, factor * c.predicted_time_us * share * noise, seq));
+  }
+  return stream;
+}
+
+// Feeds `stream` in batches of random sizes (how a follower's polls cut it).
+void feed_in_batches(adapt::Adapter& adapter, const std::vector<records::Record>& stream,
+                     std::mt19937_64& rng, std::vector<adapt::Event>& events) {
+  std::uniform_int_distribution<std::size_t> size(1, 40);
+  for (std::size_t at = 0; at < stream.size();) {
+    const std::size_t n = std::min(size(rng), stream.size() - at);
+    adapter.feed({stream.begin() + static_cast<std::ptrdiff_t>(at),
+                  stream.begin() + static_cast<std::ptrdiff_t>(at + n)},
+                 events);
+    at += n;
+  }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "random record streams: adapt writes at most once per window of new evidence, never again on the "
+    "same evidence",
+    "[cli][adapt]") {
+  const std::string base = temp_dir("random-base");
+  tune_into(base, "gpt2", "dgx-h100", 16, 4);
+  adapt::AdaptOptions options;
+  options.window = 8;
+  options.tolerance_pct = 10;
+  const auto classes = adapt::Adapter::open(base, options).value().classes();
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    const std::string dir = temp_dir("random-" + std::to_string(seed));
+    for (const char* name : {"nccl_tuner.conf", "lagom.env", "lagom-config.json"}) {
+      std::filesystem::copy_file(base + "/" + name, dir + "/" + name,
+                                 std::filesystem::copy_options::overwrite_existing);
+    }
+    std::mt19937_64 rng(seed);
+    const auto stream = random_stream(classes, 12 * options.window * classes.size(), rng);
+    auto adapter = adapt::Adapter::open(dir, options).value();
+    std::vector<adapt::Event> events;
+    feed_in_batches(adapter, stream, rng, events);
+    std::string log;
+    for (const auto& e : events) log += e.kind + " " + e.op_class + ": " + e.message + "\n";
+    INFO("seed " << seed << "\n" << log);
+    // Two writes are a window of records apart at least: a replacement restarts the windows it judged.
+    std::vector<std::size_t> writes;
+    for (const auto& e : events) {
+      if (e.kind == "replaced") writes.push_back(e.data.at("records_seen").get<std::size_t>());
+    }
+    CHECK(writes.size() == adapter.retunes());
+    for (std::size_t i = 1; i < writes.size(); ++i) CHECK(writes[i] - writes[i - 1] >= options.window);
+    // Each class's evidence is new once at most (its first judged window), so a stream that does not
+    // change writes at most once per class, and the same evidence again writes nothing.
+    CHECK(adapter.retunes() <= classes.size());
+    const auto after = stamps(dir);
+    const std::size_t retunes = adapter.retunes();
+    std::vector<adapt::Event> again;
+    feed_in_batches(adapter, stream, rng, again);
+    CHECK(adapter.retunes() == retunes);
+    for (const auto& e : again) {
+      INFO(e.kind << " " << e.op_class << ": " << e.message);
+      CHECK(e.kind != "replaced");
+    }
+    CHECK(stamps(dir) == after);
   }
 }

@@ -463,3 +463,40 @@ TEST_CASE("profile --records needs the mpi backend's comm suite and an existing 
         "lagom: error: profile: --records " + dir +
             ": records are written by the mpi backend's comm suite (--backend mpi --suite comm or all)\n");
 }
+
+TEST_CASE("mpirun profile --replay measures the collectives and sizes of a tune's op classes, and no others",
+          "[profiler][mpi]") {
+  const std::string dir = temp_dir("mpi-replay");
+  const auto tuned =
+      run_lagom({"tune", "--model", "gpt2", "--cluster", "dgx-h100", "--gpus", "2", "--global-batch", "8",
+                 "--bucket-mb", "25", "--out", dir + "/tuned", "--quiet"});
+  INFO(tuned.err);
+  REQUIRE(tuned.exit_code == 0);
+  const std::string config = dir + "/tuned/lagom-config.json";
+  std::set<std::pair<std::string, std::int64_t>> classes;
+  const auto tuned_config = nlohmann::json::parse(read_file(config));
+  for (const auto& op : tuned_config["ops"]) {
+    classes.insert({op["collective"].get<std::string>(), op["bytes"].get<std::int64_t>()});
+  }
+  REQUIRE(classes.size() >= 2);
+  const auto r = run("mpirun", {"--allow-run-as-root", "--oversubscribe", "-np", "2", k_lagom, "profile",
+                                "--backend", "mpi", "--suite", "comm", "--quick", "--quiet", "--replay",
+                                config, "--db", dir + "/r.db", "--json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::set<std::pair<std::string, std::int64_t>> measured;
+  const auto profile = nlohmann::json::parse(r.out);
+  for (const auto& s : profile["comm"]) {
+    measured.insert({s["collective"].get<std::string>(), s["bytes"].get<std::int64_t>()});
+  }
+  CHECK(measured == classes);
+
+  // The config decides the sweep: a size range or collectives beside it is an error that says so.
+  const auto both = run_lagom({"profile", "--backend", "cpu", "--replay", config, "--min-bytes", "1K"});
+  CHECK(both.exit_code == 2);
+  CHECK(both.err.find("--replay measures the config's op classes: not with --min-bytes") !=
+        std::string::npos);
+  const auto missing = run_lagom({"profile", "--backend", "cpu", "--replay", dir + "/none.json"});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("--replay") != std::string::npos);
+}
