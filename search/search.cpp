@@ -508,6 +508,10 @@ class LagomSearch {
     const Option* held = d.held(choice);
     Choice best_choice = choice;
     Evaluation best = current;
+    // The option held already is the one to beat: listed with its own iteration, so --explain shows every
+    // option of the decision, not only those tried against it.
+    if (held != nullptr)
+      m_trials.push_back(trial_of(d.name, held->label, current, "held: the starting point"));
     for (const Option& o : d.options) {
       if (&o == held) continue;
       Choice c = with(choice, o);

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "fixture.h"
@@ -186,5 +188,28 @@ TEST_CASE("over the whole table suite lagom is never slower than default or auto
     if (lagom.result.op_classes.size() >= 3) {
       CHECK(static_cast<double>(lagom.evaluations) <= 0.05 * lagom.oracle_evaluations);
     }
+  }
+}
+
+TEST_CASE("the lagom search lists every option of a structural decision, the held one included", "[search]") {
+  // --explain reads the trials: each structural decision's options must all be there, the one the strategy
+  // starts from with its own iteration (it was listed only when it won, so a decision that moved showed its
+  // winner alone).
+  const auto f = phi2_fsdp();
+  const search::TuneResult r = tune(f, SearchKind::lagom);
+  REQUIRE_FALSE(r.structural.empty());
+  for (const search::Decision& d : r.structural) {
+    INFO(d.name);
+    for (const search::Option& o : d.options) {
+      INFO(o.label);
+      const bool listed = std::any_of(r.trials.begin(), r.trials.end(), [&](const search::Trial& t) {
+        return t.decision == d.name && t.option == o.label && t.note.find("chosen") == std::string::npos;
+      });
+      CHECK(listed);
+    }
+    const auto held = std::count_if(r.trials.begin(), r.trials.end(), [&](const search::Trial& t) {
+      return t.decision == d.name && t.note == "held: the starting point";
+    });
+    CHECK(held == 1);
   }
 }
