@@ -308,16 +308,27 @@ def process_group_options(group=None, config_dir=None):
     return options
 
 
+# Lagom's communicator names -> the names Megatron-Core looks up in --nccl-communicator-config-path
+# (NVIDIA/Megatron-LM@core_v0.15.0 megatron/core/parallel_state.py: get_nccl_options("dp_cp") :811 for the
+# data-parallel group with context parallelism, which carries the gradient buckets and parameter gathers
+# (megatron/core/distributed/distributed_data_parallel.py:77-81, 313; the intra-partial group is that group
+# with one optimizer instance, parallel_state.py:856-857); "embd" :1061; "ep_tp" :1140, the expert tensor
+# group; "ep_dp" :1205, the expert data-parallel group). tp, pp, cp and ep keep their names (:956, :1036,
+# :910, :1125). Megatron's plain "dp" group (:888, without CP) carries none of the traffic Lagom prices.
+_MEGATRON_GROUP_NAMES = {"dp": "dp_cp", "emb": "embd", "etp": "ep_tp", "edp": "ep_dp"}
+
+
 def megatron_communicator_config(config_dir=None):
     """The per-communicator CTA limits as the YAML text Megatron-LM's --nccl-communicator-config-path reads
-    (one mapping per process-group name with min_ctas / max_ctas), or "" when there are none."""
+    (one mapping per process-group name with min_ctas / max_ctas, under Megatron-Core's group names: Lagom's
+    "dp" is Megatron's "dp_cp", the group its gradient buckets use), or "" when there are none."""
     communicators = _read_communicators(_config_dir(config_dir, "megatron_communicator_config"),
                                         "megatron_communicator_config") or {}
     lines = []
     for group, limits in communicators.items():
         if not limits:
             continue
-        lines.append("%s:" % group)
+        lines.append("%s:" % _MEGATRON_GROUP_NAMES.get(group, group))
         lines.extend("  %s: %d" % (key, value) for key, value in limits.items())
     return "\n".join(lines) + ("\n" if lines else "")
 

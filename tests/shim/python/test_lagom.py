@@ -364,6 +364,7 @@ def test_malformed_lagom_config_json_raises(tuned, document, why):
 
 
 def test_megatron_communicator_config_is_megatron_yaml(tuned):
+    # Lagom's "dp" (data parallel with CP) is Megatron-Core's "dp_cp": the group its gradient buckets use.
     assert lagom.megatron_communicator_config(tuned) == textwrap.dedent(
         """\
         default:
@@ -372,7 +373,7 @@ def test_megatron_communicator_config_is_megatron_yaml(tuned):
         tp:
           min_ctas: 4
           max_ctas: 8
-        dp:
+        dp_cp:
           max_ctas: 2
         """
     )
