@@ -30,6 +30,19 @@ TEST_CASE("torch and DeepSpeed settings say the wrapper, the bucket and the pref
   CHECK(ds.at("zero_optimization").at("stage") == 3);
   CHECK(ds.at("train_batch_size") == 64);
   CHECK(ds.at("train_micro_batch_size_per_gpu") == 2);
+  CHECK(ds.at("gradient_accumulation_steps") == 2);  // 64 / (2 · 16)
+  // AutoTP: DeepSpeed 0.16.4 counts every rank in its world size (no mpu when its config is built:
+  // deepspeed/__init__.py:179, runtime/config.py:730), so the batch is written in its count, tp 2 × 64,
+  // with the accumulation steps Lagom priced, 64 / (2 · 8) = 4, given outright (config.py:945, :931).
+  model::Strategy tp = s;
+  tp.zero = 1, tp.tp = 2, tp.dp = 8;
+  const auto autotp = documents::deepspeed_config(w, tp, knobs);
+  CHECK(autotp.at("gradient_accumulation_steps") == 4);
+  CHECK(autotp.at("train_batch_size") == 128);
+  CHECK(autotp.at("train_batch_size").get<long>() ==
+        autotp.at("train_micro_batch_size_per_gpu").get<long>() *
+            autotp.at("gradient_accumulation_steps").get<long>() * 16);
+  CHECK(autotp.at("tensor_parallel").at("autotp_size") == 2);
   // Two layers of llama3-8b (hidden 4096, 8 KV heads of 128, FFN 14336 SwiGLU): 2 · 218,120,192 (attention
   // 41,943,040, norms 16,384, FFN 176,160,768).
   CHECK(ds.at("zero_optimization").at("stage3_prefetch_bucket_size").get<double>() ==
