@@ -385,17 +385,14 @@ bool refits_unchanged(const std::vector<model::CollectiveFit>& refits,
     const auto old = std::find_if(old_fits.begin(), old_fits.end(),
                                   [&](const model::CollectiveFit& f) { return same_fit_series(f, fit); });
     if (old == old_fits.end()) return false;
-    const auto collective = model::parse_collective(fit.collective);
-    if (!collective) return false;
-    const double factor = model::busbw_factor(*collective, fit.ranks);
-    auto time_of = [&](const model::CollectiveFit& f, std::int64_t bytes) {
-      return f.latency_us + static_cast<double>(bytes) * factor / (1e3 * f.bus_bw_GBps);
-    };
     return std::all_of(samples.begin(), samples.end(), [&](const db::CommSample& s) {
       const model::CollectiveFit probe{
           s.collective, s.algo, s.proto, s.ranks, s.nodes, s.channels, 0, 0, 0, 0, 0};
       return !same_fit_series(probe, fit) ||
-             std::abs(time_of(fit, s.bytes) / time_of(*old, s.bytes) - 1) * 100 <= tolerance_pct / 2;
+             std::abs(profiler::predict_time_us(fit, s.bytes) / profiler::predict_time_us(*old, s.bytes) -
+                      1) *
+                     100 <=
+                 tolerance_pct / 2;
     });
   });
 }

@@ -138,9 +138,23 @@ Result<db::CollectiveFitRecord> fit_collective_series(const std::vector<db::Comm
   return fit;
 }
 
+namespace {
+
+// The alpha-beta line of a fit: latency plus the bytes at the bus bandwidth's algorithm rate.
+double alpha_beta_us(const std::string& collective, int ranks, double latency_us, double bus_bw_GBps,
+                     std::int64_t bytes) {
+  const double algbw_GBps = bus_bw_GBps / factor_of(collective, ranks);
+  return latency_us + static_cast<double>(bytes) / (algbw_GBps * 1e3);
+}
+
+}  // namespace
+
 double predict_time_us(const db::CollectiveFitRecord& fit, std::int64_t bytes) {
-  const double algbw_GBps = fit.bus_bw_GBps / factor_of(fit.collective, fit.ranks);
-  return fit.latency_us + static_cast<double>(bytes) / (algbw_GBps * 1e3);
+  return alpha_beta_us(fit.collective, fit.ranks, fit.latency_us, fit.bus_bw_GBps, bytes);
+}
+
+double predict_time_us(const model::CollectiveFit& fit, std::int64_t bytes) {
+  return alpha_beta_us(fit.collective, fit.ranks, fit.latency_us, fit.bus_bw_GBps, bytes);
 }
 
 double predict_busbw_GBps(const db::CollectiveFitRecord& fit, std::int64_t bytes) {

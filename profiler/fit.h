@@ -40,6 +40,7 @@ Result<LineFit> fit_relative_line(const std::vector<double>& x, const std::vecto
 Result<db::CollectiveFitRecord> fit_collective_series(const std::vector<db::CommSample>& series);
 // time_us the fit predicts for `bytes` (nccl-tests bytes) and the busbw that follows from it.
 double predict_time_us(const db::CollectiveFitRecord& fit, std::int64_t bytes);
+double predict_time_us(const model::CollectiveFit& fit, std::int64_t bytes);  // the model's view of a fit
 double predict_busbw_GBps(const db::CollectiveFitRecord& fit, std::int64_t bytes);
 
 // GEMM fit of one precision's gemm samples.

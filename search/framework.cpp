@@ -87,6 +87,9 @@ FrameworkProfile make_megatron() {
   // --data-parallel-sharding-strategy optim_grads_params (3) [M:2677]. Stage 2 is not offered: Lagom maps
   // Megatron's sharding to ZeRO 1 and 3 only.
   p.zero_stages = {0, 1, 3};
+  p.zero_refusals = {{2,
+                      "Megatron-LM runs ZeRO 1 as --use-distributed-optimizer and ZeRO 3 as "
+                      "--use-megatron-fsdp, no stage 2"}};
   // --recompute-granularity full|selective [M:2010] (selective: core_attn by default [M:2045]);
   // --recompute-method block --recompute-num-layers N recomputes the first N layers of each model chunk
   // (megatron/core/recompute.py, NVIDIA/Megatron-LM@d98e8a64: `layer_idx < recompute_num_layers` over the
@@ -115,9 +118,14 @@ FrameworkProfile make_torch() {
   // No TP overlap without torch.compile (async TP is an inductor pass, not a module API) [T].
   p.tp_overlaps = {k_none};
   p.cp_comms = {CpCommType::allgather, CpCommType::p2p};
-  // DDP (0), fully_shard(reshard_after_forward=False) (2), True (3) [T]. ZeRO-1 (DDP +
-  // ZeroRedundancyOptimizer) communicates differently from Lagom's ZeRO-1 and is refused (check_strategy).
+  // DDP (0), fully_shard(reshard_after_forward=False) (2), True (3) [T]. torch's ZeRO-1,
+  // torch.distributed.optim.ZeroRedundancyOptimizer beside DDP, all-reduces the gradients, then each rank
+  // broadcasts its updated shard (zero_redundancy_optimizer.py _sync_params): not the reduce-scatter and
+  // all-gather Lagom prices for ZeRO-1, whose tuner rules would never match.
   p.zero_stages = {0, 2, 3};
+  p.zero_refusals = {{1,
+                      "torch's ZeRO-1, DDP + ZeroRedundancyOptimizer, all-reduces gradients and broadcasts "
+                      "each rank's shard: not modelled; torch-fsdp runs zero 0, 2, 3"}};
   p.recomputes = k_torch_recompute;
   p.recompute_every = true;
   // torch has no MoE token dispatcher of its own.
@@ -209,20 +217,8 @@ Status check_strategy(const FrameworkProfile& p, const model::Strategy& s) {
                                  p.name, listed(p.cp_comms, [](auto c) { return model::to_string(c); })));
   }
   if (!contains(p.zero_stages, s.zero)) {
-    if (p.framework == Framework::megatron_lm && s.zero == 2) {
-      return refuse(
-          p,
-          "zero 2 is not available (Megatron-LM runs ZeRO 1 as --use-distributed-optimizer and ZeRO 3 "
-          "as --use-megatron-fsdp, no stage 2)");
-    }
-    if (p.framework == Framework::torch_fsdp && s.zero == 1) {
-      // torch.distributed.optim.ZeroRedundancyOptimizer beside DDP all-reduces the gradients, then each
-      // rank broadcasts its updated shard (zero_redundancy_optimizer.py _sync_params): not the
-      // reduce-scatter and all-gather Lagom prices for ZeRO-1, whose tuner rules would never match.
-      return refuse(
-          p,
-          "zero 1 is not available (torch's ZeRO-1, DDP + ZeroRedundancyOptimizer, all-reduces "
-          "gradients and broadcasts each rank's shard: not modelled; torch-fsdp runs zero 0, 2, 3)");
+    for (const auto& [stage, why] : p.zero_refusals) {
+      if (stage == s.zero) return refuse(p, fmt::format("zero {} is not available ({})", s.zero, why));
     }
     return refuse(p, fmt::format("zero {} is not available ({} runs zero {})", s.zero, p.name,
                                  listed(p.zero_stages, [](int z) { return std::to_string(z); })));

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/enum_table.h"
@@ -64,6 +65,8 @@ struct FrameworkProfile {
   bool tp_overlap_needs_sp = false;  // Megatron asserts --tp-comm-overlap only with --sequence-parallel
   std::vector<model::CpCommType> cp_comms;
   std::vector<int> zero_stages;
+  // Why a ZeRO stage the framework has in some form is not offered (the refusal says it instead of the list).
+  std::vector<std::pair<int, std::string_view>> zero_refusals;
   std::vector<model::Recompute> recomputes;
   bool recompute_block = false;      // full recompute of the first N layers of each chunk (recompute_layers)
   bool recompute_every = false;      // full recompute of every k-th layer (recompute_every)

@@ -36,6 +36,15 @@ Space make_space(const std::string& workload, const std::string& cluster, int gp
   return space;
 }
 
+// llama3-8b under pure FSDP (tp, pp, cp 1; ZeRO-3) on one dgx-a100 node at `micro_batch`: the space of the
+// recompute tests below (at 2 it does not fit without recompute, at 1 it does).
+Space llama8b_fsdp(long micro_batch) {
+  Space space = make_space("llama3-8b", "dgx-a100", 8, 16);
+  space.options.pinned.tp = 1, space.options.pinned.pp = 1, space.options.pinned.cp = 1;
+  space.options.pinned.zero = 3, space.options.pinned.micro_batch = micro_batch;
+  return space;
+}
+
 // gpt2 on one dgx-a100 node (NVSwitch only, gradient buckets during the backward); olmoe (MoE: ep and
 // expert-dp groups) on two dgx-h100 nodes (InfiniBand, buckets after the backward). Pins keep each space
 // near 500 candidates so the sanitizer build stays fast; every other dimension varies.
@@ -224,9 +233,7 @@ TEST_CASE("explore recomputes the fewest layers per chunk that fit (Megatron's b
   // llama3-8b under FSDP on one dgx-a100 node, micro-batch 2: 18 B of state per parameter sharded 8 ways
   // (about 17 GiB) and, without recompute, 32 layers of 2 · 8192 · 139,264 B (about 68 GiB): it does not fit
   // in 80 GiB; with every layer recomputed it does, with room for most layers to keep their activations.
-  Space space = make_space("llama3-8b", "dgx-a100", 8, 16);
-  space.options.pinned.tp = 1, space.options.pinned.pp = 1, space.options.pinned.cp = 1;
-  space.options.pinned.zero = 3, space.options.pinned.micro_batch = 2;
+  Space space = llama8b_fsdp(2);
   space.options.pinned.recompute = model::Recompute::full;
   space.options.top = 1;
   const model::CostModel cost_model(space.cluster);
@@ -270,10 +277,8 @@ TEST_CASE("explore under torch-fsdp returns checkpoint-policy candidates: per op
           "[search]") {
   // The same llama3-8b at micro-batch 2 that does not fit without recompute: torch-fsdp's candidates
   // recompute by torchtitan's policies, per op or every k-th layer, and both are among the results.
-  Space space = make_space("llama3-8b", "dgx-a100", 8, 16);
+  Space space = llama8b_fsdp(2);
   space.options.framework = search::Framework::torch_fsdp;
-  space.options.pinned.tp = 1, space.options.pinned.pp = 1, space.options.pinned.cp = 1;
-  space.options.pinned.zero = 3, space.options.pinned.micro_batch = 2;
   space.options.top = 10;
   const model::CostModel cost_model(space.cluster);
   const auto explored =
@@ -295,9 +300,7 @@ TEST_CASE("explore recomputes no layer it need not: one when --recompute full is
   // At micro-batch 1 llama3-8b fits without recompute (about 17 + 34 GiB of 74). Pinned to full recompute,
   // the fewest layers that fit is 1; unpinned, the candidate without recompute is there and wins, and the
   // full-recompute candidates stay as enumerated (every layer).
-  Space space = make_space("llama3-8b", "dgx-a100", 8, 16);
-  space.options.pinned.tp = 1, space.options.pinned.pp = 1, space.options.pinned.cp = 1;
-  space.options.pinned.zero = 3, space.options.pinned.micro_batch = 1;
+  Space space = llama8b_fsdp(1);
   space.options.pinned.recompute = model::Recompute::full;
   space.options.top = 1;
   const model::CostModel cost_model(space.cluster);
