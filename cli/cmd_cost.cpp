@@ -30,6 +30,7 @@ struct CostOptions {
   int channels = 0;
   int threads = 0;
   std::string chunk_bytes;
+  std::string cta_policy;  // --cta-policy [default]
   std::string gemm;
   std::string precision;  // --precision [bf16]; GEMMs only
   std::string db;
@@ -103,6 +104,20 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
   }
   const Status valid = cost.validate_config(collective, bytes, group, config);
   if (!valid.ok()) fail(ErrorCode::invalid_input, "cost: " + valid.error().message);
+  if (!o.cta_policy.empty()) {
+    config.cta_policy = flag_value("cost: --cta-policy", k_cta_policy_names.parse_or_error(o.cta_policy));
+  }
+  if (config.cta_policy == CtaPolicy::zero) {
+    // Under policy zero an eligible call has no kernel for the kernel knobs to set; an ineligible one runs
+    // its kernel as under the default policy, so the flag would not act.
+    const Status ce = cost.copy_engine_support(collective, group);
+    if (!ce.ok()) fail(ErrorCode::invalid_input, "cost: --cta-policy zero: " + ce.error().message);
+    if (!o.algo.empty() || !o.proto.empty() || o.channels != 0 || o.threads != 0 || !o.chunk_bytes.empty()) {
+      fail(ErrorCode::invalid_input,
+           "cost: --cta-policy zero: the call runs on the copy engines, which take no --algo, --proto, "
+           "--channels, --threads or --chunk-bytes");
+    }
+  }
   const CollectiveCost result = cost.collective_cost(collective, bytes, group, config);
   if (context.json) {
     documents::CostCollectiveDocument document;
@@ -120,6 +135,14 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
     document.threads = result.config.threads;
     document.chunk_bytes = result.config.chunk_bytes;
     document.latency_us = result.latency_us;
+    document.cta_policy = to_string(config.cta_policy);
+    document.copy_engine = result.copy_engine;
+    if (result.copy_engine) {
+      document.algo = "ce";
+      document.proto = "none";
+      document.threads = 0;
+      document.chunk_bytes = 0;
+    }
     print_json(documents::to_json(document));
     return;
   }
@@ -134,10 +157,11 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
                    {"algbw_GBps"},
                    {"busbw_GBps"}});
   table.add_row({o.collective, units::format_size(bytes_result.value()), std::to_string(group.ranks),
-                 std::to_string(group.nodes), std::string(to_string(result.config.algo)),
-                 std::string(to_string(result.config.proto)), std::to_string(result.config.channels),
-                 fmt::format("{:.2f}", result.time_us), fmt::format("{:.2f}", result.algbw_GBps),
-                 fmt::format("{:.2f}", result.busbw_GBps)});
+                 std::to_string(group.nodes),
+                 result.copy_engine ? std::string("ce") : std::string(to_string(result.config.algo)),
+                 result.copy_engine ? std::string("none") : std::string(to_string(result.config.proto)),
+                 std::to_string(result.config.channels), fmt::format("{:.2f}", result.time_us),
+                 fmt::format("{:.2f}", result.algbw_GBps), fmt::format("{:.2f}", result.busbw_GBps)});
   fmt::print("{}", table.render());
 }
 
@@ -151,6 +175,10 @@ void run_cost(const CostOptions& o, const Context& context) {
   if (!o.collective.empty() && !o.precision.empty()) {
     fail(ErrorCode::invalid_input,
          "cost: --precision: applies to --gemm only (a collective's --bytes is its size)");
+  }
+  if (!o.gemm.empty() && !o.cta_policy.empty()) {
+    fail(ErrorCode::invalid_input,
+         "cost: --cta-policy: applies to --collective only (a GEMM has no CTA policy)");
   }
   if (o.cluster.empty()) fail(ErrorCode::invalid_input, "cost: --cluster: required");
   const ClusterSource source = unwrap(resolve_cluster_source(o.cluster, o.db, o.run, 0));
@@ -182,6 +210,10 @@ void add_cost_command(CLI::App& app, Context& context) {
   command->add_option("--threads", o->threads, "Threads per channel (default 512; 640 for ll128)");
   command->add_option("--chunk-bytes", o->chunk_bytes,
                       "Pipeline chunk per channel (default: BUFFSIZE/2 for simple)");
+  command->add_option(
+      "--cta-policy", o->cta_policy,
+      "default|zero: NCCL's CTA policy; zero runs a one-node AllGather or AlltoAll on the copy "
+      "engines, no SM held (symmetric buffers assumed)");
   command->add_option("--gemm", o->gemm, "M,N,K of one GEMM");
   command->add_option("--precision", o->precision, "bf16|fp16|fp8|tf32|fp32 (GEMM)");
   command->add_option("--db", o->db,

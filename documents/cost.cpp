@@ -30,7 +30,9 @@ nlohmann::json to_json(const CostCollectiveDocument& document) {
                             {"channels", document.channels},
                             {"threads", document.threads},
                             {"chunk_bytes", document.chunk_bytes},
-                            {"latency_us", document.latency_us}});
+                            {"latency_us", document.latency_us},
+                            {"cta_policy", document.cta_policy},
+                            {"copy_engine", document.copy_engine}});
 }
 
 }  // namespace lagom::documents

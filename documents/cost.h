@@ -28,6 +28,10 @@ struct CostCollectiveDocument {
   int channels = 0, threads = 0;
   std::int64_t chunk_bytes = 0;
   double latency_us = 0;
+  std::string cta_policy = "default";  // the communicator's CTA policy (default | zero)
+  // On the copy engines (policy zero, an eligible call): algo "ce", proto "none", channels, threads and
+  // chunk 0 (no SM held).
+  bool copy_engine = false;
 };
 
 // Each stamped with its kind and version.

@@ -37,6 +37,9 @@ nlohmann::json ops_json(const search::Problem& problem, const search::TuneResult
                          {f::k_chunk_bytes, r.config.chunk_bytes},
                          {f::k_scope, r.scope},
                          {f::k_predicted_time_us, r.op.time_us}};
+    // Only a class on the copy engines carries a policy (simulate --comm-config reads it back).
+    if (r.config.cta_policy != model::CtaPolicy::default_policy)
+      op["cta_policy"] = std::string(model::to_string(r.config.cta_policy));
     if (r.default_config) {
       op[f::k_default] = {{f::k_algo, std::string(model::to_string(r.default_config->algo))},
                           {f::k_proto, std::string(model::to_string(r.default_config->proto))},

@@ -73,6 +73,23 @@ struct CommGroup {
   bool operator==(const CommGroup&) const = default;
 };
 
+// NCCL's CTA policy of a communicator (ncclConfig_t.CTAPolicy, or NCCL_CTA_POLICY for every communicator of
+// the process; NVIDIA/nccl@v2.28.9-1:src/nccl.h.in:64-66, src/init.cc:60 and :1745-1749). `zero` runs an
+// AllGather or AlltoAll on the copy engines, holding no SM, when NCCL can (CostModel::copy_engine_eligible:
+// one node of NVLink peers, buffers in symmetric windows; enqueue.cc:2577-2582); every other call runs its
+// kernel as under `default`. NCCL's third policy, EFFICIENCY (pick NVLS with fewer CTAs for registered
+// buffers, enqueue.cc:1949-1965), is not modelled.
+enum class CtaPolicy { default_policy, zero };
+inline constexpr auto k_cta_policy_names =
+    enum_table<CtaPolicy>({{CtaPolicy::default_policy, "default"}, {CtaPolicy::zero, "zero"}});
+constexpr const auto& enum_names(CtaPolicy) {
+  return k_cta_policy_names;
+}
+// The value NCCL_CTA_POLICY takes for a policy (nccl.h.in:64-66: DEFAULT 0x00, ZERO 0x02).
+constexpr int nccl_cta_policy_value(CtaPolicy policy) {
+  return policy == CtaPolicy::zero ? 2 : 0;
+}
+
 // One fully specified collective configuration (the knobs of one call).
 struct CollConfig {
   Algo algo = Algo::ring;
@@ -80,6 +97,9 @@ struct CollConfig {
   int channels = 0;              // CTAs (one per channel, each on one SM); 0 = the communicator's default
   int threads = 0;               // threads per CTA; 0 = NCCL's default (512; 640 for LL128)
   std::int64_t chunk_bytes = 0;  // bytes per pipeline chunk per channel; 0 = the protocol's default
+  // The communicator's CTA policy; under `zero` an eligible call runs on the copy engines and the fields
+  // above describe the kernel NCCL would run otherwise.
+  CtaPolicy cta_policy = CtaPolicy::default_policy;
   bool operator==(const CollConfig&) const = default;
 };
 

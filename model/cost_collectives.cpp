@@ -664,10 +664,110 @@ double CostModel::physical_busbw(Collective c, double bytes, const CommGroup& g,
   return std::max(bus, 1e-9);
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Copy-engine collectives (CTA policy zero; docs/model.md "Copy-engine collectives").
+//
+// NCCL 2.28's ce_coll.cc (NVIDIA/nccl@v2.28.9-1:src/ce_coll.cc:373-422 AllGather, :424-477 AlltoAll): a
+// barrier (ncclMemOpSync: a flag written to every peer, a stream wait on every peer's flag, :191-235), one
+// cudaMemcpyBatchAsync of the rank's pieces to its peers' windows over NVLink (:274-371), a second barrier.
+// No kernel, so no SM; the bytes still leave one GPU's HBM and land in another's.
+
+namespace {
+
+// The constants below are unverified: no public measurement, and no profile of Lagom's times CE calls yet
+// (the profiler plugin sees them only around the host enqueue). Each is set at the pessimistic side of its
+// plausible range, so that CTA policy zero is never chosen on an optimistic price.
+// One ncclMemOpSync barrier, µs: stream memory operations (a 32-bit write to each peer over NVLink, a wait
+// on each peer's flag) between the host-launched copies; plausible 2-10 µs.
+constexpr double k_ce_barrier_us = 5.0;
+// Dispatch of one copy of the batch on the copy engines (and its ramp to the link rate), µs; plausible
+// 0.5-5 µs per copy.
+constexpr double k_ce_copy_us = 2.0;
+// The share of the NVLink rate a kernel reaches (intra.bw × intra.efficiency) that the copy engines reach
+// for peer writes; plausible 0.6-1.0.
+constexpr double k_ce_link_share = 0.85;
+
+// Copies in one call's batch: an AllGather sends its piece to every peer (frameworks gather in place, the
+// shard a view of the output, so no local copy: ce_coll.cc:388-395); an AlltoAll sends one piece to every
+// rank, itself included (:440-461).
+int ce_copies(Collective c, int ranks) {
+  return c == Collective::alltoall ? ranks : ranks - 1;
+}
+
+}  // namespace
+
+namespace {
+
+// Why a call cannot run on the copy engines (none: it can), in the order NCCL checks.
+enum class CeBlocker { none, no_nccl, collective, nodes, fabric, version };
+CeBlocker ce_blocker(const ClusterSpec& cluster, Collective c, const CommGroup& g) {
+  if (!cluster.has_nccl) return CeBlocker::no_nccl;
+  if (c != Collective::allgather && c != Collective::alltoall) return CeBlocker::collective;
+  if (g.nodes > 1) return CeBlocker::nodes;
+  if (cluster.intra.kind != FabricKind::nvswitch) return CeBlocker::fabric;
+  if (before_2_28(cluster)) return CeBlocker::version;
+  return CeBlocker::none;
+}
+
+}  // namespace
+
+Status CostModel::copy_engine_support(Collective c, const CommGroup& g) const {
+  std::string why;
+  switch (ce_blocker(m_cluster, c, g)) {
+    case CeBlocker::none:
+      return {};
+    case CeBlocker::no_nccl:
+      why = fmt::format("{} has no NCCL", m_cluster.name);
+      break;
+    case CeBlocker::collective:
+      why = fmt::format(
+          "{} runs a kernel under every CTA policy (NCCL's copy engines run AllGather and "
+          "AlltoAll only)",
+          to_string(c));
+      break;
+    case CeBlocker::nodes:
+      why = fmt::format(
+          "a communicator over {} nodes runs a kernel (NCCL's copy-engine path needs every rank "
+          "NVLink-reachable on one node)",
+          g.nodes);
+      break;
+    case CeBlocker::fabric:
+      why = fmt::format(
+          "{}'s GPUs are not all joined by NVSwitch (NCCL's symmetric windows need every peer "
+          "reachable over NVLink)",
+          m_cluster.name);
+      break;
+    case CeBlocker::version:
+      why = fmt::format("NCCL {} has no copy-engine collectives (2.28 added them)", m_cluster.nccl_version);
+      break;
+  }
+  return make_error(ErrorCode::invalid_input, why);
+}
+
+bool CostModel::copy_engine_eligible(Collective c, const CommGroup& g, const CollConfig& config) const {
+  return config.cta_policy == CtaPolicy::zero && g.ranks >= 2 &&
+         ce_blocker(m_cluster, c, g) == CeBlocker::none;
+}
+
 CollectiveCost CostModel::collective_cost(Collective c, double bytes, const CommGroup& g,
                                           const CollConfig& config) const {
   CollectiveCost out;
   out.config = resolve_defaults(c, bytes, g, config);
+  if (copy_engine_eligible(c, g, out.config) && bytes >= 0) {
+    // Each GPU sends (n−1)/n of the nccl-tests size (all-gather: the gathered buffer; all-to-all: the
+    // rank's buffer) over its NVLink, at the copy engines' share of the rate a kernel reaches there.
+    const double factor = busbw_factor(c, g.ranks);
+    const double rate = m_cluster.intra.bw_GBps * m_cluster.intra.efficiency * k_ce_link_share;
+    out.copy_engine = true;
+    out.config.channels = 0;
+    out.latency_us = collective_call_floor_us() * std::max(1, m_cluster.gpus_per_process) +
+                     2.0 * k_ce_barrier_us + ce_copies(c, g.ranks) * k_ce_copy_us;
+    out.time_us = out.latency_us + bytes * factor / (1e3 * std::max(1e-9, rate));
+    out.algbw_GBps = out.time_us > 0 ? bytes / (out.time_us * 1e3) : 0.0;
+    out.busbw_GBps = out.algbw_GBps * factor;
+    out.link_GBps = rate;
+    return out;
+  }
   const CollConfig& cfg = out.config;
   if (!nccl_allows(c, cfg.algo, cfg.proto, g).ok() || bytes < 0) {
     out.time_us = k_inf;

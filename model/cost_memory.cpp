@@ -190,7 +190,11 @@ Interference CostModel::interference(const ComputeOp& op, Precision precision, c
   }
   // 2. HBM bandwidth the collective consumes (its bus traffic lands in and leaves from HBM) and L2 its
   //    in-flight chunks occupy (evicting the compute op's reuse: extra HBM traffic).
-  const double comm_hbm = comm.busbw_GBps * m_interference.hbm_bytes_per_bus_byte;
+  //    On the copy engines (CTA policy zero) a bus byte is read once from the sender's HBM and written once
+  //    into the receiver's, and every GPU sends and receives as much: 2 bytes of HBM traffic per bus byte,
+  //    no FIFO staging (ce_coll.cc copies window to window).
+  const double hbm_per_bus_byte = comm.copy_engine ? 2.0 : m_interference.hbm_bytes_per_bus_byte;
+  const double comm_hbm = comm.busbw_GBps * hbm_per_bus_byte;
   out.hbm_share = std::min(0.9, comm_hbm / std::max(1.0, gpu.hbm_GBps));
   const double l2_bytes = gpu.l2_mib * 1024.0 * 1024.0;
   out.l2_share = l2_bytes > 0 ? std::min(1.0, channels * static_cast<double>(comm.config.chunk_bytes) *

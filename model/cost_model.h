@@ -32,11 +32,12 @@ namespace lagom::model {
 
 struct CollectiveCost {
   double time_us = 0;
-  double latency_us = 0;  // the size-independent part
-  double algbw_GBps = 0;  // bytes / time (nccl-tests)
-  double busbw_GBps = 0;  // algbw × busbw_factor (nccl-tests)
-  double link_GBps = 0;   // the bus bandwidth the links allow (before channel limits)
-  CollConfig config;      // the configuration priced, defaults resolved
+  double latency_us = 0;     // the size-independent part
+  double algbw_GBps = 0;     // bytes / time (nccl-tests)
+  double busbw_GBps = 0;     // algbw × busbw_factor (nccl-tests)
+  double link_GBps = 0;      // the bus bandwidth the links allow (before channel limits)
+  CollConfig config;         // the configuration priced, defaults resolved; channels 0 on the copy engines
+  bool copy_engine = false;  // ran on the copy engines (CTA policy zero): no SM held
 };
 
 // ---------------------------------------------------------------------------------------------------
@@ -147,6 +148,16 @@ class CostModel {
   // NCCL's own predicted time for (algo, proto) with its constants (+inf when not allowed).
   [[nodiscard]] double nccl_model_time_us(Collective collective, Algo algo, Proto proto, double bytes,
                                           const CommGroup& group) const;
+  // Whether NCCL runs this call on the copy engines (docs/model.md "Copy-engine collectives"): CTA policy
+  // zero, an AllGather or AlltoAll, every rank on one node of NVSwitch-joined GPUs (NCCL's symmetric
+  // windows need all ranks load/store-reachable over NVLink, v2.30.7-1:src/ce_coll.cc:112-131; one node
+  // only before 2.30's hierarchical path, v2.28.9-1:src/enqueue.cc:2580), NCCL 2.28 or later (the first
+  // with ce_coll.cc). Symmetric buffers are the framework's part and assumed here (search/ checks which
+  // framework registers them).
+  [[nodiscard]] bool copy_engine_eligible(Collective collective, const CommGroup& group,
+                                          const CollConfig& config) const;
+  // Whether the call could run on the copy engines under CTA policy zero, with the reason when not.
+  [[nodiscard]] Status copy_engine_support(Collective collective, const CommGroup& group) const;
   // Lagom's physical price of one call with a fully specified configuration (defaults resolved first).
   // Precondition: nccl_allows(...) is ok (validate_config checks everything); otherwise time is +inf.
   [[nodiscard]] CollectiveCost collective_cost(Collective collective, double bytes, const CommGroup& group,

@@ -13,6 +13,7 @@ namespace lagom::search {
 namespace {
 
 using model::CpCommType;
+using model::Group;
 using model::OverlapMethod;
 using model::OverlapMethodKind;
 using model::Recompute;
@@ -68,6 +69,10 @@ FrameworkProfile make_any() {
   p.bucket_grid.assign(k_grid_bucket_mb.begin(), k_grid_bucket_mb.end());
   p.prefetch_grid.assign(k_grid_prefetch.begin(), k_grid_prefetch.end());
   p.priorities = {IssuePriority::as_scheduled, IssuePriority::critical_first};
+  // Lagom's space: every communicator's buffers may be symmetric windows.
+  p.symmetric_groups = {Group::tp,           Group::cp,        Group::ep,          Group::pp,
+                        Group::dp,           Group::expert_dp, Group::embedding,   Group::expert_tp,
+                        Group::expert_tp_ep, Group::dp_shard,  Group::dp_replicate};
   return p;
 }
 
@@ -107,6 +112,12 @@ FrameworkProfile make_megatron() {
   // --high-priority-stream-groups [M:2264] raises CUDA stream priorities, not the order on a link, so
   // Lagom's critical-first is not offered.
   p.priorities = {IssuePriority::as_scheduled};
+  // --use-nccl-ub [M:2660] allocates the DP param and grad buffers (dense and expert) from an NCCL memory
+  // pool registered as symmetric windows unless --disable-symmetric-registration [M:2664]
+  // (megatron/core/distributed/param_and_grad_buffer.py:681-690, nccl_allocator.py:107-129; symmetric
+  // needs torch >= 2.9). The param all-gathers of --use-distributed-optimizer and --use-megatron-fsdp run
+  // on those buffers; the TP, CP and EP collectives do not (activations from the caching allocator).
+  p.symmetric_groups = {Group::dp, Group::dp_shard, Group::expert_dp};
   return p;
 }
 
@@ -137,6 +148,10 @@ FrameworkProfile make_torch() {
   p.max_zero_with_bucket = 0;  // fully_shard reduces per wrapped module: no bucket to tune
   p.prefetch_grid = {1, 2};
   p.priorities = {IssuePriority::as_scheduled};
+  // No NCCL symmetric windows at torchtitan@e347b1e5 (FSDP2 gathers into caching-allocator buffers). Later
+  // torchtitan adds parallelism.enable_fsdp_symm_mem (b5bcd76c: config/configs.py:160,
+  // distributed/fsdp.py:102-109, FSDPModule.set_symm_mem_for_comm); whether those gathers then run as NCCL
+  // symmetric-window calls depends on torch's symmetric-memory backend, not read here: not offered.
   return p;
 }
 
@@ -158,6 +173,8 @@ FrameworkProfile make_deepspeed() {
   p.bucket_grid = {5e7, 2e8, 5e8};  // 5e8 is the default
   p.prefetch_grid = {1, 2};
   p.priorities = {IssuePriority::as_scheduled};
+  // DeepSpeed 0.16.4 registers no NCCL buffers (no ncclCommRegister, symmetric memory or CTA policy in its
+  // Python source): its collectives run NCCL's kernels whatever the policy.
   return p;
 }
 
@@ -372,6 +389,8 @@ std::vector<std::string> megatron_args(const model::Strategy& s, const Framework
   if (s.param_gather_with_optimizer) add("--overlap-param-gather-with-optimizer-step");
   if (s.vpp > 1 && !s.p2p_overlap) add("--no-overlap-p2p-communication");  // Megatron's default is on
   if (k.tp_overlap.kind == OverlapMethodKind::te) add("--tp-comm-overlap");
+  // CTA policy zero acts on symmetric buffers only: the DP buffers in NCCL's windows [M:2660].
+  if (k.symmetric_buffers) add("--use-nccl-ub");
   // The bucket, in parameters [M:2620].
   if (has_dp_buckets(s)) add(fmt::format("--ddp-bucket-size {:.0f}", bucket_in_unit(p, k.bucket_mb, s)));
   return out;

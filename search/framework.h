@@ -85,6 +85,10 @@ struct FrameworkProfile {
   int max_zero_with_bucket = 2;     // the highest ZeRO stage with a bucket size (torch: DDP's, zero 0)
   std::vector<int> prefetch_grid;   // tune's ZeRO-3 prefetch depths (layers gathered ahead)
   std::vector<simulator::IssuePriority> priorities;
+  // The communicators whose collective buffers the framework can allocate in NCCL's symmetric windows, so
+  // that CTA policy zero moves their AllGather/AlltoAll to the copy engines (search::cta_policy_acts);
+  // empty: the framework registers none and NCCL runs its kernels whatever the policy.
+  std::vector<model::Group> symmetric_groups;
 };
 
 // The one table per framework (search/framework.cpp cites each entry's source).
@@ -121,6 +125,7 @@ struct FrameworkKnobs {
   double bucket_mb = 25;
   int prefetch = 1;
   simulator::IssuePriority priority = simulator::IssuePriority::as_scheduled;
+  bool symmetric_buffers = false;  // CTA policy zero chosen: the DP buffers go to NCCL's symmetric windows
 };
 std::vector<std::string> megatron_args(const model::Strategy& strategy, const FrameworkKnobs& knobs);
 

@@ -62,6 +62,8 @@ std::vector<OpReport> op_reports(const Problem& problem, const TuneResult& resul
     }
     if (!result.comm_knobs_searched) {
       r.scope = "not settable (no NCCL)";
+    } else if (config.cta_policy == model::CtaPolicy::zero) {
+      r.scope = "copy engines (NCCL_CTA_POLICY)";
     } else if (extended) {
       r.scope = "per call (patched NCCL)";
     } else if (is_p2p(op.key.collective)) {
@@ -143,6 +145,13 @@ Result<std::string> env_text(const Problem& problem, const TuneResult& result, c
   };
   LAGOM_TRY_STATUS(add("NCCL_TUNER_PLUGIN", context.plugin_path));
   text += "export LAGOM_TUNER_CONFIG=\"${LAGOM_CONFIG_DIR}/nccl_tuner.conf\"\n";
+  // NCCL_CTA_POLICY overrides every communicator's ncclConfig_t.CTAPolicy (NVIDIA/nccl@v2.28.9-1:
+  // src/init.cc:1745-1749); ZERO is 2 (nccl.h.in:66). Written only when tune chose it.
+  if (result.comm_knobs_searched && result.choice.cta_policy != model::CtaPolicy::default_policy) {
+    text += "# CTA policy zero: one-node AllGather/AlltoAll on symmetric buffers run on the copy engines\n";
+    LAGOM_TRY_STATUS(
+        add("NCCL_CTA_POLICY", std::to_string(model::nccl_cta_policy_value(result.choice.cta_policy))));
+  }
   if (!result.comm_knobs_searched) {
     text += fmt::format("# cluster {} has no NCCL: only the overlap knobs were searched\n",
                         problem.cluster->name);
@@ -161,7 +170,8 @@ Result<std::string> env_text(const Problem& problem, const TuneResult& result, c
 }
 
 FrameworkKnobs framework_knobs(const TuneResult& result) {
-  return {result.choice.tp_overlap, result.choice.bucket_mb, result.choice.prefetch, result.choice.priority};
+  return {result.choice.tp_overlap, result.choice.bucket_mb, result.choice.prefetch, result.choice.priority,
+          result.choice.cta_policy == model::CtaPolicy::zero};
 }
 
 std::string framework_file_name(Framework framework) {

@@ -64,9 +64,10 @@ Choice with(Choice choice, const Option& option) {
 std::string assignment_key(const simulator::CommAssignment& a) {
   std::string key;
   for (const auto& [op, c] : a.per_class) {
-    key += fmt::format("{}/{}/{}:{}/{}/{}/{}/{};", static_cast<int>(op.collective),
-                       static_cast<int>(op.group), op.bytes, static_cast<int>(c.algo),
-                       static_cast<int>(c.proto), c.channels, c.threads, c.chunk_bytes);
+    key +=
+        fmt::format("{}/{}/{}:{}/{}/{}/{}/{}/{};", static_cast<int>(op.collective),
+                    static_cast<int>(op.group), op.bytes, static_cast<int>(c.algo), static_cast<int>(c.proto),
+                    c.channels, c.threads, c.chunk_bytes, static_cast<int>(c.cta_policy));
   }
   for (const auto& [group, ctas] : a.comm_ctas) key += fmt::format("{}={};", static_cast<int>(group), ctas);
   key += a.tp_overlap ? model::to_string(*a.tp_overlap) : std::string("-");

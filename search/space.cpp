@@ -107,6 +107,17 @@ Decision process_decision() {
   return listed("process", "per process", std::move(options));
 }
 
+// NCCL_CTA_POLICY for the process, when policy zero moves at least one class to the copy engines.
+Decision cta_policy_decision(const SpaceContext& context, const std::vector<simulator::OpClass>& classes) {
+  const bool acts = std::any_of(classes.begin(), classes.end(), [&](const simulator::OpClass& c) {
+    return cta_policy_acts(context, c.key, c.shape);
+  });
+  if (!acts) return listed("cta-policy", "per process", {});
+  return listed("cta-policy", "per process",
+                {{"default", CtaPolicySetting{model::CtaPolicy::default_policy}},
+                 {"zero (copy engines)", CtaPolicySetting{model::CtaPolicy::zero}}});
+}
+
 // The communicators that run alltoall/sendrecv, in the order of their first such class.
 std::vector<Group> p2p_groups(const std::vector<simulator::OpClass>& classes) {
   std::vector<Group> out;
@@ -185,6 +196,7 @@ void apply(const Setting& setting, Choice& choice) {
                    choice.threads = s.threads;
                    choice.chunk_bytes = s.chunk_bytes;
                  },
+                 [&](const CtaPolicySetting& s) { choice.cta_policy = s.policy; },
                  [&](const CommunicatorSetting& s) { choice.ctas[s.group] = s.ctas; },
                  [&](const OpClassSetting& s) { choice.classes[s.key] = s.config; },
              },
@@ -200,6 +212,7 @@ bool holds(const Choice& choice, const Setting& setting) {
                         [&](const ProcessSetting& s) {
                           return choice.threads == s.threads && choice.chunk_bytes == s.chunk_bytes;
                         },
+                        [&](const CtaPolicySetting& s) { return choice.cta_policy == s.policy; },
                         [&](const CommunicatorSetting& s) {
                           auto it = choice.ctas.find(s.group);
                           return it != choice.ctas.end() && it->second == s.ctas;
@@ -221,6 +234,15 @@ const Option* Decision::held(const Choice& choice) const {
 
 bool comm_knobs_searchable(const SpaceContext& context) {
   return context.model->cluster().has_nccl;
+}
+
+bool cta_policy_acts(const SpaceContext& context, const simulator::OpClassKey& key,
+                     const model::CommGroup& shape) {
+  const std::vector<Group>& registered = framework_profile(context.framework).symmetric_groups;
+  if (std::find(registered.begin(), registered.end(), key.group) == registered.end()) return false;
+  model::CollConfig zero;
+  zero.cta_policy = model::CtaPolicy::zero;
+  return context.model->copy_engine_eligible(key.collective, shape, zero);
 }
 
 std::vector<Decision> structural_decisions(const SpaceContext& context) {
@@ -246,8 +268,9 @@ std::vector<Decision> comm_decisions(const SpaceContext& context,
   std::vector<Decision> out;
   if (!comm_knobs_searchable(context) || !context.search_nccl_knobs) return out;
   const bool extended = context.runtime == model::Runtime::nccl_extended;
+  if (!extended) out.push_back(process_decision());
+  if (Decision d = cta_policy_decision(context, classes); !d.options.empty()) out.push_back(std::move(d));
   if (!extended) {
-    out.push_back(process_decision());
     for (Group g : p2p_groups(classes)) out.push_back(communicator_decision(context, g));
   }
   for (const auto& c : classes) {
@@ -337,6 +360,9 @@ simulator::CommAssignment to_assignment(const SpaceContext& context, const Choic
     if (config.channels > 0 && p2p_ctas.find(key.group) == p2p_ctas.end()) {
       ctas[key.group] = std::max(ctas[key.group], config.channels);
     }
+    if (choice.cta_policy == model::CtaPolicy::zero &&
+        cta_policy_acts(context, key, shape_of(context, key.group)))
+      config.cta_policy = model::CtaPolicy::zero;
     a.per_class.emplace_back(key, config);
   }
   for (const auto& [group, n] : ctas) a.comm_ctas.emplace_back(group, n);

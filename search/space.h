@@ -68,17 +68,30 @@ struct Choice {
   int threads = 0;                   // per process (nccl): NCCL_NTHREADS
   std::int64_t chunk_bytes = 0;      // per process (nccl): Simple chunk = NCCL_BUFFSIZE / 2
   std::map<model::Group, int> ctas;  // per communicator (nccl): CTAs of groups running p2p
+  // Per process: NCCL_CTA_POLICY (every communicator; zero moves the eligible calls on the groups whose
+  // buffers the framework registers to the copy engines: cta_policy_acts).
+  model::CtaPolicy cta_policy = model::CtaPolicy::default_policy;
   std::map<simulator::OpClassKey, model::CollConfig> classes;  // per op class
   bool operator==(const Choice&) const = default;
 };
 
-enum class DecisionKind { tp_overlap, bucket_mb, prefetch, priority, process, communicator, op_class };
+enum class DecisionKind {
+  tp_overlap,
+  bucket_mb,
+  prefetch,
+  priority,
+  process,
+  cta_policy,
+  communicator,
+  op_class
+};
 inline constexpr auto k_decision_kind_names =
     enum_table<DecisionKind>({{DecisionKind::tp_overlap, "tp-overlap"},
                               {DecisionKind::bucket_mb, "bucket-mb"},
                               {DecisionKind::prefetch, "fsdp-prefetch"},
                               {DecisionKind::priority, "issue-priority"},
                               {DecisionKind::process, "process"},
+                              {DecisionKind::cta_policy, "cta-policy"},
                               {DecisionKind::communicator, "communicator"},
                               {DecisionKind::op_class, "op class"}});
 constexpr const auto& enum_names(DecisionKind) {
@@ -108,6 +121,10 @@ struct ProcessSetting {  // per process (nccl): Choice::threads and Choice::chun
   int threads = 0;               // NCCL_NTHREADS
   std::int64_t chunk_bytes = 0;  // Simple chunk = NCCL_BUFFSIZE / 2
 };
+struct CtaPolicySetting {  // per process: Choice::cta_policy (NCCL_CTA_POLICY)
+  static constexpr DecisionKind k_kind = DecisionKind::cta_policy;
+  model::CtaPolicy policy = model::CtaPolicy::default_policy;
+};
 struct CommunicatorSetting {  // per communicator (nccl): Choice::ctas[group]
   static constexpr DecisionKind k_kind = DecisionKind::communicator;
   model::Group group = model::Group::tp;
@@ -119,7 +136,7 @@ struct OpClassSetting {  // per op class: Choice::classes[key]
   model::CollConfig config;
 };
 using Setting = std::variant<TpOverlapSetting, BucketSetting, PrefetchSetting, PrioritySetting,
-                             ProcessSetting, CommunicatorSetting, OpClassSetting>;
+                             ProcessSetting, CtaPolicySetting, CommunicatorSetting, OpClassSetting>;
 
 DecisionKind kind_of(const Setting& setting);
 // Sets the one knob `setting` names; every other knob of `choice` keeps its value.
@@ -183,8 +200,15 @@ bool comm_knobs_searchable(const SpaceContext& context);
 // only one value for is not built.
 std::vector<Decision> structural_decisions(const SpaceContext& context);
 
-// The per-process, per-communicator and per-op-class decisions for the op classes an iteration issues, in
-// that order (communicators and op classes in the order of `classes`).
+// Whether CTA policy zero moves op class `key` (on a communicator shaped `shape`) to the copy engines: NCCL
+// runs it there (CostModel::copy_engine_support) and the framework allocates that communicator's buffers in
+// NCCL's symmetric windows (FrameworkProfile::symmetric_groups), without which NCCL runs the kernel.
+bool cta_policy_acts(const SpaceContext& context, const simulator::OpClassKey& key,
+                     const model::CommGroup& shape);
+
+// The per-process (NCCL_NTHREADS/NCCL_BUFFSIZE, and NCCL_CTA_POLICY where it acts on a class),
+// per-communicator and per-op-class decisions for the op classes an iteration issues, in that order
+// (communicators and op classes in the order of `classes`).
 std::vector<Decision> comm_decisions(const SpaceContext& context,
                                      const std::vector<simulator::OpClass>& classes);
 

@@ -213,3 +213,54 @@ TEST_CASE("the lagom search lists every option of a structural decision, the hel
     CHECK(held == 1);
   }
 }
+
+TEST_CASE("CTA policy zero is searched only where NCCL moves a framework's all-gathers to the copy engines",
+          "[search]") {
+  // llama3-8b FSDP on one dgx-h100 node: the dp all-gathers are one-node AllGathers, overlapped with the
+  // forward. On the copy engines each is slower alone (docs/model.md "Copy-engine collectives") but holds
+  // no SM, so the GEMMs beside it keep all 132.
+  auto fsdp = [](int gpus) {
+    return test::TuneFixture("llama3-8b", "dgx-h100", gpus,
+                             [](model::Strategy& s, const model::WorkloadSpec&) {
+                               s.zero = 3;
+                               s.micro_batch = 1;
+                               s.global_batch = 16;
+                             });
+  };
+  auto has_decision = [](const search::TuneResult& r) {
+    return std::any_of(r.decisions.begin(), r.decisions.end(),
+                       [](const search::Decision& d) { return d.name == "cta-policy"; });
+  };
+  SECTION("one node, framework any: chosen, for the SMs it frees") {
+    auto f = fsdp(8);
+    const auto lagom = tune(f, SearchKind::lagom);
+    REQUIRE(has_decision(lagom));
+    REQUIRE(lagom.choice.cta_policy == model::CtaPolicy::zero);
+    // The same tuned knobs with the default policy: every all-gather faster alone, the iteration slower.
+    simulator::CommAssignment kernels = lagom.assignment;
+    for (auto& [key, config] : kernels.per_class) config.cta_policy = model::CtaPolicy::default_policy;
+    const auto on_kernels = simulator::simulate(f.workload, f.cluster, f.strategy, *f.costs, kernels).value();
+    double ce_us = 0, kernel_us = 0;
+    for (const auto& c : lagom.result.op_classes) {
+      if (c.key.collective == model::Collective::allgather) ce_us += c.count * c.time_us;
+    }
+    for (const auto& c : on_kernels.op_classes) {
+      if (c.key.collective == model::Collective::allgather) kernel_us += c.count * c.time_us;
+    }
+    INFO("all-gathers: copy engines " << ce_us << " us, kernels " << kernel_us << " us; iteration "
+                                      << lagom.predicted_iteration_s() << " s against "
+                                      << on_kernels.iteration_time_s << " s");
+    CHECK(ce_us > kernel_us);
+    CHECK(lagom.predicted_iteration_s() < on_kernels.iteration_time_s);
+  }
+  SECTION("not offered where NCCL or the framework cannot apply it") {
+    auto two_nodes = fsdp(16);  // the dp all-gathers cross nodes: NCCL runs kernels
+    CHECK_FALSE(has_decision(tune(two_nodes, SearchKind::lagom)));
+    auto torch = fsdp(8);  // FSDP2 puts no buffer in NCCL's symmetric windows
+    torch.problem.space.framework = search::Framework::torch_fsdp;
+    CHECK_FALSE(has_decision(tune(torch, SearchKind::lagom)));
+    auto megatron = fsdp(8);  // Megatron-FSDP with --use-nccl-ub: the dp buffers are symmetric
+    megatron.problem.space.framework = search::Framework::megatron_lm;
+    CHECK(has_decision(tune(megatron, SearchKind::lagom)));
+  }
+}

@@ -183,6 +183,9 @@ void restore(const search::Setting& setting, const search::Choice& base, search:
       changed.threads = base.threads;
       changed.chunk_bytes = base.chunk_bytes;
       break;
+    case DecisionKind::cta_policy:
+      changed.cta_policy = base.cta_policy;
+      break;
     case DecisionKind::communicator: {
       const model::Group group = std::get<search::CommunicatorSetting>(setting).group;
       if (base.ctas.count(group) != 0) {
