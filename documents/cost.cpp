@@ -30,7 +30,8 @@ nlohmann::json to_json(const CostCollectiveDocument& document) {
                             {"channels", document.channels},
                             {"threads", document.threads},
                             {"chunk_bytes", document.chunk_bytes},
-                            {"latency_us", document.latency_us}});
+                            {"latency_us", document.latency_us},
+                            {"nccl", document.nccl}});
 }
 
 }  // namespace lagom::documents

@@ -28,6 +28,7 @@ struct CostCollectiveDocument {
   int channels = 0, threads = 0;
   std::int64_t chunk_bytes = 0;
   double latency_us = 0;
+  nlohmann::json nccl;  // documents/nccl.h nccl_json: the NCCL release whose defaults priced the call
 };
 
 // Each stamped with its kind and version.
