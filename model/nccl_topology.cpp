@@ -261,6 +261,27 @@ int nvls_channels(const ClusterSpec& c, const NcclLinks& l, int g, int nodes, co
   return min_net_bw >= 48.0 ? 24 : 32;
 }
 
+// The release nccl_emulation follows, without its warning (the cost model asks it for every call).
+NcclVersion emulated_release(std::string_view nccl_version) {
+  const auto v = parse_nccl_version(nccl_version);
+  if (!v) return NcclVersion{2, 28, 9};  // none named: the default
+  if (*v < NcclVersion{2, 24, 0}) return NcclVersion{2, 24, 3};
+  if (*v >= NcclVersion{2, 31, 0}) return NcclVersion{2, 30, 7};
+  const bool patch_given = std::count(nccl_version.begin(), nccl_version.end(), '.') == 2;
+  switch (v->minor) {
+    case 27:
+      return NcclVersion{2, 27, 7};
+    case 28:
+      return NcclVersion{2, 28, 9};
+    case 29:
+      return !patch_given || v->patch >= 7 ? k_nccl_2_29_7 : NcclVersion{2, 29, 3};
+    case 30:
+      return NcclVersion{2, 30, 7};
+    default:
+      return NcclVersion{2, 24, 3};
+  }
+}
+
 }  // namespace
 
 std::string to_string(const NcclVersion& version) {
@@ -268,37 +289,24 @@ std::string to_string(const NcclVersion& version) {
 }
 
 NcclEmulation nccl_emulation(std::string_view nccl_version) {
+  NcclEmulation emulation{emulated_release(nccl_version), ""};
   const auto v = parse_nccl_version(nccl_version);
-  if (!v) return NcclEmulation{NcclVersion{2, 28, 9}, ""};
-  const bool patch_given = std::count(nccl_version.begin(), nccl_version.end(), '.') == 2;
-  if (*v < NcclVersion{2, 24, 0}) {
-    return NcclEmulation{NcclVersion{2, 24, 3},
-                         fmt::format("NCCL {} is older than the releases Lagom emulates (2.24 to 2.30): "
-                                     "its defaults are taken as 2.24.3's",
-                                     nccl_version)};
+  if (v && *v < NcclVersion{2, 24, 0}) {
+    emulation.warning = fmt::format(
+        "NCCL {} is older than the releases Lagom emulates (2.24 to 2.30): its defaults are taken as "
+        "2.24.3's",
+        nccl_version);
+  } else if (v && *v >= NcclVersion{2, 31, 0}) {
+    emulation.warning = fmt::format(
+        "NCCL {} is newer than the releases Lagom emulates (2.24 to 2.30): its defaults are taken as "
+        "2.30.7's",
+        nccl_version);
   }
-  if (*v >= NcclVersion{2, 31, 0}) {
-    return NcclEmulation{NcclVersion{2, 30, 7},
-                         fmt::format("NCCL {} is newer than the releases Lagom emulates (2.24 to 2.30): "
-                                     "its defaults are taken as 2.30.7's",
-                                     nccl_version)};
-  }
-  switch (v->minor) {
-    case 27:
-      return NcclEmulation{NcclVersion{2, 27, 7}, ""};
-    case 28:
-      return NcclEmulation{NcclVersion{2, 28, 9}, ""};
-    case 29:
-      return NcclEmulation{!patch_given || v->patch >= 7 ? k_nccl_2_29_7 : NcclVersion{2, 29, 3}, ""};
-    case 30:
-      return NcclEmulation{NcclVersion{2, 30, 7}, ""};
-    default:
-      return NcclEmulation{NcclVersion{2, 24, 3}, ""};
-  }
+  return emulation;
 }
 
 NcclVersion emulated_nccl(const ClusterSpec& cluster) {
-  return nccl_emulation(cluster.nccl_version).release;
+  return emulated_release(cluster.nccl_version);
 }
 
 int gpu_pcie_gen(const ClusterSpec& cluster) {
