@@ -81,7 +81,7 @@ void run_calibrate(const CalibrateFlags& flags, const Context& context) {
   }
   const int threads =
       flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  const ClusterSource base = unwrap(resolve_cluster_source(flags.cluster, "", std::nullopt, 0));
+  const ClusterSource base = unwrap(resolve_cluster_source(flags.cluster, "", std::nullopt, 0, std::nullopt));
   if (base.calibration) {
     fail(ErrorCode::invalid_input, "--cluster " + flags.cluster +
                                        ": calibrate fits a cluster spec (a preset or a cluster JSON), not a "

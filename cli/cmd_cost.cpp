@@ -10,6 +10,7 @@
 #include "cli/output.h"
 #include "core/units.h"
 #include "documents/cost.h"
+#include "documents/nccl.h"
 #include "inputs/cluster_source.h"
 #include "model/cost_model.h"
 #include "model/presets.h"
@@ -35,6 +36,7 @@ struct CostOptions {
   std::string precision;  // --precision [bf16]; GEMMs only
   std::string db;
   std::optional<std::int64_t> run;
+  std::optional<std::string> nccl_version;  // --nccl-version
 };
 
 void run_gemm(const CostOptions& o, const Context& context, const model::CostModel& cost) {
@@ -143,6 +145,7 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
       document.threads = 0;
       document.chunk_bytes = 0;
     }
+    document.nccl = documents::nccl_json(cost.cluster());
     print_json(documents::to_json(document));
     return;
   }
@@ -163,6 +166,7 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
                  std::to_string(result.config.channels), fmt::format("{:.2f}", result.time_us),
                  fmt::format("{:.2f}", result.algbw_GBps), fmt::format("{:.2f}", result.busbw_GBps)});
   fmt::print("{}", table.render());
+  fmt::print("{}\n", documents::nccl_text(cost.cluster()));
 }
 
 void run_cost(const CostOptions& o, const Context& context) {
@@ -180,8 +184,13 @@ void run_cost(const CostOptions& o, const Context& context) {
     fail(ErrorCode::invalid_input,
          "cost: --cta-policy: applies to --collective only (a GEMM has no CTA policy)");
   }
+  if (!o.gemm.empty() && o.nccl_version) {
+    fail(ErrorCode::invalid_input,
+         "cost: --nccl-version: applies to --collective only (a GEMM runs no NCCL)");
+  }
   if (o.cluster.empty()) fail(ErrorCode::invalid_input, "cost: --cluster: required");
-  const ClusterSource source = unwrap(resolve_cluster_source(o.cluster, o.db, o.run, 0));
+  const ClusterSource source =
+      unwrap(resolve_cluster_source(o.cluster, o.db, o.run, 0, o.nccl_version, &context.progress()));
   const model::CostModel cost(source.cluster, source.calibration);
   if (!o.gemm.empty()) {
     run_gemm(o, context, cost);
@@ -219,6 +228,9 @@ void add_cost_command(CLI::App& app, Context& context) {
   command->add_option("--db", o->db,
                       "Profile database: its fits replace the model's defaults (localhost: ./lagom.db)");
   command->add_option("--run", o->run, "Profile run id in --db [latest complete run]");
+  command->add_option(
+      "--nccl-version", o->nccl_version,
+      "NCCL version whose defaults to emulate, X.Y[.Z] [the cluster's nccl_version, else 2.28.9]");
   command->callback([o, &context] { run_cost(*o, context); });
 }
 

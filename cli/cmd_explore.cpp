@@ -9,6 +9,7 @@
 #include "cli/output.h"
 #include "documents/explore.h"
 #include "documents/model.h"
+#include "documents/nccl.h"
 #include "inputs/scenario.h"
 #include "search/explore.h"
 
@@ -40,7 +41,7 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   search::ExploreOptions options = unwrap(
       explore_options(flags.strategy, workload, unwrap(search::parse_framework_flag(flags.framework))));
   const model::Strategy& base = options.base;
-  const ClusterSource source = unwrap(load_cluster(flags.spec, base.gpus));
+  const ClusterSource source = unwrap(load_cluster(flags.spec, base.gpus, &context.progress()));
   const model::ClusterSpec& cluster = source.cluster;
   options.top = flags.top;
   options.threads = flags.threads;
@@ -59,6 +60,7 @@ void run_explore(const ExploreFlags& flags, const Context& context) {
   fmt::print("# lagom explore: {} on {} GPUs of {}, global batch {}\n", workload.name, base.gpus,
              cluster.name, options.base.global_batch);
   fmt::print("{}\n", documents::model_shape_text(workload));
+  fmt::print("{}\n", documents::nccl_text(cluster));
   fmt::print("# evaluated {} strategies ({} simulated, {} pruned of which {} out of memory) in {:.3f} s\n",
              result.evaluated, result.simulated, result.pruned, result.out_of_memory, result.elapsed_s);
   fmt::print("# memory budget per GPU {:.2f} GiB (usable {:.2f} − reserve {:.2f})\n",

@@ -8,6 +8,7 @@
 #include "cli/app.h"
 #include "cli/interval_text.h"
 #include "cli/output.h"
+#include "documents/nccl.h"
 #include "documents/plan.h"
 #include "inputs/cluster_source.h"
 #include "inputs/scenario.h"
@@ -36,6 +37,7 @@ struct PlanFlags {
   std::string precision = "bf16";
   std::string stack = "megatron-core";
   int threads = 0;
+  std::optional<std::string> nccl_version;  // --nccl-version (every cluster)
 };
 
 // The flags' overrides of the clusters' operations fields (model::OperationsSpec), bounded as the file's.
@@ -120,6 +122,12 @@ void print_plan(const plan::PlanResult& result) {
     if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
   }
   for (const std::string& note : notes) fmt::print("{}", note);
+  std::vector<std::string> named;  // each cluster's NCCL once
+  for (const plan::PlanRow& r : result.rows) {
+    if (std::find(named.begin(), named.end(), r.cluster_name) != named.end()) continue;
+    named.push_back(r.cluster_name);
+    fmt::print("# nccl on {}: {}\n", r.cluster_name, documents::nccl_description(r.has_nccl, r.nccl_version));
+  }
   for (const plan::PlanRow& r : result.rows) {
     if (!r.feasible()) fmt::print("# {} × {} GPUs: {}\n", r.cluster_name, r.gpus, r.infeasible);
     if (r.feasible() && !r.energy)
@@ -206,7 +214,10 @@ void run_plan(const PlanFlags& flags, const Context& context) {
   std::vector<plan::PlanPoint> points;
   for (const std::string& name : flags.clusters) {
     for (const int gpus : counts) {
-      ClusterSource source = unwrap(resolve_cluster_source(name, flags.db, std::nullopt, gpus));
+      // A version outside the emulated releases is said once per cluster, not once per GPU count.
+      Progress* warnings = gpus == counts.front() ? &context.progress() : nullptr;
+      ClusterSource source =
+          unwrap(resolve_cluster_source(name, flags.db, std::nullopt, gpus, flags.nccl_version, warnings));
       apply_operations_flags(flags, prices, name, source.cluster.operations);
       points.push_back({name, std::move(source.cluster), std::move(source.calibration), gpus});
     }
@@ -234,6 +245,8 @@ void add_plan_command(CLI::App& app, Context& context) {
   command->add_option("--cluster", flags->clusters,
                       "Cluster: a preset or a cluster JSON file (repeat to compare)");
   command->add_option("--db", flags->db, "Profile database: its fits replace the model's defaults");
+  command->add_option("--nccl-version", flags->nccl_version,
+                      "NCCL version whose defaults to emulate on every --cluster, X.Y[.Z] [each cluster's]");
   command->add_option("--gpus", flags->gpus, "GPU counts: a list 1024,2048 or a range 256..16384 (doubling)");
   command->add_option("--tokens", flags->tokens, "Training tokens, e.g. 15T (suffixes K M B T P)");
   command->add_option("--deadline", flags->deadline, "Wall-clock time the run must finish in: 60d, 36h, 2w");

@@ -14,6 +14,7 @@
 #include "documents/comm_config.h"
 #include "documents/lagom_config.h"
 #include "documents/model.h"
+#include "documents/nccl.h"
 #include "documents/simulate.h"
 #include "inputs/scenario.h"
 #include "model/presets.h"
@@ -86,6 +87,7 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
              cluster.name, cluster.nodes, cluster.nodes == 1 ? "" : "s", cluster.gpus_per_node,
              cluster.gpu.name);
   fmt::print("{}\n", documents::model_shape_text(workload));
+  fmt::print("{}\n", documents::nccl_text(cluster));
   fmt::print(
       "# strategy: tp {} pp {} dp {} cp {} ep {} sp {} vpp {} zero {} micro-batch {} global-batch {} "
       "recompute {} schedule {} tp-overlap {} dp-overlap {} bucket-mb {} precision {} attention {}{}\n",

@@ -13,6 +13,7 @@
 #include "documents/comm_config.h"
 #include "documents/lagom_config.h"
 #include "documents/model.h"
+#include "documents/nccl.h"
 #include "documents/tune.h"
 #include "inputs/scenario.h"
 #include "model/presets.h"
@@ -134,6 +135,7 @@ void print_tune(const TunePrinted& t, const std::vector<search::OpReport>& repor
   fmt::print("# lagom tune: {} on {} GPUs of {} (search {}, runtime {})\n", workload.name, strategy.gpus,
              cluster.name, search::to_string(result.search), model::to_string(result.runtime));
   fmt::print("{}\n", documents::model_shape_text(workload));
+  fmt::print("{}\n", documents::nccl_text(cluster));
   if (!no_nccl_note.empty()) fmt::print("# {}\n", no_nccl_note);
   TextTable table({{"op", true},
                    {"count"},
@@ -209,7 +211,8 @@ StrategyFlags explored_strategy(const TuneFlags& flags, search::Framework framew
   const model::WorkloadSpec workload = unwrap(inputs::load_workload(flags.spec, &context.progress()));
   search::ExploreOptions options = unwrap(explore_options(flags.strategy, workload, framework));
   options.top = 1;
-  const inputs::ClusterSource source = unwrap(inputs::load_cluster(flags.spec, options.base.gpus));
+  const inputs::ClusterSource source =
+      unwrap(inputs::load_cluster(flags.spec, options.base.gpus, &context.progress()));
   const model::CostModel cost_model(source.cluster, source.calibration, options.base.stack);
   const search::ExploreResult explored =
       unwrap(search::explore(workload, source.cluster, cost_model, options, context.progress()));

@@ -32,7 +32,8 @@ nlohmann::json to_json(const CostCollectiveDocument& document) {
                             {"chunk_bytes", document.chunk_bytes},
                             {"latency_us", document.latency_us},
                             {"cta_policy", document.cta_policy},
-                            {"copy_engine", document.copy_engine}});
+                            {"copy_engine", document.copy_engine},
+                            {"nccl", document.nccl}});
 }
 
 }  // namespace lagom::documents

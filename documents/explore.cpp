@@ -8,6 +8,7 @@
 #include "documents/interval.h"
 #include "documents/kind.h"
 #include "documents/model.h"
+#include "documents/nccl.h"
 
 namespace lagom::documents {
 
@@ -33,7 +34,8 @@ nlohmann::json explore_json(const search::ExploreResult& result, const model::St
                          {{"name", cluster.name},
                           {"nodes", cluster.nodes},
                           {"gpus_per_node", cluster.gpus_per_node},
-                          {"gpu", cluster.gpu.name}}},
+                          {"gpu", cluster.gpu.name},
+                          {"nccl", nccl_json(cluster)}}},
                         {"gpus", base.gpus},
                         {"memory_budget_gib", cluster.gpu.memory_budget_gib()},
                         {"memory_reserve_gib", cluster.gpu.memory_reserve_gib},

@@ -9,6 +9,7 @@
 #include "core/json_fields.h"
 #include "documents/interval.h"
 #include "documents/kind.h"
+#include "documents/nccl.h"
 
 namespace lagom::documents {
 
@@ -38,6 +39,7 @@ nlohmann::json plan_row_json(const PlanRow& row) {
                       {"gpu", row.gpu_name},
                       {"gpus", row.gpus},
                       {"nodes", row.nodes},
+                      {"nccl", nccl_json(row.has_nccl, row.nccl_version)},
                       {"feasible", row.feasible()}};
   if (!row.feasible()) j["why"] = row.infeasible;
   if (row.iteration_s <= 0) return j;

@@ -8,6 +8,7 @@
 #include "documents/interval.h"
 #include "documents/kind.h"
 #include "documents/model.h"
+#include "documents/nccl.h"
 #include "documents/plan.h"
 #include "simulator/simulator.h"
 
@@ -69,7 +70,8 @@ nlohmann::json simulation_json(const simulator::SimulationResult& r, const model
        {{"name", cluster.name},
         {"nodes", cluster.nodes},
         {"gpus_per_node", cluster.gpus_per_node},
-        {"gpu", cluster.gpu.name}}},
+        {"gpu", cluster.gpu.name},
+        {"nccl", nccl_json(cluster)}}},
       {"op_classes", std::move(ops)},
       {"tasks", r.tasks}};
   if (extras.comm_config) {

@@ -12,6 +12,7 @@
 #include "documents/kind.h"
 #include "documents/lagom_config.h"
 #include "documents/model.h"
+#include "documents/nccl.h"
 
 namespace lagom::documents {
 
@@ -36,6 +37,7 @@ nlohmann::json tune_json(const search::Problem& problem, const search::TuneResul
       {"runtime", std::string(model::to_string(result.runtime))},
       {"model", problem.workload->name},
       {"model_shape", model_shape_json(*problem.workload)},
+      {"nccl", nccl_json(*problem.cluster)},
       {"op_classes", result.result.op_classes.size()},
       {"evaluations", result.evaluations},
       {"search_time_s", result.search_time_s},

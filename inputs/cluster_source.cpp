@@ -13,6 +13,7 @@
 #include "core/files.h"
 #include "core/json_fields.h"
 #include "model/cost_model.h"
+#include "model/nccl_topology.h"
 #include "model/presets.h"
 #include "profiler/calibration.h"
 #include "profiler/environment.h"
@@ -64,10 +65,8 @@ Result<ClusterSource> localhost(const std::string& db_path, std::optional<std::i
   return ClusterSource{cluster, *calibration};
 }
 
-}  // namespace
-
-Result<ClusterSource> resolve_cluster_source(const std::string& cluster, const std::string& db_path,
-                                             std::optional<std::int64_t> run, int gpus) {
+Result<ClusterSource> resolve_named_source(const std::string& cluster, const std::string& db_path,
+                                           std::optional<std::int64_t> run, int gpus) {
   if (cluster == model::k_localhost) return localhost(db_path, run, gpus);
   if (run && db_path.empty()) return make_error(ErrorCode::invalid_input, "--run: needs --db PATH");
   ClusterSource source;
@@ -95,6 +94,36 @@ Result<ClusterSource> resolve_cluster_source(const std::string& cluster, const s
                                     cluster, gpus, needed, source.cluster.gpus_per_node));
     }
     source.cluster.nodes = needed;
+  }
+  return source;
+}
+
+}  // namespace
+
+Status apply_nccl_version_flag(model::ClusterSpec& cluster, const std::optional<std::string>& nccl_version) {
+  if (!nccl_version) return {};
+  if (!model::parse_nccl_version(*nccl_version)) {
+    return make_error(
+        ErrorCode::invalid_input,
+        fmt::format("--nccl-version: '{}' is not an NCCL version such as 2.30 or 2.28.9", *nccl_version));
+  }
+  if (!cluster.has_nccl) {
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("--nccl-version: cluster {} has no NCCL (has_nccl false)", cluster.name));
+  }
+  cluster.nccl_version = *nccl_version;
+  return {};
+}
+
+Result<ClusterSource> resolve_cluster_source(const std::string& cluster, const std::string& db_path,
+                                             std::optional<std::int64_t> run, int gpus,
+                                             const std::optional<std::string>& nccl_version,
+                                             Progress* warnings) {
+  LAGOM_TRY(ClusterSource source, resolve_named_source(cluster, db_path, run, gpus));
+  LAGOM_TRY_STATUS(apply_nccl_version_flag(source.cluster, nccl_version));
+  if (source.cluster.has_nccl && warnings != nullptr) {
+    const std::string warning = model::nccl_emulation(source.cluster.nccl_version).warning;
+    if (!warning.empty()) warnings->warn(warning);
   }
   return source;
 }

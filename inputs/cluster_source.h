@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "model/calibration.h"
 #include "model/specs.h"
 
@@ -23,8 +24,16 @@ struct ClusterSource {
 // `cluster`: a preset name, a cluster JSON file, or "localhost". `db_path`: the explicit --db ("" = none;
 // localhost then reads ./lagom.db). `run`: --run (default: the latest complete run; for localhost, of
 // this host). `gpus` > 0 sets the node count (⌈gpus / GPUs per node⌉). Presets never read a database
-// unless --db is given.
+// unless --db is given. `nccl_version`: --nccl-version (unset: not given), see apply_nccl_version_flag;
+// a version outside the releases Lagom emulates is a warning on `warnings`.
 Result<ClusterSource> resolve_cluster_source(const std::string& cluster, const std::string& db_path,
-                                             std::optional<std::int64_t> run, int gpus);
+                                             std::optional<std::int64_t> run, int gpus,
+                                             const std::optional<std::string>& nccl_version,
+                                             Progress* warnings = nullptr);
+
+// --nccl-version X.Y[.Z]: replaces the cluster's nccl_version (model/nccl_topology.h nccl_emulation says
+// which release that emulates). Refuses a value that is no such version, and any value for a cluster
+// without NCCL (it would be silently unused). Unset leaves the cluster as it is.
+Status apply_nccl_version_flag(model::ClusterSpec& cluster, const std::optional<std::string>& nccl_version);
 
 }  // namespace lagom::inputs

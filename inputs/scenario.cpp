@@ -35,6 +35,9 @@ void add_spec_flags(CLI::App& command, SpecFlags& flags) {
       "--memory-reserve-gib", [&flags](const double& v) { flags.memory_reserve_gib = v; },
       "GPU memory kept from the model's tensors (CUDA context, NCCL buffers, fragmentation), GiB "
       "[the cluster's]");
+  command.add_option(
+      "--nccl-version", flags.nccl_version,
+      "NCCL version whose defaults to emulate, X.Y[.Z] [the cluster's nccl_version, else 2.28.9]");
 }
 
 namespace {
@@ -240,8 +243,9 @@ Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, Progress* warn
   return model::parse_workload(document, "flags");
 }
 
-Result<ClusterSource> load_cluster(const SpecFlags& flags, int gpus) {
-  LAGOM_TRY(ClusterSource source, resolve_cluster_source(flags.cluster, flags.db, flags.run, gpus));
+Result<ClusterSource> load_cluster(const SpecFlags& flags, int gpus, Progress* warnings) {
+  LAGOM_TRY(ClusterSource source,
+            resolve_cluster_source(flags.cluster, flags.db, flags.run, gpus, flags.nccl_version, warnings));
   if (flags.memory_reserve_gib) {
     const double reserve = *flags.memory_reserve_gib;
     model::GpuSpec& gpu = source.cluster.gpu;
@@ -289,7 +293,7 @@ Result<std::unique_ptr<simulator::Scenario>> load_scenario(const SpecFlags& spec
   LAGOM_TRY_STATUS(check_required_flags(spec, strategy));
   LAGOM_TRY(model::WorkloadSpec workload, load_workload(spec, warnings));
   LAGOM_TRY(const model::Strategy requested, strategy_from_flags(strategy));
-  LAGOM_TRY(ClusterSource source, load_cluster(spec, requested.gpus));
+  LAGOM_TRY(ClusterSource source, load_cluster(spec, requested.gpus, warnings));
   return simulator::Scenario::make(std::move(workload), std::move(source.cluster), requested,
                                    std::move(source.calibration));
 }

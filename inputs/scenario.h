@@ -29,6 +29,7 @@ struct SpecFlags {
   std::string db;                            // --db PATH (profile fits replace the model's defaults)
   std::optional<std::int64_t> run;           // --run ID (default: the latest complete run)
   std::optional<double> memory_reserve_gib;  // --memory-reserve-gib GIB (replaces the cluster's reserve)
+  std::optional<std::string> nccl_version;   // --nccl-version X.Y[.Z] (replaces the cluster's)
 };
 
 // The strategy flags: one per knob of model/strategy_knobs.h, each parsed and bounded at the flag (a bad
@@ -45,9 +46,10 @@ void add_strategy_flags(CLI::App& command, StrategyFlags& flags);
 // The workload of --model (shape flags given with it override its values, each override described in
 // a warning on `warnings` when given) or of the shape flags alone.
 Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, Progress* warnings = nullptr);
-// The cluster with its node count set from `gpus` (⌈gpus / GPUs per node⌉), and the profile fits of
-// --db / localhost (inputs/cluster_source.h).
-Result<ClusterSource> load_cluster(const SpecFlags& flags, int gpus);
+// The cluster with its node count set from `gpus` (⌈gpus / GPUs per node⌉), --nccl-version applied, and the
+// profile fits of --db / localhost (inputs/cluster_source.h); a warning on `warnings` for an NCCL version
+// outside the releases Lagom emulates.
+Result<ClusterSource> load_cluster(const SpecFlags& flags, int gpus, Progress* warnings = nullptr);
 // Every missing required flag at once (--model or the shape flags, --cluster, --gpus):
 // "required: --cluster PRESET|FILE|localhost, --gpus N".
 Status check_required_flags(const SpecFlags& spec, const StrategyFlags& strategy);

@@ -53,11 +53,20 @@ constexpr double k_per_ch_tree[4][3] = {
     {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
 constexpr double k_per_ch_nvls_tree[4][3] = {
     {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 43.8}};
-// treeCorrectionFactor[proto][log2(bytes/64)] (tuning.cc:578-582).
-constexpr double k_tree_correction[3][23] = {
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
-    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+// treeCorrectionFactor[proto][log2(bytes/64)] (tuning.cc:578-582): 23 sizes for tree all-reduce. 2.29 adds a
+// 24th (NVIDIA/nccl@v2.29.7-1:src/graph/tuning.cc:581-585; v2.30.7-1:623-628) for NVLSTree.
+constexpr double k_tree_correction[3][24] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
+// Blackwell's perChMaxRingLL128Bws by release: 2×36.7 (N1, N4) up to 2.28 (above); 34.5, 34.6, 34.5 in
+// 2.29.2-2.29.6 (NVIDIA/nccl@v2.29.3-1:src/graph/tuning.cc:179); 40 from 2.29.7
+// (v2.29.7-1:src/graph/tuning.cc:180; v2.30.7-1:189).
+constexpr double k_per_ch_ring_ll128_sm100_2_29[3] = {34.5, 34.6, 34.5};
+constexpr double k_per_ch_ring_ll128_sm100_2_29_7[3] = {40.0, 40.0, 40.0};
+// Blackwell's perChMaxNVLSTreeBws beyond 2 nodes from 2.30: 80
+// (NVIDIA/nccl@v2.30.3-1:src/graph/tuning.cc:205; v2.30.7-1:210), 43.8 before.
+constexpr double k_per_ch_nvls_tree_sm100_n4_2_30 = 80.0;
 // nvlsEfficiency [Volta, Ampere, Hopper, Blackwell] (tuning.cc:134-139): NVLink SHARP reaches this share of
 // the NVLink rate. Also Lagom's physical NVLS rate (the single-node NVLS measurement of nccl-tests#212,
 // ~480 GB/s on 8×H100, is 0.85 × the ring's NVLink rate × 8/9 × 14/8).
@@ -97,10 +106,24 @@ int ll_row(const ClusterSpec& c, int nodes) {
   return c.cpu == CpuVendor::amd ? 1 : 0;
 }
 bool before_2_28(const ClusterSpec& c) {
-  const auto v = parse_nccl_version(c.nccl_version);
-  return v && *v < NcclVersion{2, 28, 0};
+  return emulated_nccl(c) < NcclVersion{2, 28, 0};
 }
 
+// The per-channel caps of NCCL's tuning tables for the cluster's release (Lagom's physical price reads them
+// too: each release's figures for its own kernels, docs/model.md "NCCL versions").
+double per_ch_ring_ll128(const ClusterSpec& c, int col) {
+  const int cc = compcap_index(c.gpu.sm_arch);
+  const NcclVersion release = emulated_nccl(c);
+  if (cc == 3 && release >= NcclVersion{2, 29, 7}) return k_per_ch_ring_ll128_sm100_2_29_7[col];
+  if (cc == 3 && release >= NcclVersion{2, 29, 0}) return k_per_ch_ring_ll128_sm100_2_29[col];
+  return k_per_ch_ring_ll128[cc][col];
+}
+double per_ch_nvls_tree(const ClusterSpec& c, int col) {
+  const int cc = compcap_index(c.gpu.sm_arch);
+  if (cc == 3 && col == 2 && emulated_nccl(c) >= NcclVersion{2, 30, 0})
+    return k_per_ch_nvls_tree_sm100_n4_2_30;
+  return k_per_ch_nvls_tree[cc][col];
+}
 int nsteps_of(Collective c, int n) {
   switch (c) {
     case Collective::allreduce:
@@ -115,6 +138,19 @@ int nsteps_of(Collective c, int n) {
 
 double log2i(int x) {
   return x <= 1 ? 0.0 : std::floor(std::log2(static_cast<double>(x)));
+}
+
+// ncclTopoGetAlgoTime's size correction (tuning.cc:591-592): tree all-reduce by treeCorrectionFactor; from
+// 2.29 NVLSTree all-reduce too on sm100 with x86 hosts (NVIDIA/nccl@v2.29.7-1:src/graph/tuning.cc:596;
+// v2.30.7-1:643-646). Lagom's CPUs (intel, amd) are x86.
+double size_correction(const ClusterSpec& cluster, Collective c, Algo a, Proto p, double bytes) {
+  if (c != Collective::allreduce) return 1.0;
+  const int i = static_cast<int>(log2i(static_cast<int>(std::min(1e9, std::max(1.0, bytes / 64.0)))));
+  if (a == Algo::tree && i >= 0 && i < 23) return k_tree_correction[idx(p)][i];
+  if (a == Algo::nvls_tree && i >= 0 && i < 24 && cluster.gpu.sm_arch >= 100 &&
+      emulated_nccl(cluster) >= NcclVersion{2, 29, 0})
+    return k_tree_correction[idx(p)][i];
+  return 1.0;
 }
 
 bool nvlink_intra(const ClusterSpec& c, int ppn) {
@@ -312,8 +348,7 @@ double nccl_time_us(const ClusterSpec& cluster, const NcclComm& comm, Collective
     if (old) {
       // NVIDIA/nccl@v2.24.3-1:src/graph/tuning.cc:245-246; 2.27 splits all-gather and reduce-scatter off
       // (NVIDIA/nccl@v2.27.7-1:src/graph/tuning.cc:267-275); ratio 5/6 below (v2.27.7-1 :324).
-      const auto v = parse_nccl_version(cluster.nccl_version);
-      if (a == Algo::nvls && allgather_like && v && *v >= NcclVersion{2, 27, 0}) {
+      if (a == Algo::nvls && allgather_like && emulated_nccl(cluster) >= NcclVersion{2, 27, 0}) {
         bw = std::min(comm.nvls.bw_intra_GBps * (ppn - 1) / ppn, comm.nvls.bw_inter_GBps * 0.9);
       } else {
         bw = a == Algo::nvls ? std::min(comm.nvls.bw_intra_GBps, comm.nvls.bw_inter_GBps)
@@ -325,13 +360,13 @@ double nccl_time_us(const ClusterSpec& cluster, const NcclComm& comm, Collective
       double intra_bw = comm.nvls.bw_intra_GBps * k_nvls_efficiency[cc] * (nch - 1) / nch;
       intra_bw *= c == Collective::allreduce ? 2.0 : (ppn - 1) / ppn;
       const double inter_bw = comm.nvls.bw_inter_GBps * ((nodes <= 2 && a == Algo::nvls_tree) ? 2 : 1);
-      bw = std::min({intra_bw, inter_bw, a == Algo::nvls_tree ? k_per_ch_nvls_tree[cc][col] : k_inf});
+      bw = std::min({intra_bw, inter_bw, a == Algo::nvls_tree ? per_ch_nvls_tree(cluster, col) : k_inf});
     }
   }
   double bus = nch * bw;
   // tuning.cc:303-310.
   if (a == Algo::ring && p == Proto::ll) bus = std::min(ll_max, bus * 0.5);
-  if (a == Algo::ring && p == Proto::ll128) bus = std::min(bus * 0.92, nch * k_per_ch_ring_ll128[cc][col]);
+  if (a == Algo::ring && p == Proto::ll128) bus = std::min(bus * 0.92, nch * per_ch_ring_ll128(cluster, col));
   if (a == Algo::tree && c == Collective::allreduce) bus = std::min(bus * 0.92, nch * k_per_ch_tree[cc][col]);
   if (a == Algo::tree && p == Proto::ll) bus = std::min(bus / 3.8, ll_max);
   if (a == Algo::tree && p == Proto::ll128)
@@ -357,10 +392,7 @@ double nccl_time_us(const ClusterSpec& cluster, const NcclComm& comm, Collective
   }
   double alg = bus;
   if (alg <= 0) return k_inf;
-  if (a == Algo::tree && c == Collective::allreduce) {
-    const int i = static_cast<int>(log2i(static_cast<int>(std::min(1e9, std::max(1.0, bytes / 64.0)))));
-    if (i >= 0 && i < 23) alg *= k_tree_correction[idx(p)][i];
-  }
+  alg *= size_correction(cluster, c, a, p, bytes);
   // Latency with NCCL's tables; network latency of the graph (latencyInter) is 0 on IB and sockets.
   const Link intra_link = nvlink_intra(cluster, ppn_int) ? k_nvlink : k_pci;
   double intra_lat = k_hw_lat[intra_link][idx(a)][idx(p)];
@@ -501,7 +533,6 @@ struct BusRates {
 BusRates bus_rates(const ClusterSpec& cluster, Collective c, double bytes, const CommGroup& g,
                    const CollConfig& cfg) {
   const int n = std::max(2, g.ranks);
-  const int cc = compcap_index(cluster.gpu.sm_arch);
   const FabricSpec& f = cluster.intra;
   const double pe = k_proto_eff[idx(cfg.proto)];
   const int channels = std::max(1, cfg.channels);
@@ -515,7 +546,7 @@ BusRates bus_rates(const ClusterSpec& cluster, Collective c, double bytes, const
   const double threads = static_cast<double>(std::max(32, cfg.threads));
   const double thread_factor = (threads / (threads + k_threads_half)) / (512.0 / (512.0 + k_threads_half));
   double copy = cluster.gpu.channel_GBps * thread_factor * pe;
-  if (cfg.proto == Proto::ll128) copy = std::min(copy, k_per_ch_ring_ll128[cc][0] * thread_factor);
+  if (cfg.proto == Proto::ll128) copy = std::min(copy, per_ch_ring_ll128(cluster, 0) * thread_factor);
   double connection = resolved_net_channel_GBps(cluster);
   if (cluster.nic.connection_GBps > 0) connection = std::min(connection, cluster.nic.connection_GBps);
   connection *= thread_factor * pe;
@@ -539,9 +570,8 @@ BusRates bus_rates(const ClusterSpec& cluster, Collective c, double bytes, const
 // over the CTAs NCCL runs it with (nvls.cc:148): the measured default, linear in CTAs; bus GB/s per CTA.
 double nvls_tree_cta_bus(const ClusterSpec& cluster, const CommGroup& g, int nodes) {
   const NcclComm comm = nccl_comm(cluster, g);
-  const int cc = compcap_index(cluster.gpu.sm_arch);
   const int default_ctas = std::max(1, comm.nvls_ctas > 0 ? comm.nvls_ctas : 16);
-  return k_per_ch_nvls_tree[cc][nodes_col(nodes)] * std::max(1, comm.nvls.channels) / default_ctas;
+  return per_ch_nvls_tree(cluster, nodes_col(nodes)) * std::max(1, comm.nvls.channels) / default_ctas;
 }
 
 }  // namespace

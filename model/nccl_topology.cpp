@@ -1,5 +1,6 @@
 // NCCL's view of a cluster (model/nccl_topology.h). Every rule cites NVIDIA/nccl at tag v2.28.9-1 as
-// path:line; the code is Lagom's own emulation of what those lines decide, not a copy.
+// path:line unless it names another tag (a later release's rule); the code is Lagom's own emulation of
+// what those lines decide, not a copy.
 #include "model/nccl_topology.h"
 
 #include <algorithm>
@@ -7,6 +8,8 @@
 #include <cmath>
 #include <span>
 #include <vector>
+
+#include <fmt/format.h>
 
 namespace lagom::model {
 
@@ -25,6 +28,18 @@ constexpr std::array<double, 11> k_sm100_speed_intra{90.0, 80.0, 70.0, 60.0, 50.
                                                      30.0, 24.0, 20.0, 19.0, 18.0};
 constexpr std::array<double, 18> k_sm100_speed_inter{96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0,
                                                      17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+// 2.29 adds 45 to the sm100 intra speeds (NVIDIA/nccl@v2.29.2-1:src/graph/search.cc:986, v2.30.7-1:1063),
+// 2.29.7 adds 80 to the inter speeds (v2.29.7-1:src/graph/search.cc:988) and 2.30 adds 86
+// (v2.30.3-1:src/graph/search.cc:996, v2.30.7-1:1064-1065).
+constexpr std::array<double, 12> k_sm100_speed_intra_2_29{90.0, 80.0, 70.0, 60.0, 50.0, 45.0,
+                                                          40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+constexpr std::array<double, 19> k_sm100_speed_inter_2_29_7{96.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0,
+                                                            24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0,
+                                                            3.0,  2.4,  1.2,  0.24, 0.12};
+constexpr std::array<double, 20> k_sm100_speed_inter_2_30{96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0,
+                                                          30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0,
+                                                          6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+constexpr NcclVersion k_nccl_2_29{2, 29, 0}, k_nccl_2_29_7{2, 29, 7}, k_nccl_2_30{2, 30, 0};
 
 constexpr int k_max_channels = 64;                     // MAXCHANNELS (src/include/device.h:86)
 constexpr int k_ring_max_search = k_max_channels / 2;  // ringGraph->maxChannels (src/init.cc:1019)
@@ -37,8 +52,14 @@ constexpr double k_simple_thread_threshold = 64;       // NCCL_SIMPLE_THREAD_THR
 constexpr double k_ll_thread_threshold = 8;            // NCCL_LL_THREAD_THRESHOLD (comm.h:41)
 constexpr double k_ll128_thread_threshold = 8;         // NCCL_LL128_THREAD_THRESHOLD (comm.h:42)
 
-std::span<const double> speeds(int arch, bool inter) {
-  if (arch >= 100) return inter ? std::span<const double>(k_sm100_speed_inter) : k_sm100_speed_intra;
+std::span<const double> speeds(int arch, bool inter, const NcclVersion& release) {
+  if (arch >= 100 && inter) {
+    if (release >= k_nccl_2_30) return k_sm100_speed_inter_2_30;
+    return release >= k_nccl_2_29_7 ? std::span<const double>(k_sm100_speed_inter_2_29_7)
+                                    : k_sm100_speed_inter;
+  }
+  if (arch >= 100)
+    return release >= k_nccl_2_29 ? std::span<const double>(k_sm100_speed_intra_2_29) : k_sm100_speed_intra;
   if (arch >= 90) return inter ? std::span<const double>(k_sm90_speed_inter) : k_sm90_speed_intra;
   return inter ? std::span<const double>(k_speed_inter) : k_speed_intra;
 }
@@ -121,9 +142,10 @@ int ring_channels_at(const ClusterSpec& c, const NcclLinks& l, int g, int nodes,
 // speed, stopping once that covers the GPU's total bandwidth (:1099, :1145); ncclTopoDupChannels doubles
 // the channels at half the speed unless the speed is below 25 GB/s, or on sm>80 below 50 with more than
 // 4 channels (:961-974); pass 2 raises the speed while the channels still fit (:1168-1174).
-NcclGraph ring_search(const ClusterSpec& c, const NcclLinks& l, int g, int nodes) {
+NcclGraph ring_search(const ClusterSpec& c, const NcclLinks& l, int g, int nodes,
+                      const NcclVersion& release) {
   const bool inter = nodes > 1;
-  const auto sp = speeds(c.gpu.sm_arch, inter);
+  const auto sp = speeds(c.gpu.sm_arch, inter, release);
   double max_bw = 0;  // best GPU → NET (or GPU → GPU) path, search.cc:19-28
   if (inter) {
     max_bw = std::min({l.gpu_pcie_GBps, l.nic_pcie_GBps, l.nic_GBps});
@@ -172,10 +194,11 @@ NcclGraph ring_search(const ClusterSpec& c, const NcclLinks& l, int g, int nodes
 // The tree graph (init.cc:1023-1028: minChannels = maxChannels = the ring's): the ring's channels and
 // speed, then pass 2 raises bwIntra one speed step at a time while it is below twice bwInter and the
 // node's links still carry the channels (search.cc:1179-1182). NCCL's model reads bwIntra up to 2 nodes.
-NcclGraph tree_search(const ClusterSpec& c, const NcclLinks& l, int g, int nodes, const NcclGraph& ring) {
+NcclGraph tree_search(const ClusterSpec& c, const NcclLinks& l, int g, int nodes, const NcclGraph& ring,
+                      const NcclVersion& release) {
   NcclGraph tree = ring;
   if (g < 2) return tree;
-  const auto sp = speeds(c.gpu.sm_arch, nodes > 1);
+  const auto sp = speeds(c.gpu.sm_arch, nodes > 1, release);
   std::size_t i = 0;
   while (i + 1 < sp.size() && sp[i] > tree.bw_intra_GBps) ++i;
   auto fits = [&](double speed) {
@@ -199,11 +222,12 @@ NcclGraph tree_search(const ClusterSpec& c, const NcclLinks& l, int g, int nodes
 // takes its speed off every GPU's NVSwitch link once and off its own twice. On one node every GPU is a
 // head (minChannels = maxChannels, search.cc:1043-1046); across nodes one head per NIC with a GPU of its
 // own. Pass 2 raises bwInter while it is below twice bwIntra (search.cc:1175-1178).
-NcclGraph nvls_search(const ClusterSpec& c, const NcclLinks& l, int g, int nodes) {
+NcclGraph nvls_search(const ClusterSpec& c, const NcclLinks& l, int g, int nodes,
+                      const NcclVersion& release) {
   const bool inter = nodes > 1;
   const int heads = inter ? std::max(1, std::min(c.nic.count, g)) : g;
   const double limit = inter ? std::min({l.gpu_pcie_GBps, l.nic_pcie_GBps, l.nic_GBps}) : 1e30;
-  const auto sp = speeds(c.gpu.sm_arch, inter);
+  const auto sp = speeds(c.gpu.sm_arch, inter, release);
   // Non-ring patterns see the total bandwidth × g/(g−1) (search.cc:1074).
   const double total = l.nvlink_GBps * g / std::max(1, g - 1);
   for (std::size_t i = 0; i < sp.size(); ++i) {
@@ -219,7 +243,71 @@ NcclGraph nvls_search(const ClusterSpec& c, const NcclLinks& l, int g, int nodes
   return NcclGraph{};
 }
 
+// comm->nvlsChannels (nvls.cc:148-150, :180-197): NVLS_NCHANNELS_SM90 16; sm100 32 across nodes, 24 inside
+// one. From 2.30 ncclNvlsTreeSm100Tuning sets sm100's across nodes by minNetBw
+// (NVIDIA/nccl@v2.30.7-1:src/transport/nvls.cc:164-200, applied at :209-219): 32 on 2 nodes with 48 GB/s
+// or more (:173-174); 24 (8 GPUs a node or fewer) or 32 with 96 or more (:182-188); 24 with 48 or more
+// (:191-192); else the default 32. A rank's minNetBw is its slowest GPU → NIC path
+// (v2.30.7-1:src/graph/topo.cc:379-399: the least of the GPU's PCIe link, the NIC's and the NIC's rate),
+// the least over ranks (v2.30.7-1:src/init.cc:1433-1450). The tuning's path-type tests (nvls.cc:179,
+// :194) move only the chunk size, which Lagom does not model per algorithm.
+int nvls_channels(const ClusterSpec& c, const NcclLinks& l, int g, int nodes, const NcclVersion& release) {
+  if (c.gpu.sm_arch < 100) return 16;
+  if (nodes <= 1) return 24;
+  if (release < k_nccl_2_30) return 32;
+  const double min_net_bw = std::min({l.gpu_pcie_GBps, l.nic_pcie_GBps, l.nic_GBps});
+  if (nodes == 2 && min_net_bw >= 48.0) return 32;
+  if (min_net_bw >= 96.0) return g <= 8 ? 24 : 32;
+  return min_net_bw >= 48.0 ? 24 : 32;
+}
+
+// The release nccl_emulation follows, without its warning (the cost model asks it for every call).
+NcclVersion emulated_release(std::string_view nccl_version) {
+  const auto v = parse_nccl_version(nccl_version);
+  if (!v) return NcclVersion{2, 28, 9};  // none named: the default
+  if (*v < NcclVersion{2, 24, 0}) return NcclVersion{2, 24, 3};
+  if (*v >= NcclVersion{2, 31, 0}) return NcclVersion{2, 30, 7};
+  const bool patch_given = std::count(nccl_version.begin(), nccl_version.end(), '.') == 2;
+  switch (v->minor) {
+    case 27:
+      return NcclVersion{2, 27, 7};
+    case 28:
+      return NcclVersion{2, 28, 9};
+    case 29:
+      return !patch_given || v->patch >= 7 ? k_nccl_2_29_7 : NcclVersion{2, 29, 3};
+    case 30:
+      return NcclVersion{2, 30, 7};
+    default:
+      return NcclVersion{2, 24, 3};
+  }
+}
+
 }  // namespace
+
+std::string to_string(const NcclVersion& version) {
+  return fmt::format("{}.{}.{}", version.major, version.minor, version.patch);
+}
+
+NcclEmulation nccl_emulation(std::string_view nccl_version) {
+  NcclEmulation emulation{emulated_release(nccl_version), ""};
+  const auto v = parse_nccl_version(nccl_version);
+  if (v && *v < NcclVersion{2, 24, 0}) {
+    emulation.warning = fmt::format(
+        "NCCL {} is older than the releases Lagom emulates (2.24 to 2.30): its defaults are taken as "
+        "2.24.3's",
+        nccl_version);
+  } else if (v && *v >= NcclVersion{2, 31, 0}) {
+    emulation.warning = fmt::format(
+        "NCCL {} is newer than the releases Lagom emulates (2.24 to 2.30): its defaults are taken as "
+        "2.30.7's",
+        nccl_version);
+  }
+  return emulation;
+}
+
+NcclVersion emulated_nccl(const ClusterSpec& cluster) {
+  return emulated_release(cluster.nccl_version);
+}
 
 int gpu_pcie_gen(const ClusterSpec& cluster) {
   if (cluster.gpu.pcie_gen > 0) return cluster.gpu.pcie_gen;
@@ -278,9 +366,10 @@ NcclComm nccl_comm(const ClusterSpec& cluster, const CommGroup& group) {
     return comm;
   }
   const NcclLinks links = nccl_links(cluster, group);
+  const NcclVersion release = emulated_nccl(cluster);
   const int g = comm.local_ranks;
-  comm.ring = ring_search(cluster, links, g, comm.nodes);
-  comm.tree = tree_search(cluster, links, g, comm.nodes, comm.ring);
+  comm.ring = ring_search(cluster, links, g, comm.nodes, release);
+  comm.tree = tree_search(cluster, links, g, comm.nodes, comm.ring, release);
   // connect.cc:452: the compute channels are twice the search channels.
   int ctas = std::min(k_max_channels, 2 * comm.ring.channels);
   // connect.cc:472-475: 4 compute channels per search channel on sm90+ across nodes when the ring's
@@ -303,10 +392,9 @@ NcclComm nccl_comm(const ClusterSpec& cluster, const CommGroup& group) {
   const bool nvls =
       cluster.nvls && cluster.gpu.sm_arch >= 90 && cluster.intra.kind == FabricKind::nvswitch && g >= 2;
   if (nvls) {
-    comm.nvls = nvls_search(cluster, links, g, comm.nodes);
+    comm.nvls = nvls_search(cluster, links, g, comm.nodes, release);
     if (comm.nvls.channels >= 2) {
-      // NVLS_NCHANNELS_SM90 16; sm100 32 across nodes, 24 inside one (nvls.cc:148-150, :180-197).
-      comm.nvls_ctas = cluster.gpu.sm_arch >= 100 ? (comm.nodes > 1 ? 32 : 24) : 16;
+      comm.nvls_ctas = nvls_channels(cluster, links, g, comm.nodes, release);
     } else {
       comm.nvls = NcclGraph{};
     }
@@ -320,7 +408,9 @@ int nccl_nvls_heads(const ClusterSpec& cluster, const CommGroup& group) {
       cluster.intra.kind != FabricKind::nvswitch || g < 2) {
     return 0;
   }
-  const int heads = nvls_search(cluster, nccl_links(cluster, group), g, std::max(1, group.nodes)).channels;
+  const int heads =
+      nvls_search(cluster, nccl_links(cluster, group), g, std::max(1, group.nodes), emulated_nccl(cluster))
+          .channels;
   return heads >= 2 ? heads : 0;
 }
 

@@ -3,7 +3,8 @@
 // call runs with, the bandwidth NCCL's own tuning model assumes per channel, the chunk of a call and the
 // byte count NCCL hands to a tuner plugin.
 //
-// Source: NVIDIA/nccl at tag v2.28.9-1 (the runtime Lagom targets); each rule cites file:line. NCCL's search
+// Source: NVIDIA/nccl at tag v2.28.9-1 (the default runtime); each rule cites file:line, and where a later
+// release decides otherwise (2.29, 2.30: nccl_emulation) the rule cites that tag too. NCCL's search
 // (src/graph/search.cc ncclTopoCompute) walks the real PCI/NVLink graph of a node; a cluster spec has no
 // such graph, so the emulation treats a node as NCCL sees a DGX-like one: each GPU has one x16 PCIe link,
 // the NICs sit next to the GPUs (rail-aligned: min(NICs, GPUs) of them serve a communicator), and the
@@ -14,6 +15,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "model/collective_factors.h"
 #include "model/collectives.h"
@@ -53,6 +56,22 @@ NicRates nic_rates(const ClusterSpec& cluster, const CommGroup& group, double pc
 // One channel's network connection rate with the architecture default applied (GpuSpec::net_channel_GBps).
 double resolved_net_channel_GBps(const ClusterSpec& cluster);
 
+// The NCCL release whose defaults Lagom emulates for a cluster's nccl_version (docs/model.md "NCCL
+// versions"). Lagom follows NCCL's code at the tags 2.24.3 (for 2.24–2.26), 2.27.7, 2.28.9, 2.29.3 (for
+// 2.29.0–2.29.6: 2.29.2 and 2.29.3 do not differ in what Lagom models), 2.29.7 and 2.30.7 (for 2.30.x:
+// 2.30.3, 2.30.4 and 2.30.7 do not differ in it). A version without its patch ("2.29") is its minor's
+// newest release. One older than 2.24 emulates 2.24.3 and one newer than 2.30 emulates 2.30.7, with a
+// warning that says so.
+struct NcclEmulation {
+  NcclVersion release;  // the tag whose code Lagom follows
+  std::string warning;  // "" within the emulated releases
+};
+NcclEmulation nccl_emulation(std::string_view nccl_version);
+// nccl_emulation(cluster.nccl_version).release.
+NcclVersion emulated_nccl(const ClusterSpec& cluster);
+// "2.30.7".
+std::string to_string(const NcclVersion& version);
+
 // One search result (struct ncclTopoGraph): channels and the bandwidth NCCL budgets per channel.
 struct NcclGraph {
   int channels = 0;
@@ -67,7 +86,9 @@ struct NcclComm {
   NcclGraph tree;  // the tree graph: the ring's channels (init.cc:1026-1027, :1192), bwIntra raised in pass 2
   NcclGraph nvls;  // the NVLS graph (channels = NVLS heads); channels 0 when NVLS is not available
   int ctas = 1;    // comm->nChannels after connect.cc's doublings: the CTAs of a ring or tree call
-  int nvls_ctas = 0;         // comm->nvlsChannels: the CTAs of an NVLS or NVLSTree call (nvls.cc:178-199)
+  // comm->nvlsChannels: the CTAs of an NVLS or NVLSTree call (nvls.cc:178-199; 2.30 tunes it on sm100
+  // across nodes, model/nccl_topology.cpp nvls_channels).
+  int nvls_ctas = 0;
   int simple_threads = 512;  // comm->maxThreads[RING][SIMPLE] (tuning.cc:231-233)
   bool ll128_inter = false;  // LL128 allowed over this communicator's network paths (tuning.cc:480-493)
 };

@@ -190,7 +190,8 @@ ClusterSpec node(std::string name, std::string description, GpuSpec gpu, FabricS
   c.nic = nic;
   c.collective_launch_us = k_collective_launch_us;
   c.kernel_launch_us = k_kernel_launch_us;
-  c.nccl_channels = 0;  // derived per communicator from NCCL's search (model/nccl_topology.h)
+  c.nccl_channels = 0;     // derived per communicator from NCCL's search (model/nccl_topology.h)
+  c.nccl_version.clear();  // names none: the default 2.28.9 (ClusterSpec::nccl_version)
   c.cpu = cpu;
   return c;
 }

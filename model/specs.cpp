@@ -153,8 +153,9 @@ Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::str
   LAGOM_TRY(long channels, r.integer("nccl_channels", 0L, 0));
   if (channels > 64) return r.error("nccl_channels", "must be within 0..64 (NCCL's MAXCHANNELS)");
   c.nccl_channels = static_cast<int>(channels);
-  LAGOM_TRY(c.nccl_version, r.string("nccl_version", std::string("2.28.9")));
-  if (!parse_nccl_version(c.nccl_version)) {
+  // Absent: "" (the default 2.28.9, said to be the default in every output that depends on it).
+  LAGOM_TRY(c.nccl_version, r.string("nccl_version", std::string()));
+  if (r.has("nccl_version") && !parse_nccl_version(c.nccl_version)) {
     return r.error("nccl_version", fmt::format("'{}' is not a version such as 2.28.9", c.nccl_version));
   }
   LAGOM_TRY(c.nvls, r.boolean("nvls", true));
@@ -247,7 +248,8 @@ nlohmann::json to_json(const ClusterSpec& c) {
   j["kernel_launch_us"] = c.kernel_launch_us;
   j["has_nccl"] = c.has_nccl;
   j["nccl_channels"] = c.nccl_channels;
-  j["nccl_version"] = c.nccl_version;
+  // Written only when named, so that a document embedding a cluster keeps saying its version is the default.
+  if (!c.nccl_version.empty()) j["nccl_version"] = c.nccl_version;
   j["nvls"] = c.nvls;
   j["cpu"] = to_string(c.cpu);
   j["gpus_per_process"] = c.gpus_per_process;

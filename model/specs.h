@@ -212,8 +212,8 @@ struct ClusterSpec {
   // derived from NCCL's topology search and connect.cc for each communicator's shape (model/nccl_topology.h).
   int nccl_channels = 0;
   bool has_nccl = true;  // false for `localhost` on CPUs (MPI collectives, no NCCL knobs)
-  // The NCCL version the cluster runs ("2.28.9" when a file does not say); decides which of NCCL's tuning
-  // formulas pick its default (2.24–2.27 differ from 2.28 for NVLS and NVLSTree).
+  // The NCCL version the cluster runs; "" where a file or preset names none (NCCL 2.28.9, the default). It
+  // picks the release whose defaults Lagom emulates (model/nccl_topology.h nccl_emulation, docs/model.md).
   std::string nccl_version = "2.28.9";
   // NVLink SHARP enabled (NCCL_NVLS_ENABLE); NCCL still runs it only on sm90+ GPUs on NVSwitch. Recipes
   // that set NCCL_NVLS_ENABLE=0, or systems without multicast support, say false.

@@ -77,6 +77,8 @@ PlanRow row_of(std::string cluster_name, const model::ClusterSpec& cluster, int 
   PlanRow row;
   row.cluster_name = std::move(cluster_name);
   row.gpu_name = cluster.gpu.name;
+  row.has_nccl = cluster.has_nccl;
+  row.nccl_version = cluster.nccl_version;
   row.gpus = gpus;
   row.nodes = (gpus + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
   row.operations = cluster.operations;

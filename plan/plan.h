@@ -44,6 +44,9 @@ struct PlanOptions {
 // One cluster at one GPU count: its best strategy and the run built on it.
 struct PlanRow {
   std::string cluster_name, gpu_name;
+  // The cluster's NCCL: whose release's defaults priced its collectives (documents/nccl.h).
+  bool has_nccl = true;
+  std::string nccl_version;  // ClusterSpec::nccl_version ("": the default)
   int gpus = 0, nodes = 0;
   std::string infeasible;  // why no strategy runs here ("" when one does); the fields below are then unset
   model::Strategy strategy;

@@ -238,6 +238,25 @@ for argv, expect in [
     add("cli-" + "-".join(a.strip("-") for a in argv[:1] + argv[-2:]), argv,
         {"m.json": dump(WORKLOAD), "big.json": b'{"layers": 1e400, "ops": [{"bytes": 1e400}]}'}, expect)
 
+# --nccl-version on every command that reads a cluster: a value that is no version, and one for a cluster
+# without NCCL (it would be silently unused), each naming the flag.
+NCCL_COMMANDS = {
+    "cost": ["cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster", "dgx-a100"],
+    "simulate": SIM + ["--model", "llama3-8b"],
+    "explore": ["explore", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8", "--global-batch", "8"],
+    "tune": ["tune", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8", "--tp", "8",
+             "--global-batch", "8", "--quiet"],
+    "plan": ["plan", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8", "--global-batch", "8",
+             "--tokens", "1T"],
+}
+for command, argv in NCCL_COMMANDS.items():
+    for value in ["x", "2", "2.30.7.1", "2.-1", "2.30-rc1", ""]:
+        add(f"nccl-version-{command}={value}", argv + ["--nccl-version", value], {}, ["--nccl-version"])
+    no_nccl = [a if a != "dgx-a100" else "nonccl.json" for a in argv]
+    add(f"nccl-version-{command}-no-nccl", no_nccl + ["--nccl-version", "2.30"],
+        {"nonccl.json": dump(dict(CLUSTER, has_nccl=False))}, ["--nccl-version", "has no NCCL"])
+add("nccl-version-cost-gemm", ["cost", "--gemm", "8,8,8", "--cluster", "dgx-a100", "--nccl-version", "2.30"], {},
+    ["--nccl-version", "--collective only"])
 
 # lagom plan (docs/plan.md): its quantities, its constraints and the cluster file's operations object.
 PLAN = ["plan", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8", "--global-batch", "8"]

@@ -297,7 +297,7 @@ TEST_CASE("the cost documents: one GEMM, one collective", "[documents]") {
   check_written(to_json(collective), R"({"kind": "cost", "version": 1, "collective": "allreduce",
     "bytes": 1073741824, "ranks": 8, "nodes": 1, "cluster": "dgx-a100", "time_us": 5000.0, "algbw_GBps": 214.7,
     "busbw_GBps": 375.8, "algo": "ring", "proto": "simple", "channels": 24, "threads": 512,
-    "chunk_bytes": 1048576, "latency_us": 12.5, "cta_policy": "default", "copy_engine": false})");
+    "chunk_bytes": 1048576, "latency_us": 12.5, "cta_policy": "default", "copy_engine": false, "nccl": null})");
   // On the copy engines: algo ce, no CTA.
   CostCollectiveDocument ce = collective;
   ce.collective = "allgather";
@@ -310,7 +310,7 @@ TEST_CASE("the cost documents: one GEMM, one collective", "[documents]") {
   check_written(to_json(ce), R"({"kind": "cost", "version": 1, "collective": "allgather",
     "bytes": 1073741824, "ranks": 8, "nodes": 1, "cluster": "dgx-a100", "time_us": 5000.0, "algbw_GBps": 214.7,
     "busbw_GBps": 375.8, "algo": "ce", "proto": "none", "channels": 0, "threads": 0,
-    "chunk_bytes": 0, "latency_us": 12.5, "cta_policy": "zero", "copy_engine": true})");
+    "chunk_bytes": 0, "latency_us": 12.5, "cta_policy": "zero", "copy_engine": true, "nccl": null})");
 }
 
 TEST_CASE("the presets document lists clusters (localhost without a GPU) and models", "[documents]") {
