@@ -32,7 +32,8 @@ struct CostCollectiveDocument {
   // On the copy engines (policy zero, an eligible call): algo "ce", proto "none", channels, threads and
   // chunk 0 (no SM held).
   bool copy_engine = false;
-  nlohmann::json nccl;  // documents/nccl.h nccl_json: the NCCL release whose defaults priced the call
+  // documents/nccl.h nccl_json: the NCCL release whose defaults priced the call.
+  nlohmann::json nccl = nullptr;
 };
 
 // Each stamped with its kind and version.

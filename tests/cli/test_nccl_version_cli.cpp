@@ -111,7 +111,7 @@ TEST_CASE("a version outside the emulated releases is priced as the nearest, wit
   CHECK(j["nccl"]["warning"] == warning);
 }
 
-TEST_CASE("--nccl-version that is no version is exit 2 naming the flag", "[cli]") {
+TEST_CASE("a --nccl-version that is no version is exit 2 naming the flag", "[cli]") {
   const auto r = run_lagom({"cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster",
                             "dgx-h100", "--nccl-version", "2.30-rc1"});
   CHECK(r.exit_code == 2);
