@@ -16,6 +16,17 @@ Result<double> at_least(const FieldReader& r, const std::string& field, double v
 constexpr const char* k_negative = "is negative: a time, size, count, memory or rate never is";
 constexpr const char* k_below = "% is below -100 %: a quantity that is never negative cannot change by that";
 
+// `read` of the field, or none when it is absent or null.
+template <typename Read>
+Result<std::optional<double>> optional_of(Read read, const FieldReader& r, const std::string& field) {
+  if (!r.has(field)) {
+    r.mark(field);
+    return std::optional<double>();
+  }
+  LAGOM_TRY(const double value, read(r, field));
+  return std::optional<double>(value);
+}
+
 }  // namespace
 
 Result<double> read_quantity(const FieldReader& r, const std::string& field) {
@@ -24,12 +35,7 @@ Result<double> read_quantity(const FieldReader& r, const std::string& field) {
 }
 
 Result<std::optional<double>> read_optional_quantity(const FieldReader& r, const std::string& field) {
-  if (!r.has(field)) {
-    r.mark(field);
-    return std::optional<double>();
-  }
-  LAGOM_TRY(const double value, read_quantity(r, field));
-  return std::optional<double>(value);
+  return optional_of(read_quantity, r, field);
 }
 
 Result<double> read_change_pct(const FieldReader& r, const std::string& field) {
@@ -38,12 +44,7 @@ Result<double> read_change_pct(const FieldReader& r, const std::string& field) {
 }
 
 Result<std::optional<double>> read_optional_change_pct(const FieldReader& r, const std::string& field) {
-  if (!r.has(field)) {
-    r.mark(field);
-    return std::optional<double>();
-  }
-  LAGOM_TRY(const double value, read_change_pct(r, field));
-  return std::optional<double>(value);
+  return optional_of(read_change_pct, r, field);
 }
 
 }  // namespace lagom::documents
