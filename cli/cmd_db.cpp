@@ -1,7 +1,9 @@
 // `lagom db`: list, show, export, import and fit profile runs (db/database.h, profiler/).
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -63,9 +65,10 @@ struct DbFlags {
   std::int64_t run_id = 0;
   std::string format;
   std::string file;
-  std::string collective;
-  int ranks = 0;
-  int nodes = 1;
+  // db import's overrides of what a log says; each applies to nccl-tests logs and vTrain LUTs only.
+  std::optional<std::string> collective;
+  std::optional<int> ranks;
+  std::optional<int> nodes;
 };
 
 db::Database open_db(const std::string& what, const std::string& path, db::Database::Mode mode) {
@@ -180,9 +183,16 @@ bool is_records_path(const std::string& path) {
 
 void import_records(const DbFlags& flags, const Context& context) {
   const std::string what = "db import " + flags.file;
-  if (!flags.collective.empty() || flags.ranks != 0 || flags.nodes != 1) {
-    fail(ErrorCode::invalid_input,
-         what + ": --collective, --ranks and --nodes are for nccl-tests logs; records carry their own");
+  // Each record names its own collective, ranks and nodes: a flag would have nothing to act on.
+  for (const auto& [flag, given] :
+       {std::pair{"--collective", flags.collective.has_value()},
+        std::pair{"--ranks", flags.ranks.has_value()}, std::pair{"--nodes", flags.nodes.has_value()}}) {
+    if (given) {
+      fail(ErrorCode::invalid_input,
+           fmt::format("{}: {} cannot apply to production records, which name their own collective, ranks "
+                       "and nodes (it is for nccl-tests logs and vTrain LUTs)",
+                       what, flag));
+    }
   }
   const auto files = need(what, profiler::read_record_files(flags.file));
   for (const auto& warning : files.warnings) context.progress().warn(what + ": " + warning);
@@ -226,9 +236,8 @@ void import_file(const DbFlags& flags, const Context& context) {
   std::stringstream text;
   text << in.rdbuf();
   profiler::ImportOptions options;
-  if (!flags.collective.empty()) options.collective = flags.collective;
-  if (flags.ranks != 0) options.ranks = flags.ranks;
-  if (flags.nodes < 1) fail(ErrorCode::invalid_input, what + ": --nodes must be at least 1");
+  options.collective = flags.collective;
+  options.ranks = flags.ranks;
   options.nodes = flags.nodes;
   const auto log = need(what, profiler::parse_log(flags.file, text.str(), options));
   for (const auto& skipped : log.skipped) context.progress().warn(what + ": skipped " + skipped);
@@ -286,9 +295,11 @@ void add_db_command(CLI::App& app, Context& context) {
           "(*.jsonl) or folder")
       ->required();
   import_cmd->add_option("--collective", flags->collective,
-                         "The collective, when the file name does not say");
-  import_cmd->add_option("--ranks", flags->ranks, "Ranks, when the file does not say");
-  import_cmd->add_option("--nodes", flags->nodes, "Nodes the ranks spanned [1]");
+                         "The collective (nccl-tests, vTrain; overrides the file name or log)");
+  import_cmd->add_option("--ranks", flags->ranks,
+                         "Ranks (nccl-tests, vTrain; overrides the file name or log)");
+  import_cmd->add_option("--nodes", flags->nodes,
+                         "Nodes the ranks spanned, dividing them (nccl-tests, vTrain) [the log's, else 1]");
   auto* fit_cmd =
       command->add_subcommand("fit", "Fit the cost model's parameters from a complete run and store them");
   fit_cmd->add_option("RUN", flags->run_id, "Run id")->required();

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/json_fields.h"
+#include "documents/bounds.h"
 #include "documents/kind.h"
 
 namespace lagom::documents {
@@ -58,13 +59,13 @@ namespace {
 Result<CheckedMetricView> read_metric(const FieldReader& r) {
   CheckedMetricView m;
   // null where the metric is missing on one side (and then no delta).
-  LAGOM_TRY(m.delta_pct, r.optional_number("delta_pct", true, true));
-  LAGOM_TRY(m.tolerance_pct, r.finite("tolerance_pct", std::nullopt));
+  LAGOM_TRY(m.delta_pct, read_optional_change_pct(r, "delta_pct"));
+  LAGOM_TRY(m.tolerance_pct, read_quantity(r, "tolerance_pct"));
   LAGOM_TRY(m.status, r.string("status", std::nullopt));
   LAGOM_TRY(m.metric, r.string("metric", std::nullopt));
   LAGOM_TRY(m.better, r.string("better", std::nullopt));
-  LAGOM_TRY(m.baseline, r.optional_number("baseline", true, true));
-  LAGOM_TRY(m.current, r.optional_number("current", true, true));
+  LAGOM_TRY(m.baseline, read_optional_quantity(r, "baseline"));
+  LAGOM_TRY(m.current, read_optional_quantity(r, "current"));
   return m;
 }
 

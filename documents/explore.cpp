@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/json_fields.h"
+#include "documents/bounds.h"
 #include "documents/interval.h"
 #include "documents/kind.h"
 #include "documents/model.h"
@@ -57,10 +58,10 @@ namespace {
 
 Result<ExploreEntry> read_entry(const FieldReader& r) {
   ExploreEntry e;
-  LAGOM_TRY(e.iteration_time_s, r.finite("iteration_time_s", std::nullopt));
-  LAGOM_TRY(e.memory_gib_per_gpu_total, r.finite("memory_gib_per_gpu_total", std::nullopt));
-  LAGOM_TRY(e.tokens_per_s, r.finite("tokens_per_s", std::nullopt));
-  LAGOM_TRY(e.mfu, r.finite("mfu", std::nullopt));
+  LAGOM_TRY(e.iteration_time_s, read_quantity(r, "iteration_time_s"));
+  LAGOM_TRY(e.memory_gib_per_gpu_total, read_quantity(r, "memory_gib_per_gpu_total"));
+  LAGOM_TRY(e.tokens_per_s, read_quantity(r, "tokens_per_s"));
+  LAGOM_TRY(e.mfu, read_quantity(r, "mfu"));
   LAGOM_TRY(const FieldReader strategy, r.object("strategy"));
   LAGOM_TRY(e.strategy, read_strategy_view(strategy));
   return e;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/json_fields.h"
+#include "documents/bounds.h"
 #include "documents/kind.h"
 
 namespace lagom::documents {
@@ -195,7 +196,7 @@ Result<ProfileCommSample> read_comm_sample(const FieldReader& r) {
   LAGOM_TRY(s.ranks, r.integer("ranks", std::nullopt, 0));
   LAGOM_TRY(s.nodes, r.integer("nodes", std::nullopt, 0));
   LAGOM_TRY(s.bytes, r.integer("bytes", std::nullopt, 0, k_most));
-  LAGOM_TRY(s.busbw_GBps, r.finite("busbw_GBps", std::nullopt));
+  LAGOM_TRY(s.busbw_GBps, read_quantity(r, "busbw_GBps"));
   LAGOM_TRY(s.wrong, r.integer("wrong", std::nullopt, std::numeric_limits<std::int64_t>::min(), k_most));
   LAGOM_TRY(s.in_place, r.boolean("in_place", std::nullopt));
   return s;
@@ -210,10 +211,10 @@ Result<db::CollectiveFitRecord> read_collective_fit(const FieldReader& r) {
   LAGOM_TRY(f.ranks, r.integer("ranks", std::nullopt, 0));
   LAGOM_TRY(f.nodes, r.integer("nodes", std::nullopt, 0));
   LAGOM_TRY(f.latency_us, r.finite("latency_us", std::nullopt));
-  LAGOM_TRY(f.bus_bw_GBps, r.finite("bus_bw_GBps", std::nullopt));
+  LAGOM_TRY(f.bus_bw_GBps, read_quantity(r, "bus_bw_GBps"));
   LAGOM_TRY(f.min_bytes, r.integer("min_bytes", std::nullopt, 0, k_most));
   LAGOM_TRY(f.max_bytes, r.integer("max_bytes", std::nullopt, 0, k_most));
-  LAGOM_TRY(f.rel_error, r.finite("rel_error", std::nullopt));
+  LAGOM_TRY(f.rel_error, read_quantity(r, "rel_error"));
   LAGOM_TRY(f.samples, r.integer("samples", std::nullopt, 0));
   return f;
 }
@@ -221,9 +222,9 @@ Result<db::CollectiveFitRecord> read_collective_fit(const FieldReader& r) {
 Result<db::GemmFitRecord> read_gemm_fit(const FieldReader& r) {
   db::GemmFitRecord f;
   LAGOM_TRY(f.precision, r.string("precision", std::nullopt));
-  LAGOM_TRY(f.peak_tflops, r.finite("peak_tflops", std::nullopt));
+  LAGOM_TRY(f.peak_tflops, read_quantity(r, "peak_tflops"));
   LAGOM_TRY(f.half_flops, r.finite("half_flops", std::nullopt));
-  LAGOM_TRY(f.rel_error, r.finite("rel_error", std::nullopt));
+  LAGOM_TRY(f.rel_error, read_quantity(r, "rel_error"));
   LAGOM_TRY(f.samples, r.integer("samples", std::nullopt, 0));
   return f;
 }
@@ -237,12 +238,12 @@ Status read_compute_sample(const FieldReader& r, ProfileView& v) {
     LAGOM_TRY(g.n, r.integer("n", std::nullopt, 0, k_most));
     LAGOM_TRY(g.k, r.integer("k", std::nullopt, 0, k_most));
     LAGOM_TRY(g.precision, r.string("precision", std::nullopt));
-    LAGOM_TRY(g.tflops, r.finite("tflops", std::nullopt));
+    LAGOM_TRY(g.tflops, read_quantity(r, "tflops"));
     v.gemms.push_back(std::move(g));
   } else {
     ProfileMemorySample m;
     LAGOM_TRY(m.bytes, r.integer("bytes", std::nullopt, 0, k_most));
-    LAGOM_TRY(m.bw_GBps, r.finite("bw_GBps", std::nullopt));
+    LAGOM_TRY(m.bw_GBps, read_quantity(r, "bw_GBps"));
     v.memory.push_back(m);
   }
   return {};

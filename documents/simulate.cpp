@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/json_fields.h"
+#include "documents/bounds.h"
 #include "documents/interval.h"
 #include "documents/kind.h"
 #include "documents/model.h"
@@ -91,27 +92,27 @@ namespace {
 
 Result<SimulatePhases> read_phases(const FieldReader& r) {
   SimulatePhases p;
-  LAGOM_TRY(p.compute, r.finite("compute", std::nullopt));
-  LAGOM_TRY(p.exposed_comm, r.finite("exposed_comm", std::nullopt));
-  LAGOM_TRY(p.pipeline_bubble, r.finite("pipeline_bubble", std::nullopt));
-  LAGOM_TRY(p.optimizer, r.finite("optimizer", std::nullopt));
+  LAGOM_TRY(p.compute, read_quantity(r, "compute"));
+  LAGOM_TRY(p.exposed_comm, read_quantity(r, "exposed_comm"));
+  LAGOM_TRY(p.pipeline_bubble, read_quantity(r, "pipeline_bubble"));
+  LAGOM_TRY(p.optimizer, read_quantity(r, "optimizer"));
   return p;
 }
 
 Result<SimulateMemory> read_memory(const FieldReader& r) {
   SimulateMemory m;
-  LAGOM_TRY(m.weights, r.finite("weights", std::nullopt));
-  LAGOM_TRY(m.grads, r.finite("grads", std::nullopt));
-  LAGOM_TRY(m.optimizer, r.finite("optimizer", std::nullopt));
-  LAGOM_TRY(m.activations, r.finite("activations", std::nullopt));
-  LAGOM_TRY(m.total, r.finite("total", std::nullopt));
+  LAGOM_TRY(m.weights, read_quantity(r, "weights"));
+  LAGOM_TRY(m.grads, read_quantity(r, "grads"));
+  LAGOM_TRY(m.optimizer, read_quantity(r, "optimizer"));
+  LAGOM_TRY(m.activations, read_quantity(r, "activations"));
+  LAGOM_TRY(m.total, read_quantity(r, "total"));
   return m;
 }
 
 Result<SimulateOpClass> read_op_class(const FieldReader& r) {
   SimulateOpClass o;
-  LAGOM_TRY(o.count, r.finite("count", std::nullopt));
-  LAGOM_TRY(o.time_us, r.finite("time_us", std::nullopt));
+  LAGOM_TRY(o.count, read_quantity(r, "count"));
+  LAGOM_TRY(o.time_us, read_quantity(r, "time_us"));
   LAGOM_TRY(o.name, r.string("name", std::nullopt));
   LAGOM_TRY(o.collective, r.string("collective", std::nullopt));
   LAGOM_TRY(o.group, r.string("group", std::nullopt));
@@ -139,14 +140,14 @@ Status read_results(const FieldReader& top, SimulateView& v) {
     LAGOM_TRY(SimulateOpClass o, read_op_class(op));
     v.op_classes.push_back(std::move(o));
   }
-  LAGOM_TRY(v.iteration_time_s, top.finite("iteration_time_s", std::nullopt));
-  LAGOM_TRY(v.tokens_per_s, top.finite("tokens_per_s", std::nullopt));
-  LAGOM_TRY(v.mfu, top.finite("mfu", std::nullopt));
-  LAGOM_TRY(v.model_tflops_per_gpu, top.finite("model_tflops_per_gpu", std::nullopt));
+  LAGOM_TRY(v.iteration_time_s, read_quantity(top, "iteration_time_s"));
+  LAGOM_TRY(v.tokens_per_s, read_quantity(top, "tokens_per_s"));
+  LAGOM_TRY(v.mfu, read_quantity(top, "mfu"));
+  LAGOM_TRY(v.model_tflops_per_gpu, read_quantity(top, "model_tflops_per_gpu"));
   LAGOM_TRY(v.fits_in_memory, top.boolean("fits_in_memory", std::nullopt));
   // Written since the memory reserve: older documents judged fits_in_memory against the GPU's capacity.
   if (top.has("memory_budget_gib")) {
-    LAGOM_TRY(v.memory_budget_gib, top.finite("memory_budget_gib", std::nullopt));
+    LAGOM_TRY(v.memory_budget_gib, read_quantity(top, "memory_budget_gib"));
   }
   return {};
 }
@@ -173,8 +174,8 @@ Result<SimulateView> read_simulate(const nlohmann::json& document, const std::st
     if (interval.has("iteration_time_s")) {
       LAGOM_TRY(const nlohmann::json* range, interval.array("iteration_time_s"));
       if (range->size() != 2 || !(*range)[0].is_number() || !(*range)[1].is_number() ||
-          !((*range)[0].get<double>() <= (*range)[1].get<double>())) {
-        return interval.error("iteration_time_s", "must be [low, high] or null");
+          !(0 <= (*range)[0].get<double>() && (*range)[0].get<double>() <= (*range)[1].get<double>())) {
+        return interval.error("iteration_time_s", "must be [low, high] with 0 <= low <= high, or null");
       }
       v.interval = std::make_pair((*range)[0].get<double>(), (*range)[1].get<double>());
     }

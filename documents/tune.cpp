@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/json_fields.h"
+#include "documents/bounds.h"
 #include "documents/comm_config.h"
 #include "documents/framework.h"
 #include "documents/interval.h"
@@ -86,11 +87,11 @@ Result<TunedOp> read_tuned_op(const FieldReader& r) {
   namespace f = op_field;
   TunedOp op;
   LAGOM_TRY(op.name, r.string(f::k_name, std::nullopt));
-  LAGOM_TRY(op.count, r.finite(f::k_count, std::nullopt));
+  LAGOM_TRY(op.count, read_quantity(r, f::k_count));
   LAGOM_TRY(op.algo, r.string(f::k_algo, std::nullopt));
   LAGOM_TRY(op.proto, r.string(f::k_proto, std::nullopt));
   LAGOM_TRY(op.channels, r.integer(f::k_channels, std::nullopt, 0));
-  LAGOM_TRY(op.predicted_time_us, r.finite(f::k_predicted_time_us, std::nullopt));
+  LAGOM_TRY(op.predicted_time_us, read_quantity(r, f::k_predicted_time_us));
   LAGOM_TRY(op.scope, r.string(f::k_scope, std::nullopt));
   // Written since `lagom report` exists: older documents have no default.
   if (r.has(f::k_default)) {
@@ -99,7 +100,7 @@ Result<TunedOp> read_tuned_op(const FieldReader& r) {
     LAGOM_TRY(nccl.algo, d.string(f::k_algo, std::nullopt));
     LAGOM_TRY(nccl.proto, d.string(f::k_proto, std::nullopt));
     LAGOM_TRY(nccl.channels, d.integer(f::k_channels, std::nullopt, 0));
-    LAGOM_TRY(nccl.time_us, d.finite(f::k_time_us, std::nullopt));
+    LAGOM_TRY(nccl.time_us, read_quantity(d, f::k_time_us));
     op.nccl_default = std::move(nccl);
   }
   return op;
@@ -120,9 +121,9 @@ Result<TuneView> read_tune(const nlohmann::json& document, const std::string& so
   }
   LAGOM_TRY(v.search, top.string("search", std::nullopt));
   LAGOM_TRY(v.runtime, top.string("runtime", std::nullopt));
-  LAGOM_TRY(v.predicted_iteration_time_s, top.finite("predicted_iteration_time_s", std::nullopt));
-  LAGOM_TRY(v.baseline_iteration_time_s, top.finite("baseline_iteration_time_s", std::nullopt));
-  LAGOM_TRY(v.speedup, top.finite("speedup", std::nullopt));
+  LAGOM_TRY(v.predicted_iteration_time_s, read_quantity(top, "predicted_iteration_time_s"));
+  LAGOM_TRY(v.baseline_iteration_time_s, read_quantity(top, "baseline_iteration_time_s"));
+  LAGOM_TRY(v.speedup, read_quantity(top, "speedup"));
   LAGOM_TRY(v.evaluations,
             top.integer("evaluations", std::nullopt, 0, std::numeric_limits<std::int64_t>::max()));
   // tune --json names the model too, but not the cluster: only the pair says what was tuned.

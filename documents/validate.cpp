@@ -6,6 +6,7 @@
 
 #include "core/json_fields.h"
 #include "documents/accuracy.h"
+#include "documents/bounds.h"
 #include "documents/kind.h"
 
 namespace lagom::documents {
@@ -64,8 +65,8 @@ constexpr std::int64_t k_most = std::numeric_limits<std::int64_t>::max();
 Result<ValidatedRunView> read_run(const FieldReader& r) {
   ValidatedRunView run;
   // Absent for a failed run (no prediction) or one given in tokens/s (no measured time).
-  LAGOM_TRY(run.measured_iteration_s, r.optional_number("measured_iteration_s", true, true));
-  LAGOM_TRY(run.predicted_iteration_s, r.optional_number("predicted_iteration_s", true, true));
+  LAGOM_TRY(run.measured_iteration_s, read_optional_quantity(r, "measured_iteration_s"));
+  LAGOM_TRY(run.predicted_iteration_s, read_optional_quantity(r, "predicted_iteration_s"));
   LAGOM_TRY(run.line, r.integer("line", std::nullopt, 0, k_most));
   LAGOM_TRY(run.model, r.string("model", std::nullopt));
   LAGOM_TRY(run.gpus, r.integer("gpus", std::nullopt, 0));
@@ -77,10 +78,10 @@ Result<ErrorStatsView> read_stats(const FieldReader& r) {
   ErrorStatsView s;
   LAGOM_TRY(s.runs, r.integer("runs", std::nullopt, 0, k_most));
   LAGOM_TRY(s.failed, r.integer("failed", std::nullopt, 0, k_most));
-  LAGOM_TRY(s.mape_pct, r.finite("mape_pct", std::nullopt));
-  LAGOM_TRY(s.median_abs_error_pct, r.finite("median_abs_error_pct", std::nullopt));
-  LAGOM_TRY(s.mean_signed_error_pct, r.finite("mean_signed_error_pct", std::nullopt));
-  LAGOM_TRY(s.worst_error_pct, r.finite("worst_error_pct", std::nullopt));
+  LAGOM_TRY(s.mape_pct, read_quantity(r, "mape_pct"));
+  LAGOM_TRY(s.median_abs_error_pct, read_quantity(r, "median_abs_error_pct"));
+  LAGOM_TRY(s.mean_signed_error_pct, read_change_pct(r, "mean_signed_error_pct"));
+  LAGOM_TRY(s.worst_error_pct, read_change_pct(r, "worst_error_pct"));
   return s;
 }
 

@@ -22,9 +22,9 @@ namespace lagom::inputs {
 
 namespace {
 
-Result<model::ClusterSpec> named_cluster(const std::string& name) {
+Result<model::ClusterSpec> named_cluster(const std::string& name, bool presets_unless_path) {
   if (name.empty()) return make_error(ErrorCode::invalid_input, "cluster: required (--cluster PRESET|FILE)");
-  if (!files::names_a_file(name)) return model::cluster_preset(name);
+  if (!names_a_spec_file(name, presets_unless_path)) return model::cluster_preset(name);
   LAGOM_TRY(const nlohmann::json document, read_json_file(name));
   return model::parse_cluster(document, name);
 }
@@ -66,11 +66,12 @@ Result<ClusterSource> localhost(const std::string& db_path, std::optional<std::i
 }
 
 Result<ClusterSource> resolve_named_source(const std::string& cluster, const std::string& db_path,
-                                           std::optional<std::int64_t> run, int gpus) {
+                                           std::optional<std::int64_t> run, int gpus,
+                                           bool presets_unless_path) {
   if (cluster == model::k_localhost) return localhost(db_path, run, gpus);
   if (run && db_path.empty()) return make_error(ErrorCode::invalid_input, "--run: needs --db PATH");
   ClusterSource source;
-  LAGOM_TRY(source.cluster, named_cluster(cluster));
+  LAGOM_TRY(source.cluster, named_cluster(cluster, presets_unless_path));
   if (!db_path.empty()) {
     // Its errors already name the database ("--db PATH: no such file", "run 7: no such run in PATH"): a
     // "--db PATH" context on top would say it twice.
@@ -100,6 +101,11 @@ Result<ClusterSource> resolve_named_source(const std::string& cluster, const std
 
 }  // namespace
 
+bool names_a_spec_file(const std::string& value, bool presets_unless_path) {
+  if (!presets_unless_path) return files::names_a_file(value);
+  return value.find('/') != std::string::npos || value.find(".json") != std::string::npos;
+}
+
 Status apply_nccl_version_flag(model::ClusterSpec& cluster, const std::optional<std::string>& nccl_version) {
   if (!nccl_version) return {};
   if (!model::parse_nccl_version(*nccl_version)) {
@@ -118,8 +124,8 @@ Status apply_nccl_version_flag(model::ClusterSpec& cluster, const std::optional<
 Result<ClusterSource> resolve_cluster_source(const std::string& cluster, const std::string& db_path,
                                              std::optional<std::int64_t> run, int gpus,
                                              const std::optional<std::string>& nccl_version,
-                                             Progress* warnings) {
-  LAGOM_TRY(ClusterSource source, resolve_named_source(cluster, db_path, run, gpus));
+                                             Progress* warnings, bool presets_unless_path) {
+  LAGOM_TRY(ClusterSource source, resolve_named_source(cluster, db_path, run, gpus, presets_unless_path));
   LAGOM_TRY_STATUS(apply_nccl_version_flag(source.cluster, nccl_version));
   if (source.cluster.has_nccl && warnings != nullptr) {
     const std::string warning = model::nccl_emulation(source.cluster.nccl_version).warning;

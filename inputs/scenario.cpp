@@ -175,7 +175,7 @@ Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, Progress* warn
   if (!flags.model.empty()) {
     model::WorkloadSpec loaded;
     std::optional<model::HfReading> hf;
-    if (!files::names_a_file(flags.model)) {
+    if (!names_a_spec_file(flags.model, flags.presets_unless_path)) {
       LAGOM_TRY(loaded, model::workload_preset(flags.model));
     } else {
       LAGOM_TRY(const nlohmann::json document, read_json_file(flags.model));
@@ -245,7 +245,8 @@ Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, Progress* warn
 
 Result<ClusterSource> load_cluster(const SpecFlags& flags, int gpus, Progress* warnings) {
   LAGOM_TRY(ClusterSource source,
-            resolve_cluster_source(flags.cluster, flags.db, flags.run, gpus, flags.nccl_version, warnings));
+            resolve_cluster_source(flags.cluster, flags.db, flags.run, gpus, flags.nccl_version, warnings,
+                                   flags.presets_unless_path));
   if (flags.memory_reserve_gib) {
     const double reserve = *flags.memory_reserve_gib;
     model::GpuSpec& gpu = source.cluster.gpu;

@@ -30,6 +30,9 @@ struct SpecFlags {
   std::optional<std::int64_t> run;           // --run ID (default: the latest complete run)
   std::optional<double> memory_reserve_gib;  // --memory-reserve-gib GIB (replaces the cluster's reserve)
   std::optional<std::string> nccl_version;   // --nccl-version X.Y[.Z] (replaces the cluster's)
+  // A runs file's row (validate, calibrate): its model and cluster paths were made the CSV folder's, so
+  // a name that is not a path (no '/' or ".json") is a preset, never a file of the working directory.
+  bool presets_unless_path = false;
 };
 
 // The strategy flags: one per knob of model/strategy_knobs.h, each parsed and bounded at the flag (a bad

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <set>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "model/collective_factors.h"
+#include "model/strategy_knobs.h"
 
 namespace lagom::profiler {
 
@@ -57,6 +59,18 @@ std::optional<double> to_number(const std::string& text) {
   } catch (const std::exception&) {
     return std::nullopt;
   }
+}
+
+// A rank count a log, its file name or a flag gives: from 1 to model::k_max_gpus (2^20), beyond any
+// cluster built. `what` says where it came from ("the file name AR_GPU0", "--ranks").
+Result<int> rank_count(const std::string& digits, const std::string& what) {
+  const auto value = to_number(digits);
+  if (!value || !(*value >= 1 && *value <= model::k_max_gpus) || *value != std::floor(*value)) {
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("{} says {} ranks: a run has from 1 to {} ranks{}", what, digits,
+                                  model::k_max_gpus, what == "--ranks" ? "" : "; pass --ranks"));
+  }
+  return static_cast<int>(*value);
 }
 
 // Bounds of a measurement a log can hold: sizes are whole bytes from 1 B to 1 PiB (nccl-tests' -e tops
@@ -119,7 +133,7 @@ Result<ImportedLog> parse_vtrain(const std::vector<std::string>& lines, const st
                                  const ImportOptions& options) {
   ImportedLog log;
   log.format = "vtrain-lut";
-  log.nodes = options.nodes;
+  log.nodes = options.nodes.value_or(1);
   if (options.collective) {
     log.collective = *options.collective;
   } else if (auto c = collective_from_file_name(file_name)) {
@@ -137,7 +151,8 @@ Result<ImportedLog> parse_vtrain(const std::vector<std::string>& lines, const st
       return make_error(ErrorCode::invalid_input,
                         "cannot tell the rank count from the file name; pass --ranks");
     }
-    log.ranks = std::stoi(match[1].str());
+    const std::string base = std::filesystem::path(file_name).filename().string();
+    LAGOM_TRY(log.ranks, rank_count(match[1].str(), "the file name " + base));
   }
   // Header: size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s): two repetitions per row.
   for (std::size_t i = 1; i < lines.size(); ++i) {
@@ -245,13 +260,14 @@ Result<ImportedLog> parse_nccl_tests(const std::vector<std::string>& lines, cons
                                      const ImportOptions& options) {
   ImportedLog log;
   log.format = "nccl-tests";
-  log.nodes = options.nodes;
+  log.nodes = 1;
   std::set<std::string> hosts;
   int rank_lines = 0;
   std::optional<std::string> declared_collective;
   static const std::regex rank_line(R"(^#\s*Rank\s+[0-9]+\s.*\son\s+(\S+)\s+device)");
   static const std::regex lagom_series(R"(^# Collective test: (\w+).*ranks (\d+).*nodes (\d+))");
   std::optional<int> declared_ranks;
+  std::optional<std::string> declared_nodes;
   std::vector<std::pair<std::size_t, std::vector<std::string>>> rows;  // (line number, fields)
   std::vector<std::string> short_rows;
   for (std::size_t n = 0; n < lines.size(); ++n) {
@@ -265,8 +281,8 @@ Result<ImportedLog> parse_nccl_tests(const std::vector<std::string>& lines, cons
     }
     if (std::regex_search(line, match, lagom_series)) {
       declared_collective = match[1].str();
-      declared_ranks = std::stoi(match[2].str());
-      log.nodes = std::stoi(match[3].str());
+      LAGOM_TRY(declared_ranks, rank_count(match[2].str(), fmt::format("line {}", n + 1)));
+      declared_nodes = match[3].str();
       continue;
     }
     const auto fields = split(line, ' ');
@@ -301,9 +317,20 @@ Result<ImportedLog> parse_nccl_tests(const std::vector<std::string>& lines, cons
     log.ranks = *declared_ranks;
   } else if (rank_lines > 0) {
     log.ranks = rank_lines;
-    if (hosts.size() > 1) log.nodes = static_cast<int>(hosts.size());
   } else {
     return make_error(ErrorCode::invalid_input, "cannot tell the rank count from the log; pass --ranks");
+  }
+  // Nodes: --nodes, else what the log says (Lagom's series line, else the hosts of its rank lines).
+  if (options.nodes) {
+    log.nodes = *options.nodes;
+  } else if (declared_nodes) {
+    const auto nodes = to_number(*declared_nodes);
+    log.nodes = nodes && *nodes >= 1 && *nodes <= model::k_max_gpus ? static_cast<int>(*nodes) : 0;
+    if (log.nodes == 0) {
+      return make_error(ErrorCode::invalid_input, "the log says " + *declared_nodes + " nodes; pass --nodes");
+    }
+  } else if (hosts.size() > 1) {
+    log.nodes = static_cast<int>(hosts.size());
   }
   const auto parsed = model::parse_collective(log.collective);
   if (!parsed) return make_error(ErrorCode::invalid_input, "unknown collective " + log.collective);
@@ -354,16 +381,31 @@ Result<ImportedLog> parse_log(const std::string& file_name, const std::string& t
                           ": unknown collective (allreduce, allgather, reducescatter, "
                           "alltoall, broadcast, reduce, sendrecv)");
   }
-  if (options.ranks && *options.ranks < 1)
-    return make_error(ErrorCode::invalid_input, "--ranks must be at least 1");
+  if (options.ranks) LAGOM_TRY_STATUS(rank_count(std::to_string(*options.ranks), "--ranks"));
+  if (options.nodes && !(*options.nodes >= 1 && *options.nodes <= model::k_max_gpus)) {
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("--nodes {}: nodes must be from 1 to the ranks", *options.nodes));
+  }
   const auto lines = split_lines(text);
   std::size_t first = 0;
   while (first < lines.size() && lines[first].empty()) ++first;
-  if (first < lines.size() && lines[first].rfind("size(B),", 0) == 0) {
-    return parse_vtrain(std::vector<std::string>(lines.begin() + static_cast<long>(first), lines.end()),
-                        file_name, options);
+  const bool vtrain = first < lines.size() && lines[first].rfind("size(B),", 0) == 0;
+  LAGOM_TRY(ImportedLog log, vtrain ? parse_vtrain(std::vector<std::string>(
+                                                       lines.begin() + static_cast<long>(first), lines.end()),
+                                                   file_name, options)
+                                    : parse_nccl_tests(lines, file_name, options));
+  // Each node runs the same share of the ranks (the cost model's view of a communicator: ranks / nodes per
+  // node), so the nodes divide the ranks.
+  if (log.nodes < 1 || log.nodes > log.ranks || log.ranks % log.nodes != 0) {
+    const std::string nodes =
+        options.nodes ? fmt::format("--nodes {}", log.nodes) : fmt::format("the log's {} nodes", log.nodes);
+    return make_error(
+        ErrorCode::invalid_input,
+        fmt::format("{} with {} ranks: the nodes must divide the ranks (each node runs the same "
+                    "number of them)",
+                    nodes, log.ranks));
   }
-  return parse_nccl_tests(lines, file_name, options);
+  return log;
 }
 
 std::string render_nccl_tests(const std::vector<db::CommSample>& samples) {

@@ -28,7 +28,7 @@ std::string render_nccl_tests(const std::vector<db::CommSample>& samples);
 struct ImportOptions {
   std::optional<std::string> collective;  // --collective: overrides the file name
   std::optional<int> ranks;               // --ranks: overrides the file name / log
-  int nodes = 1;                          // nodes the ranks spanned
+  std::optional<int> nodes;               // --nodes: overrides the log (default: what it says, else 1)
 };
 
 struct ImportedLog {
@@ -45,7 +45,9 @@ struct ImportedLog {
 
 // Parses `text` read from a file named `file_name` (base name used for the collective and rank count
 // when the log does not say). Every row is checked (ImportedLog::skipped says what was left out and
-// why). Errors (invalid_input): no usable data rows, unknown collective, no rank count.
+// why). Errors (invalid_input): no usable data rows, unknown collective, no rank count, a rank count
+// outside 1..model::k_max_gpus (a vTrain file AR_GPU0 names 0: the error names the file), nodes that do
+// not divide the ranks.
 Result<ImportedLog> parse_log(const std::string& file_name, const std::string& text,
                               const ImportOptions& options);
 

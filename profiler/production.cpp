@@ -17,7 +17,10 @@ namespace lagom::profiler {
 
 namespace fs = std::filesystem;
 
-Status parse_records_text(const std::string& name, const std::string& text, RecordFiles& out) {
+namespace {
+
+// The lines of `text` that are records or summaries into `out`; the others into out.rejected.
+void collect_records(const std::string& name, const std::string& text, RecordFiles& out) {
   std::size_t begin = 0;
   int line_number = 0;
   while (begin < text.size()) {
@@ -43,11 +46,36 @@ Status parse_records_text(const std::string& name, const std::string& text, Reco
       case records::ParsedLine::Type::blank:
         break;
       case records::ParsedLine::Type::error:
-        return make_error(ErrorCode::invalid_input,
-                          name + ":" + std::to_string(line_number) + ": not a Lagom record: " + parsed.error);
+        if (out.rejected.size() < k_listed_rejections) {
+          out.rejected.push_back({name + ":" + std::to_string(line_number), parsed.error});
+        }
+        ++out.rejected_lines;
+        break;
     }
   }
-  return {};
+}
+
+// invalid_input listing the rejected lines (one line: "file:line: not a Lagom record: why"), or ok.
+Status rejection(const RecordFiles& files) {
+  if (files.rejected_lines == 0) return {};
+  if (files.rejected_lines == 1) {
+    const auto& only = files.rejected.front();
+    return make_error(ErrorCode::invalid_input, only.where + ": not a Lagom record: " + only.why);
+  }
+  std::string message = std::to_string(files.rejected_lines) +
+                        " lines are not Lagom records (docs/records.md), nothing was read:";
+  for (const auto& line : files.rejected) message += "\n  " + line.where + ": " + line.why;
+  if (files.rejected_lines > files.rejected.size()) {
+    message += "\n  ... and " + std::to_string(files.rejected_lines - files.rejected.size()) + " more";
+  }
+  return make_error(ErrorCode::invalid_input, message);
+}
+
+}  // namespace
+
+Status parse_records_text(const std::string& name, const std::string& text, RecordFiles& out) {
+  collect_records(name, text, out);
+  return rejection(out);
 }
 
 Result<RecordFiles> read_record_files(const std::string& path) {
@@ -73,9 +101,10 @@ Result<RecordFiles> read_record_files(const std::string& path) {
     if (!in) return make_error(ErrorCode::io, file + ": cannot read the file");
     std::stringstream text;
     text << in.rdbuf();
-    LAGOM_TRY_STATUS(parse_records_text(file, text.str(), out));
+    collect_records(file, text.str(), out);
     out.files.push_back(file);
   }
+  LAGOM_TRY_STATUS(rejection(out));
   return out;
 }
 

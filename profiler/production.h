@@ -18,15 +18,29 @@ struct RecordFiles {
   std::vector<records::Summary> summaries;
   std::vector<std::string> files;     // the files read, in the order read
   std::vector<std::string> warnings;  // e.g. a last line still being written, skipped
+  // The lines that are not records of docs/records.md, each "file:line: why" (the field, its value, what
+  // is allowed): the first k_listed_rejections of them, and how many there were.
+  struct Rejected {
+    std::string where;  // file:line
+    std::string why;
+  };
+  std::vector<Rejected> rejected;
+  std::size_t rejected_lines = 0;
 };
+inline constexpr std::size_t k_listed_rejections = 20;
 
 // Reads `path`: one records file, or every `*.jsonl` file of a folder (not recursive, sorted by name).
-// A malformed line is invalid_input naming file:line and the field; a last line without its newline (the
-// writer was still writing it, or was killed) is skipped with a warning. not_found when `path` does not
-// exist; invalid_input for a folder without any *.jsonl file.
+// Every line is checked against docs/records.md (records::parse_record_line): when any is not a record
+// (malformed, or a field the format does not allow), the result is invalid_input listing every rejected
+// line as file:line with its reason (the first k_listed_rejections, then their count), and nothing is
+// read: records are written by a program, so a line outside the format means the file is not what a
+// writer wrote. A last line without its newline (the writer was still writing it, or was killed) is
+// skipped with a warning. not_found when `path` does not exist; invalid_input for a folder without any
+// *.jsonl file.
 Result<RecordFiles> read_record_files(const std::string& path);
 
-// Reads a whole file's records from `text` (for tests and the above): `name` is used in messages.
+// Reads a whole file's records from `text` (for tests and the above): `name` is used in messages; the
+// error, when a line is rejected, is the one read_record_files gives.
 Status parse_records_text(const std::string& name, const std::string& text, RecordFiles& out);
 
 // The comm samples the fits take: collective records grouped by (collective, algorithm, protocol, channels,

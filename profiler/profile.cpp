@@ -158,7 +158,7 @@ Status run_mpi_comm(Group& group, int nodes, const Sweep& sweep, const std::stri
       timing.on_call = [&](std::int64_t bytes, std::int64_t start_ns, std::int64_t end_ns) {
         // The call's count, as NCCL's would be (per-rank share for allgather and reducescatter).
         record.count = static_cast<std::uint64_t>(nccl_tests_count(collective, bytes, group.size()));
-        record.bytes = record.count * sizeof(float);
+        record.bytes = records::record_bytes(record.count, record.dtype.view());
         record.start_ns = start_ns;
         record.end_ns = end_ns;
         if (record_status.ok()) record_status = records->append(record);

@@ -72,6 +72,83 @@ std::uint64_t read_hash(const Json& doc) {
   return hash;
 }
 
+// The names each string field may hold (docs/records.md "Record lines").
+constexpr std::string_view k_sources[] = {"nccl", "mpi"};
+constexpr std::string_view k_collectives[] = {"allreduce", "allgather", "reducescatter", "broadcast",
+                                              "reduce",    "alltoall",  "gather",        "scatter",
+                                              "sendrecv",  "unknown"};
+constexpr std::string_view k_p2p_operations[] = {"send", "recv", "unknown"};
+constexpr std::string_view k_dtypes[] = {"int8",     "uint8",    "int32",    "uint32",  "int64",
+                                         "uint64",   "float16",  "bfloat16", "float32", "float64",
+                                         "fp8_e4m3", "fp8_e5m2", "unknown"};
+constexpr std::string_view k_algorithms[] = {
+    "", "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat", "ce"};
+constexpr std::string_view k_protocols[] = {"", "ll", "ll128", "simple"};
+constexpr std::string_view k_clocks[] = {"gpu", "host", "enqueue"};
+
+// The list of allowed names for a message: "a, b or c" ("" shown as "" (unknown)).
+template <std::size_t N>
+std::string allowed(const std::string_view (&names)[N]) {
+  std::string out;
+  for (std::size_t i = 0; i < N; ++i) {
+    out += i == 0 ? "" : (i + 1 == N ? " or " : ", ");
+    out += names[i].empty() ? std::string("\"\" (unknown)") : std::string(names[i]);
+  }
+  return out;
+}
+
+// A string field holds one of `names`, else: "dtype" is "float99": allowed int8, ... or unknown.
+template <std::size_t N, std::size_t M>
+void check_name(const char* name, const Text<M>& value, const std::string_view (&names)[N],
+                const char* context = "") {
+  for (const std::string_view n : names) {
+    if (value.view() == n) return;
+  }
+  throw FieldError{std::string("\"") + name + "\" is \"" + std::string(value.view()) + "\": allowed " +
+                   allowed(names) + context};
+}
+
+// Every field against what docs/records.md allows it, and the fields against each other: what the
+// writers (the profiler plugin, the MPI backend) can write, and nothing else.
+void check_fields(const Record& r) {
+  check_name("source", r.source, k_sources);
+  if (r.kind == Kind::p2p) {
+    check_name("collective", r.collective, k_p2p_operations, " (a p2p record is one send or receive)");
+  } else {
+    check_name("collective", r.collective, k_collectives, " (of a collective record)");
+  }
+  check_name("dtype", r.dtype, k_dtypes);
+  check_name("algorithm", r.algorithm, k_algorithms);
+  check_name("protocol", r.protocol, k_protocols);
+  check_name("clock", r.clock, k_clocks);
+  const std::uint64_t bytes = record_bytes(r.count, r.dtype.view());
+  if (r.bytes != bytes) {
+    throw FieldError{"\"bytes\" is " + std::to_string(r.bytes) + ", not \"count\" " +
+                     std::to_string(r.count) + " x the size of " + std::string(r.dtype.view()) + " = " +
+                     std::to_string(bytes) + " (0 for an unknown dtype)"};
+  }
+  if (r.kind == Kind::collective && r.peer != -1) {
+    throw FieldError{"\"peer\" is " + std::to_string(r.peer) + ": a collective record's is -1"};
+  }
+  if (r.kind == Kind::p2p && (r.peer < 0 || r.peer >= r.n_ranks)) {
+    throw FieldError{
+        "\"peer\" is " + std::to_string(r.peer) +
+        ": a p2p record's is a rank from 0 to \"n_ranks\" - 1 = " + std::to_string(r.n_ranks - 1)};
+  }
+  const bool copy_engine = r.algorithm.view() == "ce";
+  if (copy_engine != (r.clock.view() == "enqueue")) {
+    throw FieldError{"\"clock\" is \"" + std::string(r.clock.view()) + "\" with \"algorithm\" \"" +
+                     std::string(r.algorithm.view()) +
+                     "\": a copy-engine collective (algorithm ce) and only it has the clock enqueue"};
+  }
+  const bool mpi = r.source.view() == "mpi";
+  if (mpi != (r.clock.view() == "host")) {
+    throw FieldError{"\"clock\" is \"" + std::string(r.clock.view()) + "\" with \"source\" \"" +
+                     std::string(r.source.view()) +
+                     "\": the MPI backend's clock is host, the plugin's gpu or enqueue"};
+  }
+}
+
 }  // namespace
 
 ParsedLine parse_record_line(std::string_view line) {
@@ -136,11 +213,10 @@ ParsedLine parse_record_line(std::string_view line) {
     r.seq = read_integer<std::uint64_t>(doc, "seq");
     r.peer = read_integer<std::int32_t>(doc, "peer", -1);
     read_text(doc, "clock", r.clock);
-    if (r.clock.view() != "gpu" && r.clock.view() != "host" && r.clock.view() != "enqueue")
-      throw FieldError{"\"clock\" must be gpu, host or enqueue"};
     r.start_ns = read_integer<std::int64_t>(doc, "start_ns");
     r.end_ns = read_integer<std::int64_t>(doc, "end_ns");
     if (r.end_ns < r.start_ns) throw FieldError{"\"end_ns\" is before \"start_ns\""};
+    check_fields(r);
     out.type = ParsedLine::Type::record;
   } catch (const FieldError& e) {
     out.error = e.message;

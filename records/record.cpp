@@ -184,6 +184,12 @@ const char* protocol_from_nccl(const char* nccl_proto) {
   return lookup(k_protocols, std::size(k_protocols), nccl_proto, "");
 }
 
+std::uint64_t record_bytes(std::uint64_t count, std::string_view dtype) {
+  const std::uint64_t size = dtype_bytes(dtype);
+  if (size != 0 && count > UINT64_MAX / size) return UINT64_MAX;
+  return count * size;
+}
+
 std::size_t dtype_bytes(std::string_view dtype) {
   // ncclTypeSize (NVIDIA/nccl@v2.28.9-1:src/include/collectives.h:42).
   if (dtype == "int8" || dtype == "uint8" || dtype == "fp8_e4m3" || dtype == "fp8_e5m2") return 1;

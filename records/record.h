@@ -91,7 +91,10 @@ struct ParsedLine {
   std::string error;  // Type::error: why the line is not a record (names the field)
 };
 // Parses one line (without its newline). Blank lines are Type::blank; a line of another version, a
-// missing or mistyped field, or a value out of its range is Type::error.
+// missing or mistyped field, a value out of its range or not one docs/records.md allows (a collective,
+// dtype, algorithm, protocol, source or clock the format does not have; bytes other than count x the
+// dtype's size; a p2p record of a collective; a peer, clock or source that contradicts the kind, algorithm
+// or source) is Type::error, its message naming the field, its value and what is allowed.
 ParsedLine parse_record_line(std::string_view line);
 
 // The identity of a record across files and imports: the same operation read twice (a file imported
@@ -107,5 +110,8 @@ const char* algorithm_from_nccl(const char* nccl_algo);
 const char* protocol_from_nccl(const char* nccl_proto);
 // Bytes per element of a Lagom dtype name; 0 when unknown.
 std::size_t dtype_bytes(std::string_view dtype);
+// A record's `bytes`: count x the element size of `dtype`, saturating at 2^64-1; 0 for an unknown dtype.
+// The writers write it and the reader refuses any other value.
+std::uint64_t record_bytes(std::uint64_t count, std::string_view dtype);
 
 }  // namespace lagom::records

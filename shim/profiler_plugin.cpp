@@ -463,11 +463,6 @@ Lifecycle& lifecycle() {
 
 // --- events ---------------------------------------------------------------------------------------
 
-std::uint64_t saturating_bytes(std::uint64_t count, std::size_t size) {
-  if (size != 0 && count > UINT64_MAX / size) return UINT64_MAX;
-  return count * size;
-}
-
 // What the plugin reads of a Coll or P2p event, whichever ABI version delivered it.
 struct OperationDescr {
   records::Kind kind = records::Kind::collective;
@@ -554,7 +549,7 @@ void start_operation(const Context* context, void** handle, const OperationDescr
   r.collective.set(t_functions.get(d.func, records::collective_from_nccl));
   r.count = d.count;
   r.dtype.set(t_datatypes.get(d.datatype, records::dtype_from_nccl));
-  r.bytes = saturating_bytes(d.count, records::dtype_bytes(r.dtype.view()));
+  r.bytes = records::record_bytes(d.count, r.dtype.view());
   if (d.copy_engine) {
     // NCCL names no algorithm or protocol for these; the copy engines are the algorithm, and the clock
     // says the times are the enqueue's (docs/records.md).

@@ -76,6 +76,7 @@ Result<RunsTable> read_runs_table(const std::string& path) {
         }
       }
       table.columns = std::move(cells);
+      table.header_line = number;
       header = true;
       continue;
     }

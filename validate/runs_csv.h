@@ -13,6 +13,7 @@ namespace lagom::validate {
 struct RunsTable {
   std::string path;
   std::vector<std::string> columns;  // header names, trimmed
+  int header_line = 0;               // 1-based line number of the header
   struct Row {
     int line = 0;                    // 1-based line number in the file
     std::vector<std::string> cells;  // one per column, trimmed ("" = not given)

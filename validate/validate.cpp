@@ -1,8 +1,10 @@
 #include "validate/validate.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <set>
 
 #include <CLI/CLI.hpp>
@@ -36,11 +38,55 @@ namespace fs = std::filesystem;
 // Columns that are not flags.
 const std::set<std::string> k_data_columns = {"measured_iteration_s", "measured_tokens_per_s", "group",
                                               "note"};
-// Columns of mechanisms the model does not have yet (docs/validate.md "Planned columns"): accepted,
-// listed in the report when they carry a value, and not used by the prediction.
-const std::set<std::string> k_planned_columns = {
-    "fp8-recipe",  "fp8-format",     "fp8-amax-history", "fp8-amax-algo",        "fp8-bf16-layers",
-    "cuda-graphs", "norm-sm-margin", "nccl-nvls",        "cuda-max-connections", "nccl-p2p-chunk"};
+// Columns of mechanisms the model does not have yet (docs/validate.md "Planned columns"): checked like
+// any column (a name from `names`, else an integer from `minimum` to `maximum`), listed in the report when
+// they carry a value other than their default, and not used by the prediction.
+struct PlannedColumn {
+  const char* name;
+  std::vector<std::string> names;  // the values allowed; empty: an integer
+  std::int64_t minimum = 0, maximum = 0;
+  const char* default_value;  // "" when the default is the library's own (any value differs)
+};
+const std::vector<PlannedColumn>& planned_columns() {
+  constexpr std::int64_t k_int = std::numeric_limits<int>::max();
+  static const std::vector<PlannedColumn> columns = {
+      {"fp8-recipe", {"delayed", "current", "mxfp8", "blockwise"}, 0, 0, "delayed"},
+      {"fp8-format", {"hybrid", "e4m3"}, 0, 0, "hybrid"},
+      {"fp8-amax-history", {}, 1, k_int, "1024"},
+      {"fp8-amax-algo", {"max", "most_recent"}, 0, 0, "max"},
+      {"fp8-bf16-layers", {}, 0, k_int, "0"},
+      {"cuda-graphs", {"on", "off"}, 0, 0, "off"},
+      {"norm-sm-margin", {}, 0, k_int, "0"},
+      {"nccl-nvls", {"on", "off"}, 0, 0, "on"},
+      // CUDA_DEVICE_MAX_CONNECTIONS takes 1 to 32 (CUDA C Programming Guide, "CUDA Environment Variables").
+      {"cuda-max-connections", {}, 1, 32, "8"},
+      {"nccl-p2p-chunk", {}, 1, std::numeric_limits<std::int64_t>::max(), ""},
+  };
+  return columns;
+}
+const PlannedColumn* planned_column(const std::string& name) {
+  for (const PlannedColumn& column : planned_columns()) {
+    if (name == column.name) return &column;
+  }
+  return nullptr;
+}
+
+// Why `value` is not one the planned column takes, or "".
+std::string planned_value_error(const PlannedColumn& column, const std::string& value) {
+  if (!column.names.empty()) {
+    if (std::find(column.names.begin(), column.names.end(), value) != column.names.end()) return {};
+    std::string names;
+    for (const auto& n : column.names) names += (names.empty() ? "" : " | ") + n;
+    return fmt::format("'{}' is not one of {}", value, names);
+  }
+  std::int64_t number = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+  if (ec != std::errc() || end != value.data() + value.size() || number < column.minimum ||
+      number > column.maximum) {
+    return fmt::format("'{}' is not an integer from {} to {}", value, column.minimum, column.maximum);
+  }
+  return {};
+}
 // Flags that take no value: a cell of 1/true/yes/on sets them, 0/false/no/off or empty leaves them off.
 const std::set<std::string> k_switches = {"sp", "embedding-in-pipeline-split", "loss-in-pipeline-split"};
 
@@ -71,14 +117,42 @@ struct RowFlags {
   std::vector<std::string> planned;  // "column=value" of planned columns that carry a value
 };
 
-// The row's cells through the same CLI11 flags as `lagom simulate`, one cell at a time so an error names
-// its column.
-Status parse_row(const RunsTable& table, const RunsTable::Row& row, RowFlags& flags) {
-  CLI::App app{"validate row"};
+// The simulate flags a row's cells are read through.
+void add_row_flags(CLI::App& app, RowFlags& flags) {
+  app.set_help_flag();  // no column is called help
   add_spec_flags(app, flags.spec);
   add_strategy_flags(app, flags.strategy);
   app.add_option("--issue-priority", flags.issue_priority);
   app.add_option("--comm-config", flags.comm_config);
+}
+
+// Every column of the header is one docs/validate.md has, whether or not a row fills it: a misspelt
+// column with empty cells would otherwise pass, and its values, once given, mean nothing.
+Status check_columns(const RunsTable& table) {
+  RowFlags scratch;
+  CLI::App app{"validate columns"};
+  add_row_flags(app, scratch);
+  for (std::size_t c = 0; c < table.columns.size(); ++c) {
+    const std::string& name = table.columns[c];
+    if (k_data_columns.contains(name) || planned_column(name) != nullptr ||
+        app.get_option_no_throw("--" + name) != nullptr) {
+      continue;
+    }
+    return make_error(
+        ErrorCode::invalid_input,
+        fmt::format("{}:{}: column '{}' (column {}): unknown (a simulate flag without dashes, a "
+                    "planned flag, measured_iteration_s, measured_tokens_per_s, group or note)",
+                    table.path, table.header_line, name, c + 1));
+  }
+  return {};
+}
+
+// The row's cells through the same CLI11 flags as `lagom simulate`, one cell at a time so an error names
+// its column.
+Status parse_row(const RunsTable& table, const RunsTable::Row& row, RowFlags& flags) {
+  CLI::App app{"validate row"};
+  add_row_flags(app, flags);
+  flags.spec.presets_unless_path = true;
   const fs::path folder = fs::path(table.path).parent_path();
   for (std::size_t c = 0; c < table.columns.size(); ++c) {
     const std::string& name = table.columns[c];
@@ -87,8 +161,11 @@ Status parse_row(const RunsTable& table, const RunsTable::Row& row, RowFlags& fl
     auto where = [&] {
       return fmt::format("{}:{}: column '{}' (column {})", table.path, row.line, name, c + 1);
     };
-    if (k_planned_columns.contains(name)) {
-      flags.planned.push_back(name + "=" + value);
+    if (const PlannedColumn* planned = planned_column(name)) {
+      if (const std::string why = planned_value_error(*planned, value); !why.empty()) {
+        return make_error(ErrorCode::invalid_input, where() + ": " + why);
+      }
+      if (value != planned->default_value) flags.planned.push_back(name + "=" + value);
       continue;
     }
     if (k_switches.contains(name)) {
@@ -96,9 +173,14 @@ Status parse_row(const RunsTable& table, const RunsTable::Row& row, RowFlags& fl
       if (!on.ok()) return make_error(ErrorCode::invalid_input, where() + ": " + on.error().message);
       if (!on.value()) continue;
     }
-    if ((name == "model" || name == "cluster" || name == "comm-config" || name == "db") &&
-        fs::path(value).is_relative() && files::names_a_file(value, folder.string())) {
+    // Paths are the CSV folder's (docs/validate.md): the database and the comm config always are paths;
+    // a model or cluster is one when files::names_a_file says so there, else a preset name (and then
+    // never a file of the working directory: presets_unless_path).
+    const bool always_path = name == "comm-config" || name == "db";
+    if ((always_path || name == "model" || name == "cluster") && fs::path(value).is_relative() &&
+        (always_path || files::names_a_file(value, folder.string()))) {
       value = (folder / value).lexically_normal().string();
+      if (value.find('/') == std::string::npos) value = "./" + value;  // still a path, not a preset name
     }
     std::vector<std::string> args;
     if (k_switches.contains(name)) {
@@ -175,6 +257,7 @@ ErrorStats error_stats(const std::vector<const ValidatedRun*>& runs) {
 }
 
 Result<std::vector<PreparedRun>> prepare_runs(const RunsTable& table) {
+  LAGOM_TRY_STATUS(check_columns(table));
   const bool by_time =
       std::find(table.columns.begin(), table.columns.end(), "measured_iteration_s") != table.columns.end();
   const bool by_tokens =

@@ -174,6 +174,89 @@ for label, data in [("empty", b""), ("binary", bytes(range(256)) * 8), ("no-rows
                                 "--ranks", "2"], {"log.txt": data}, ["log.txt"])
 add("db-is-a-text-file", ["db", "--db", "x.db", "list"], {"x.db": b"not a database\n" * 100}, ["x.db"])
 
+# Production records for db import (docs/records.md "What a reader accepts"): a line whose field the format
+# does not have is refused, naming file:line, the field and its value; nothing is imported (no database).
+RECORD = {"version": 1, "kind": "collective", "source": "nccl", "host": "node1", "pid": 4242,
+          "comm_hash": "0xabcdef0123456789", "rank": 3, "n_ranks": 16, "n_nodes": 2, "collective": "allreduce",
+          "count": 1048576, "dtype": "bfloat16", "bytes": 2097152, "algorithm": "ring", "protocol": "simple",
+          "channels": 8, "seq": 17, "peer": -1, "clock": "gpu", "start_ns": 1000, "end_ns": 2000}
+
+
+def record_line(**changes):
+    doc = dict(RECORD)
+    doc.update(changes)
+    return json.dumps(doc, separators=(",", ":")).encode() + b"\n"
+
+
+for label, changes, expect in [
+    ("collective", {"collective": "allreducex"}, ['"collective" is "allreducex"']),
+    ("dtype", {"dtype": "float99"}, ['"dtype" is "float99"', "allowed int8"]),
+    ("algorithm", {"algorithm": "star"}, ['"algorithm" is "star"']),
+    ("protocol", {"protocol": "ll64"}, ['"protocol" is "ll64"']),
+    ("source", {"source": "rccl"}, ['"source" is "rccl"']),
+    ("kind", {"kind": "group"}, ['"kind"']),
+    ("clock", {"clock": "tsc"}, ['"clock" is "tsc"']),
+    ("bytes-not-count-x-size", {"bytes": 4096}, ['"bytes" is 4096', "count"]),
+    ("p2p-allreduce", {"kind": "p2p", "peer": 2}, ['"collective" is "allreduce"', "p2p"]),
+    ("collective-send", {"collective": "send"}, ['"collective" is "send"']),
+    ("collective-with-peer", {"peer": 5}, ['"peer" is 5']),
+    ("p2p-peer-out-of-range", {"kind": "p2p", "collective": "send", "peer": 16}, ['"peer" is 16']),
+    ("enqueue-not-ce", {"clock": "enqueue"}, ['"clock" is "enqueue"']),
+    ("mpi-gpu-clock", {"source": "mpi"}, ['"clock" is "gpu"', "source"]),
+]:
+    add(f"records-{label}", ["db", "--db", "out.db", "import", "r.jsonl"],
+        {"r.jsonl": record_line() + record_line(**changes)}, ["r.jsonl:2: "] + expect)
+add("records-every-bad-line-listed", ["db", "--db", "out.db", "import", "r.jsonl"],
+    {"r.jsonl": record_line(dtype="x") + record_line() + record_line(protocol="y")},
+    ["2 lines are not Lagom records", "r.jsonl:1: ", "r.jsonl:3: "])
+# Flags that cannot apply to the format imported, and values that pass but mean nothing.
+VTRAIN = b"size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s)\n1048576,262144,float,92790,19.78,92150,19.91\n"
+for flag, value in [("--nodes", "1"), ("--nodes", "2"), ("--ranks", "16"), ("--collective", "allreduce")]:
+    add(f"records-flag{flag}={value}", ["db", "--db", "out.db", "import", "r.jsonl", flag, value],
+        {"r.jsonl": record_line()}, [flag, "cannot apply to production records"])
+for name in ["AR_GPU0", "AR_GPU0_1M_1024M_LUT", "AR_GPU99999999999_LUT", "AG_GPU2097152"]:
+    add(f"vtrain-ranks-{name}", ["db", "--db", "out.db", "import", name], {name: VTRAIN},
+        [f"the file name {name} says", "--ranks"])
+for name, argv, expect in [("AR_GPU16", ["--nodes", "100"], ["--nodes 100 with 16 ranks"]),
+                           ("AR_GPU16", ["--nodes", "3"], ["--nodes 3 with 16 ranks"]),
+                           ("AR_GPU16", ["--nodes", "0"], ["--nodes 0"]),
+                           ("AR_GPU8", ["--ranks", "0"], ["--ranks says 0 ranks"]),
+                           ("AR_GPU8", ["--ranks", "4", "--nodes", "8"], ["--nodes 8 with 4 ranks"])]:
+    add(f"vtrain-{name}-{'-'.join(argv)}", ["db", "--db", "out.db", "import", name] + argv, {name: VTRAIN}, expect)
+add("nccl-tests-nodes-100", ["db", "--db", "out.db", "import", "all_reduce.log", "--nodes", "100"],
+    {"all_reduce.log": NCCL_LOG.encode()}, ["--nodes 100 with 2 ranks"])
+
+CHART_JS = b"/*!\n * Chart.js v0.0.1-test\n */\nwindow.Chart = function () {};\n"  # the header report looks for
+# Documents that no run can produce (documents/bounds.h): report refuses them naming the field's path, and
+# writes no page.
+SIMULATED = json.loads(subprocess.run([LAGOM, "simulate", "--model", "gpt2", "--cluster", "dgx-a100", "--gpus", "8",
+                                       "--global-batch", "8", "--json"], capture_output=True, text=True,
+                                      check=True).stdout)
+for path, value in [(["iteration_time_s"], -1.0), (["tokens_per_s"], -5.0), (["mfu"], -0.1),
+                    (["breakdown_s", "exposed_comm"], -0.01), (["stage_breakdown_s", 0, "compute"], -2.0),
+                    (["memory_gib_per_gpu", "total"], -3.0), (["op_classes", 0, "time_us"], -4.0),
+                    (["op_classes", 0, "bytes"], -1024), (["op_classes", 0, "count"], -1.0)]:
+    doc = json.loads(json.dumps(SIMULATED))
+    node = doc
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    field = ".".join(str(k) for k in path).replace(".0.", "[0].")
+    add(f"report-simulate-{field}={value}", ["report", "d.json", "--out", "r.html", "--chart-js", "lib.js"],
+        {"d.json": dump(doc), "lib.js": CHART_JS}, ["d.json", field])
+VALIDATED = {"kind": "validate", "runs": [{"line": 3, "model": "gpt2", "gpus": 8, "parallel": "tp1",
+                                           "measured_iteration_s": 1.0, "predicted_iteration_s": 1.1}],
+             "groups": {}, "overall": {"runs": 1, "failed": 0, "mape_pct": 10.0, "median_abs_error_pct": 10.0,
+                                       "mean_signed_error_pct": 10.0, "worst_error_pct": 10.0},
+             "failed": 0, "passed": True}
+for where, key, value in [("runs", "predicted_iteration_s", -1.1), ("runs", "measured_iteration_s", -1.0),
+                          ("overall", "mape_pct", -1.0), ("overall", "mean_signed_error_pct", -150.0),
+                          ("overall", "worst_error_pct", -101.0)]:
+    doc = json.loads(json.dumps(VALIDATED))
+    (doc["runs"][0] if where == "runs" else doc["overall"])[key] = value
+    add(f"report-validate-{key}={value}", ["report", "v.json", "--out", "r.html", "--chart-js", "lib.js"],
+        {"v.json": dump(doc), "lib.js": CHART_JS}, ["v.json", key])
+
 # Runs CSV for validate.
 for label, data in [("empty", b""), ("binary", bytes(range(256)) * 4), ("header-only", b"model,cluster\n"),
                     ("garbage", b"a,b,c\n1,2,3\n")]:
@@ -182,6 +265,28 @@ for label, data in [("empty", b""), ("binary", bytes(range(256)) * 4), ("header-
 add("runs-csv-micro-batch-0", ["validate", "runs.csv"],
     {"runs.csv": b"model,cluster,gpus,global-batch,micro-batch,measured_iteration_s\n"
                  b"llama3-8b,dgx-a100,8,8,0,1.0\n"}, ["runs.csv:2: column 'micro-batch'", "--micro-batch"])
+
+# A runs file's unknown column with empty cells, a planned column's bad value, and a name that is a file only
+# in the working directory (paths are the CSV folder's): validate and calibrate read runs files alike.
+RUNS_HEAD = b"model,cluster,gpus,global-batch,"
+for label, header, row, expect in [
+    ("unknown-empty-column", b"tpp", b"", ["runs.csv:1: column 'tpp' (column 5): unknown"]),
+    ("planned-recipe", b"fp8-recipe", b"sometimes", ["column 'fp8-recipe'", "'sometimes'"]),
+    ("planned-connections", b"cuda-max-connections", b"64", ["column 'cuda-max-connections'", "'64'"]),
+    ("planned-nvls", b"nccl-nvls", b"maybe", ["column 'nccl-nvls'", "'maybe'"]),
+    ("planned-amax-history", b"fp8-amax-history", b"-3", ["column 'fp8-amax-history'", "'-3'"]),
+    ("planned-bf16-layers", b"fp8-bf16-layers", b"1.5", ["column 'fp8-bf16-layers'", "'1.5'"]),
+    ("planned-p2p-chunk", b"nccl-p2p-chunk", b"0", ["column 'nccl-p2p-chunk'", "'0'"]),
+]:
+    text = RUNS_HEAD + header + b",measured_iteration_s\ngpt2,dgx-a100,8,8," + row + b",1.0\n"
+    add(f"runs-csv-{label}", ["validate", "runs.csv"], {"runs.csv": text}, expect)
+    add(f"calibrate-runs-csv-{label}", ["calibrate", "runs.csv", "--cluster", "dgx-a100"], {"runs.csv": text},
+        expect)
+# "mymodel" is a file of the working directory only: the runs file in sub/ names no preset and no file there.
+for command in (["validate", "sub/runs.csv"], ["calibrate", "sub/runs.csv", "--cluster", "dgx-a100"]):
+    add(f"{command[0]}-runs-csv-name-in-working-directory", command,
+        {"mymodel": dump(WORKLOAD), "sub/runs.csv": RUNS_HEAD + b"measured_iteration_s\nmymodel,dgx-a100,8,8,1.0\n"},
+        ["sub/runs.csv:2: ", "mymodel"])
 
 # Command-line flags.
 for flag in ["--gpus", "--tp", "--pp", "--dp", "--cp", "--ep", "--vpp", "--zero", "--global-batch",
@@ -408,6 +513,7 @@ def run_case(case):
     name, argv, files, expect = case
     with tempfile.TemporaryDirectory(prefix="lagom-bad-") as tmp:
         for file, data in files.items():
+            os.makedirs(os.path.dirname(os.path.join(tmp, file)), exist_ok=True)  # a file in a folder: sub/x
             with open(os.path.join(tmp, file), "wb") as f:
                 f.write(data)
         before = {f: hashlib.sha256(d).hexdigest() for f, d in files.items()}
@@ -436,7 +542,10 @@ def run_case(case):
             path = os.path.join(tmp, f)
             if not os.path.exists(path) or hashlib.sha256(open(path, "rb").read()).hexdigest() != digest:
                 problems.append(f"input {f} modified")
-        left = sorted(set(os.listdir(tmp)) - set(files))
+        left = sorted(set(os.listdir(tmp)) - {f.split("/")[0] for f in files})
+        left += sorted(f"{d}/{x}" for d in {f.split("/")[0] for f in files if "/" in f}
+                       for x in set(os.listdir(os.path.join(tmp, d))) - {f.split("/", 1)[1] for f in files
+                                                                            if f.startswith(d + "/")})
         if left:
             problems.append(f"left files behind: {left}")
         if problems:

@@ -40,6 +40,7 @@ struct Writer {
            lagom::records::Kind kind = lagom::records::Kind::collective) {
     lagom::records::Record r;
     r.kind = kind;
+    if (kind == lagom::records::Kind::p2p) r.peer = 1;  // a send's peer rank (docs/records.md)
     r.source.set("nccl");
     r.host.set("node-1");
     r.pid = 10;

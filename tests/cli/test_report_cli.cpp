@@ -299,3 +299,34 @@ TEST_CASE("report refuses a plan document cut short or wrong in one field, namin
   CHECK(truncated.err.find("lagom: error: report: " + dir + "/truncated.json: not valid JSON") == 0);
   CHECK_FALSE(std::ifstream(dir + "/r.html").good());
 }
+
+TEST_CASE(
+    "report refuses a document with a negative time or byte count, naming the field path, no page written",
+    "[cli][report]") {
+  const std::string dir = temp_dir("report-impossible");
+  const std::string library = fake_library(dir);
+  const auto sim = nlohmann::json::parse(read_file(simulate_file(dir)));
+  REQUIRE_FALSE(sim["op_classes"].empty());
+  struct Case {
+    nlohmann::json::json_pointer pointer;
+    nlohmann::json value;
+    std::string field;
+  };
+  for (const Case& c : std::vector<Case>{
+           {nlohmann::json::json_pointer("/iteration_time_s"), -0.5, "iteration_time_s: -0.5 is negative"},
+           {nlohmann::json::json_pointer("/op_classes/0/time_us"), -3,
+            "op_classes[0].time_us: -3 is negative"},
+           {nlohmann::json::json_pointer("/op_classes/0/bytes"), -1024, "op_classes[0].bytes: "},
+           {nlohmann::json::json_pointer("/stage_breakdown_s/0/pipeline_bubble"), -1,
+            "stage_breakdown_s[0].pipeline_bubble: -1 is negative"},
+           {nlohmann::json::json_pointer("/memory_gib_per_gpu/total"), -2, "memory_gib_per_gpu.total: -2"}}) {
+    auto doc = sim;
+    doc[c.pointer] = c.value;
+    write_file(dir + "/bad.json", doc.dump());
+    const auto r = run_lagom({"report", dir + "/bad.json", "--out", dir + "/r.html", "--chart-js", library});
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("lagom: error: report: " + dir + "/bad.json: " + c.field) == 0);
+    CHECK_FALSE(std::ifstream(dir + "/r.html").good());
+  }
+}

@@ -313,3 +313,83 @@ TEST_CASE(
     }
   }
 }
+
+TEST_CASE("a runs file's unknown column is refused even when every cell of it is empty", "[cli][validate]") {
+  const std::string dir = temp_dir("validate-unknown-empty");
+  const auto path =
+      runs_file(dir, "model,cluster,gpus,global-batch,tpp,measured_iteration_s", "gpt2,dgx-a100,8,64,,1.0");
+  const auto r = run_lagom({"validate", path});
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("lagom: error: " + path + ":2: column 'tpp' (column 5): unknown") == 0);
+  CHECK(r.out.empty());
+  // calibrate reads runs files through the same reader.
+  const auto c = run_lagom({"calibrate", path, "--cluster", "dgx-a100", "--out", dir + "/constants.json"});
+  CHECK(c.exit_code == 2);
+  CHECK(c.err.find("column 'tpp' (column 5): unknown") != std::string::npos);
+}
+
+TEST_CASE("planned columns are checked like any column, and only their non-default values are listed",
+          "[cli][validate]") {
+  const std::string dir = temp_dir("validate-planned");
+  const std::string header =
+      "model,cluster,gpus,global-batch,fp8-recipe,cuda-max-connections,nccl-nvls,"
+      "fp8-amax-history,measured_iteration_s";
+  struct Case {
+    std::string row, expected;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"gpt2,dgx-a100,8,64,sometimes,,,,1.0",
+            "column 'fp8-recipe' (column 5): 'sometimes' is not one of "
+            "delayed | current | mxfp8 | blockwise"},
+           {"gpt2,dgx-a100,8,64,,64,,,1.0",
+            "column 'cuda-max-connections' (column 6): '64' is not an integer "
+            "from 1 to 32"},
+           {"gpt2,dgx-a100,8,64,,,maybe,,1.0",
+            "column 'nccl-nvls' (column 7): 'maybe' is not one of on | off"},
+           {"gpt2,dgx-a100,8,64,,,,-3,1.0", "column 'fp8-amax-history' (column 8): '-3' is not an integer"},
+           {"gpt2,dgx-a100,8,64,,,,1e3,1.0",
+            "column 'fp8-amax-history' (column 8): '1e3' is not an integer"}}) {
+    const auto path = runs_file(dir, header, c.row);
+    const auto r = run_lagom({"validate", path});
+    INFO(c.row << " -> " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(path + ":3: " + c.expected) != std::string::npos);
+  }
+  const auto path = runs_file(dir, header, "gpt2,dgx-a100,8,64,delayed,8,off,2048,1.0");
+  const auto v = run_lagom({"validate", path, "--json"});
+  INFO(v.err);
+  REQUIRE(v.exit_code == 0);
+  const auto planned = nlohmann::json::parse(v.out)["runs"][0]["planned_ignored"];
+  CHECK(planned == nlohmann::json::array({"nccl-nvls=off", "fp8-amax-history=2048"}));
+}
+
+TEST_CASE("a model or cluster name in a runs file is never read from the working directory",
+          "[cli][validate]") {
+  const std::string dir = temp_dir("validate-cwd");
+  const std::string elsewhere = dir + "/runs";
+  lagom::test::run("/bin/mkdir", {"-p", elsewhere});
+  const auto spec = run_lagom({"presets", "--show", "gpt2", "--json"});
+  REQUIRE(spec.exit_code == 0);
+  // "mymodel" is in the working directory, not beside the runs file: it names no preset and no file there.
+  write_file(dir + "/mymodel", spec.out);
+  const auto path = runs_file(elsewhere, "model,cluster,gpus,global-batch,db,measured_iteration_s",
+                              "mymodel,dgx-a100,8,64,,1.0");
+  const std::string lagom = std::string(LAGOM_BIN_DIR) + "/lagom";
+  const auto r =
+      lagom::test::run("/bin/sh", {"-c", "cd '" + dir + "' && exec '" + lagom + "' validate runs/runs.csv"});
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("runs/runs.csv:3: ") != std::string::npos);
+  CHECK(r.err.find("mymodel") != std::string::npos);
+  // The database column is a path of the runs file's folder too: lagom.db here is not read, the one there
+  // is missing.
+  lagom::test::run("/bin/cp", {"/dev/null", dir + "/lagom.db"});
+  const auto with_db = runs_file(elsewhere, "model,cluster,gpus,global-batch,db,measured_iteration_s",
+                                 "gpt2,dgx-a100,8,64,lagom.db,1.0");
+  const auto d =
+      lagom::test::run("/bin/sh", {"-c", "cd '" + dir + "' && exec '" + lagom + "' validate runs/runs.csv"});
+  INFO(d.err);
+  CHECK(d.exit_code == 2);
+  CHECK(d.err.find("runs/lagom.db") != std::string::npos);
+}

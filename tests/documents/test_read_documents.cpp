@@ -530,3 +530,69 @@ TEST_CASE("a plan document with a missing, mistyped or out-of-range field names 
   CHECK(error_of(documents::read_plan, doc, "p.json") == "p.json: inputs: required");
   CHECK(error_of(documents::read_plan, json::array(), "p.json") == "p.json: not a JSON object");
 }
+
+TEST_CASE(
+    "every reader refuses an impossible value: a negative quantity or a change below -100 %, naming its path",
+    "[documents]") {
+  json validate = {{"kind", "validate"},
+                   {"runs", json::array({{{"line", 3},
+                                          {"model", "gpt2"},
+                                          {"gpus", 8},
+                                          {"parallel", "tp1 pp1 cp1 ep1 vpp1"},
+                                          {"measured_iteration_s", 1.0},
+                                          {"predicted_iteration_s", 1.1}}})},
+                   {"groups", json::object()},
+                   {"overall",
+                    {{"runs", 1},
+                     {"failed", 0},
+                     {"mape_pct", 10.0},
+                     {"median_abs_error_pct", 10.0},
+                     {"mean_signed_error_pct", 10.0},
+                     {"worst_error_pct", 10.0}}},
+                   {"failed", 0},
+                   {"passed", true}};
+  REQUIRE(documents::read_validate(validate, "v.json").ok());
+  auto bad = validate;
+  bad["runs"][0]["predicted_iteration_s"] = -1.1;
+  CHECK(error_of(documents::read_validate, bad, "v.json") ==
+        "v.json: runs[0].predicted_iteration_s: -1.1 is negative: a time, size, count, memory or rate never "
+        "is");
+  bad = validate;
+  bad["overall"]["mean_signed_error_pct"] = -150.0;
+  CHECK(error_of(documents::read_validate, bad, "v.json") ==
+        "v.json: overall.mean_signed_error_pct: -150 % is below -100 %: a quantity that is never negative "
+        "cannot "
+        "change by that");
+  bad = validate;
+  bad["overall"]["mape_pct"] = -1.0;
+  CHECK(error_of(documents::read_validate, bad, "v.json").find("v.json: overall.mape_pct: -1 is negative") ==
+        0);
+
+  json check = {{"kind", "check"},
+                {"version", 1},
+                {"compared", "simulate"},
+                {"passed", true},
+                {"regressions", 0},
+                {"metrics", json::array({{{"metric", "iteration_time_s"},
+                                          {"better", "lower"},
+                                          {"status", "ok"},
+                                          {"baseline", 1.0},
+                                          {"current", 1.01},
+                                          {"delta_pct", 1.0},
+                                          {"tolerance_pct", 5.0}}})}};
+  REQUIRE(documents::read_check(check, "c.json").ok());
+  check["metrics"][0]["delta_pct"] = -250.0;
+  CHECK(error_of(documents::read_check, check, "c.json")
+            .find("c.json: metrics[0].delta_pct: -250 % is below") == 0);
+  check["metrics"][0]["delta_pct"] = nullptr;  // no delta: still read
+  CHECK(documents::read_check(check, "c.json").ok());
+  check["metrics"][0]["current"] = -1.0;
+  CHECK(error_of(documents::read_check, check, "c.json").find("c.json: metrics[0].current: -1 is negative") ==
+        0);
+
+  auto profile = profile_doc();
+  REQUIRE(documents::read_profile(profile, "p.json").ok());
+  profile["fits"]["collectives"][0]["bus_bw_GBps"] = -100.0;
+  CHECK(error_of(documents::read_profile, profile, "p.json")
+            .find("p.json: fits.collectives[0].bus_bw_GBps: -100 is negative") == 0);
+}

@@ -166,3 +166,56 @@ TEST_CASE("rendered nccl-tests tables parse back to the same samples", "[profile
     CHECK(log.value().samples[i].time_us == Approx(samples[i].time_us).margin(0.005));
   }
 }
+
+TEST_CASE("a vTrain LUT whose name says 0 or an absurd number of GPUs is refused naming the file",
+          "[profiler]") {
+  const std::string text = "size(B),count,type,time(ns),busbw(GB/s)\n1048576,262144,float,92790,19.78\n";
+  for (const char* name :
+       {"/data/AR_GPU0", "AR_GPU0_1M_1024M_LUT", "AR_GPU99999999999_LUT", "AR_GPU2097152"}) {
+    const auto log = profiler::parse_log(name, text, {});
+    INFO(name);
+    REQUIRE_FALSE(log.ok());
+    const std::string base = std::string(name).substr(std::string(name).rfind('/') + 1);
+    CHECK(log.error().message.find("the file name " + base + " says ") == 0);
+    CHECK(log.error().message.find("a run has from 1 to 1048576 ranks; pass --ranks") != std::string::npos);
+  }
+  profiler::ImportOptions options;
+  options.ranks = 8;  // --ranks overrides the name
+  CHECK(profiler::parse_log("AR_GPU0", text, options).ok());
+  options.ranks = 0;
+  REQUIRE_FALSE(profiler::parse_log("AR_GPU8", text, options).ok());
+  CHECK(profiler::parse_log("AR_GPU8", text, options).error().message.find("--ranks says 0 ranks") == 0);
+}
+
+TEST_CASE("--nodes must divide the ranks, and overrides what an nccl-tests log says", "[profiler]") {
+  const std::string lut = "size(B),count,type,time(ns),busbw(GB/s)\n1048576,262144,float,92790,19.78\n";
+  profiler::ImportOptions options;
+  for (const int nodes : {100, 3, 17}) {
+    options.nodes = nodes;
+    const auto log = profiler::parse_log("AR_GPU16", lut, options);
+    INFO(nodes);
+    REQUIRE_FALSE(log.ok());
+    CHECK(log.error().message ==
+          "--nodes " + std::to_string(nodes) +
+              " with 16 ranks: the nodes must divide the ranks (each node runs the same "
+              "number of them)");
+  }
+  options.nodes = 0;
+  CHECK_FALSE(profiler::parse_log("AR_GPU16", lut, options).ok());
+  options.nodes = 2;
+  REQUIRE(profiler::parse_log("AR_GPU16", lut, options).ok());
+  CHECK(profiler::parse_log("AR_GPU16", lut, options).value().nodes == 2);
+  // The log's rank lines say 2 hosts; --nodes 1 is what the user says instead (it was ignored).
+  options.nodes = 1;
+  const auto log = profiler::parse_log("all_reduce_perf.log", k_nccl_tests_log, options);
+  REQUIRE(log.ok());
+  CHECK(log.value().nodes == 1);
+  // A log whose own series line says more nodes than ranks is refused too.
+  const std::string series =
+      "# Collective test: allreduce  ranks 2  nodes 4\n"
+      "        1024           256     float     sum      -1    20.00    0.05    0.05      0"
+      "    19.50    0.05    0.05      0\n";
+  const auto own = profiler::parse_log("x.txt", series, {});
+  REQUIRE_FALSE(own.ok());
+  CHECK(own.error().message.find("the log's 4 nodes with 2 ranks") == 0);
+}

@@ -3,6 +3,7 @@
 
 #include "profiler/fit.h"
 #include "profiler/production.h"
+#include "support/run.h"
 
 using namespace lagom;
 
@@ -96,4 +97,38 @@ TEST_CASE("record text: a malformed line is an error at file:line, a last unfini
   const auto status = profiler::parse_records_text("g.jsonl", good + "{\"version\":1}\n", bad);
   REQUIRE(!status.ok());
   CHECK(status.error().message == "g.jsonl:2: not a Lagom record: missing field \"kind\"");
+}
+
+TEST_CASE(
+    "record files: every line outside docs/records.md is listed with file:line and its reason, nothing read",
+    "[profiler]") {
+  const std::string good = line(record("allreduce", 1024, 2, 5, 1));
+  std::string bad_dtype = good;
+  bad_dtype.replace(bad_dtype.find("float32"), 7, "float99");
+  std::string p2p_allreduce = line(record("allreduce", 1024, 2, 5, 2));
+  p2p_allreduce.replace(p2p_allreduce.find("\"collective\",\"source\""), 12, "\"p2p\"");
+  profiler::RecordFiles out;
+  const auto status =
+      profiler::parse_records_text("r.jsonl", good + bad_dtype + p2p_allreduce + "[1]\n", out);
+  REQUIRE_FALSE(status.ok());
+  const std::string& message = status.error().message;
+  CHECK(message.rfind("3 lines are not Lagom records (docs/records.md), nothing was read:\n", 0) == 0);
+  CHECK(message.find("\n  r.jsonl:2: \"dtype\" is \"float99\": allowed int8,") != std::string::npos);
+  CHECK(message.find("\n  r.jsonl:3: \"collective\" is \"allreduce\": allowed send, recv or unknown") !=
+        std::string::npos);
+  CHECK(message.find("\n  r.jsonl:4: not a JSON object") != std::string::npos);
+  CHECK(out.rejected_lines == 3);
+
+  // Across the files of a folder, and past the listed number: the first ones, then a count.
+  const std::string dir = lagom::test::temp_dir("records-rejected");
+  std::string many;
+  for (int i = 0; i < 25; ++i) many += bad_dtype;
+  lagom::test::write_file(dir + "/a.jsonl", good);
+  lagom::test::write_file(dir + "/b.jsonl", many);
+  const auto read = profiler::read_record_files(dir);
+  REQUIRE_FALSE(read.ok());
+  CHECK(read.error().message.rfind("25 lines are not Lagom records", 0) == 0);
+  CHECK(read.error().message.find(dir + "/b.jsonl:20: ") != std::string::npos);
+  CHECK(read.error().message.find(dir + "/b.jsonl:21: ") == std::string::npos);
+  CHECK(read.error().message.find("\n  ... and 5 more") != std::string::npos);
 }

@@ -72,6 +72,7 @@ TEST_CASE("the reader gives back every field the writer wrote, escapes included"
   r.host.set("we\"ird\\host\t1");
   r.collective.set("send");
   r.peer = 5;
+  r.count = UINT64_MAX;  // count x 2 bytes saturates
   r.bytes = UINT64_MAX;
   std::string line = line_of(r);
   line.pop_back();  // the newline
@@ -127,9 +128,11 @@ TEST_CASE("the reader names what is wrong with a line that is not a record", "[r
   CHECK(error_of(replace(good, "0xabcdef0123456789", "abc")) ==
         "\"comm_hash\" must be 0x and up to 16 hex digits");
   CHECK(error_of(replace(good, "\"clock\":\"gpu\"", "\"clock\":\"tsc\"")) ==
-        "\"clock\" must be gpu, host or enqueue");
+        "\"clock\" is \"tsc\": allowed gpu, host or enqueue");
   // A copy-engine collective's record (docs/records.md): read, and marked as not timing the execution.
-  const ParsedLine enqueue = parse_record_line(replace(good, "\"clock\":\"gpu\"", "\"clock\":\"enqueue\""));
+  const ParsedLine enqueue =
+      parse_record_line(replace(replace(good, "\"clock\":\"gpu\"", "\"clock\":\"enqueue\""),
+                                "\"algorithm\":\"ring\"", "\"algorithm\":\"ce\""));
   REQUIRE(enqueue.type == ParsedLine::Type::record);
   CHECK(!enqueue.record.times_execution());
   CHECK(parse_record_line(good).record.times_execution());
@@ -163,4 +166,65 @@ TEST_CASE("the writer never overruns a short buffer", "[records]") {
   char buffer[64];
   CHECK(format_record(sample(), buffer, sizeof buffer) == 0);
   CHECK(format_record(sample(), nullptr, 0) == 0);
+}
+
+TEST_CASE(
+    "the reader refuses every field value docs/records.md does not have, naming field, value and what is "
+    "allowed",
+    "[records]") {
+  std::string good = line_of(sample());
+  good.pop_back();
+  const auto error_of = [](const std::string& line) {
+    const ParsedLine parsed = parse_record_line(line);
+    REQUIRE(parsed.type == ParsedLine::Type::error);
+    return parsed.error;
+  };
+  CHECK(error_of(replace(good, "\"source\":\"nccl\"", "\"source\":\"rccl\"")) ==
+        "\"source\" is \"rccl\": allowed nccl or mpi");
+  CHECK(error_of(replace(good, "\"collective\":\"allreduce\"", "\"collective\":\"allreducex\"")) ==
+        "\"collective\" is \"allreducex\": allowed allreduce, allgather, reducescatter, broadcast, reduce, "
+        "alltoall, "
+        "gather, scatter, sendrecv or unknown (of a collective record)");
+  CHECK(error_of(replace(good, "\"dtype\":\"bfloat16\"", "\"dtype\":\"float99\"")) ==
+        "\"dtype\" is \"float99\": allowed int8, uint8, int32, uint32, int64, uint64, float16, bfloat16, "
+        "float32, "
+        "float64, fp8_e4m3, fp8_e5m2 or unknown");
+  CHECK(error_of(replace(good, "\"algorithm\":\"ring\"", "\"algorithm\":\"star\"")) ==
+        "\"algorithm\" is \"star\": allowed \"\" (unknown), tree, ring, collnet_direct, collnet_chain, nvls, "
+        "nvls_tree, pat or ce");
+  CHECK(error_of(replace(good, "\"protocol\":\"simple\"", "\"protocol\":\"ll64\"")) ==
+        "\"protocol\" is \"ll64\": allowed \"\" (unknown), ll, ll128 or simple");
+  // bytes is count x the dtype's size (saturating), 0 for an unknown dtype.
+  CHECK(error_of(replace(good, "\"bytes\":2097152", "\"bytes\":4096")) ==
+        "\"bytes\" is 4096, not \"count\" 1048576 x the size of bfloat16 = 2097152 (0 for an unknown dtype)");
+  CHECK(error_of(replace(good, "\"dtype\":\"bfloat16\"", "\"dtype\":\"unknown\""))
+            .find("\"bytes\" is 2097152, not \"count\" 1048576 x the size of unknown = 0") == 0);
+  CHECK(parse_record_line(replace(replace(good, "\"dtype\":\"bfloat16\"", "\"dtype\":\"unknown\""),
+                                  "\"bytes\":2097152", "\"bytes\":0"))
+            .type == ParsedLine::Type::record);
+  // The kind and the collective agree: a p2p record is a send or a receive, with a peer rank.
+  const std::string p2p =
+      replace(replace(good, "\"kind\":\"collective\"", "\"kind\":\"p2p\""), "\"peer\":-1", "\"peer\":2");
+  CHECK(
+      error_of(p2p) ==
+      "\"collective\" is \"allreduce\": allowed send, recv or unknown (a p2p record is one send or receive)");
+  CHECK(parse_record_line(replace(p2p, "\"collective\":\"allreduce\"", "\"collective\":\"send\"")).type ==
+        ParsedLine::Type::record);
+  CHECK(error_of(replace(replace(p2p, "\"collective\":\"allreduce\"", "\"collective\":\"recv\""),
+                         "\"peer\":2", "\"peer\":16")) ==
+        "\"peer\" is 16: a p2p record's is a rank from 0 to \"n_ranks\" - 1 = 15");
+  CHECK(error_of(replace(good, "\"collective\":\"allreduce\"", "\"collective\":\"send\""))
+            .find("\"collective\" is \"send\": allowed allreduce, ") == 0);
+  CHECK(error_of(replace(good, "\"peer\":-1", "\"peer\":3")) == "\"peer\" is 3: a collective record's is -1");
+  // The clock agrees with the algorithm and the source.
+  CHECK(error_of(replace(good, "\"clock\":\"gpu\"", "\"clock\":\"enqueue\"")) ==
+        "\"clock\" is \"enqueue\" with \"algorithm\" \"ring\": a copy-engine collective (algorithm ce) and "
+        "only it "
+        "has the clock enqueue");
+  CHECK(
+      error_of(replace(good, "\"clock\":\"gpu\"", "\"clock\":\"host\"")) ==
+      "\"clock\" is \"host\" with \"source\" \"nccl\": the MPI backend's clock is host, the plugin's gpu or "
+      "enqueue");
+  CHECK(error_of(replace(good, "\"source\":\"nccl\"", "\"source\":\"mpi\""))
+            .find("\"clock\" is \"gpu\" with") == 0);
 }
