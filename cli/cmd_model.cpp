@@ -8,6 +8,7 @@
 #include "cli/output.h"
 #include "documents/model.h"
 #include "model/hf_config.h"
+#include "model/hf_families.h"
 #include "model/presets.h"
 
 namespace lagom::cli {
@@ -50,8 +51,9 @@ void run_model(const ModelFlags& flags, const Context& context) {
   if (context.json) {
     documents::ModelDocument document{workload, flags.model, format, std::nullopt};
     if (hf) {
-      document.huggingface = documents::ModelHfFields{hf->family, hf->context_length, hf->sliding_window,
-                                                      hf->read,   hf->ignored,        hf->notes};
+      document.huggingface = documents::ModelHfFields{
+          hf->family,  hf->config_class, hf->context_length, hf->sliding_window, hf->read,
+          hf->ignored, hf->unread,       hf->defaulted,      hf->notes};
     }
     print_json(documents::to_json(document));
     return;
@@ -84,6 +86,9 @@ void run_model(const ModelFlags& flags, const Context& context) {
           hf->sliding_window, hf->sliding_window);
     }
     fmt::print("# read: {}\n", joined(hf->read));
+    fmt::print("# defaults of {} (transformers {}), keys absent: {}\n", hf->config_class,
+               model::hf::k_transformers_version, joined(hf->defaulted));
+    fmt::print("# not read by {}: {}\n", hf->config_class, joined(hf->unread));
     fmt::print("# ignored (may change compute or memory): {}\n", joined(hf->ignored));
     for (const auto& note : hf->notes) fmt::print("# note: {}\n", note);
   }
