@@ -33,7 +33,8 @@ void add_spec_flags(CLI::App& command, SpecFlags& flags) {
                      "Profile database: its fits replace the model's defaults (localhost: ./lagom.db)");
   command.add_option("--run", flags.run, "Profile run id in --db [latest complete run]");
   command.add_option_function<double>(
-      "--memory-reserve-gib", [&flags](const double& v) { flags.memory_reserve_gib = v; },
+      "--memory-reserve-gib",
+      [&flags](const double& v) { flags.memory_reserve_gib = bounded("--memory-reserve-gib", v, 0.0, 1e6); },
       "GPU memory kept from the model's tensors (CUDA context, NCCL buffers, fragmentation), GiB "
       "[the cluster's]");
 }
