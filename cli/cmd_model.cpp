@@ -44,9 +44,13 @@ void run_model(const ModelFlags& flags, const Context& context) {
     }
   }
   if (flags.seq > 0) workload.seq = flags.seq;
-  if (workload.seq > 0) {
-    // Checked as a workload file once the sequence is known (a HuggingFace reading is not checked yet).
-    workload = unwrap(model::parse_workload(model::to_json(workload), flags.model));
+  {
+    // Checked as a workload file (a HuggingFace reading is not checked yet), with a stand-in sequence when
+    // none is known: the shapes and the limits of docs/simulator.md#limits do not depend on it.
+    nlohmann::json document = model::to_json(workload);
+    if (workload.seq == 0) document["seq"] = 1;
+    const model::WorkloadSpec checked = unwrap(model::parse_workload(document, flags.model));
+    if (workload.seq > 0) workload = checked;
   }
   if (context.json) {
     documents::ModelDocument document{workload, flags.model, format, std::nullopt};

@@ -71,8 +71,6 @@ const std::vector<FlagContext>& flag_contexts() {
       {"moe_pad_to_capacity", {}, moe, "a MoE model", no_experts},
       {"moe_grouped_gemm", {}, moe, "a MoE model", no_experts},
       {"expert_tp", {}, moe, "a MoE model", no_experts},
-      {"embedding_in_pipeline_split", {"pp"}, pipeline, "pp > 1", pp},
-      {"loss_in_pipeline_split", {"pp"}, pipeline, "pp > 1", pp},
       {"p2p_overlap", {"vpp"}, interleaved, "the interleaved schedule (vpp > 1)", vpp},
       {"defer_embedding_wgrad", {"pp"}, pipeline, "pp > 1", pp},
       {"tp_overlap_fp8_rs", {}, fp8, "--precision fp8", precision},

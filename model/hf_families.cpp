@@ -13,6 +13,12 @@ namespace {
 // a class does not take it, is PretrainedConfig's default, true
 // (src/transformers/configuration_utils.py:224). A null default is derived as the class or its model derives
 // it (hf_families.h).
+// T5's attribute_map (configuration_t5.py:76-81; MT5 and UMT5 the same, configuration_mt5.py:75-80,
+// configuration_umt5.py:75-80).
+constexpr std::string_view k_t5_aliases =
+    R"({"hidden_size": "d_model", "num_attention_heads": "num_heads", "num_hidden_layers": "num_layers",
+        "head_dim": "d_kv"})";
+
 constexpr std::array<Family, 24> k_families{{
     {"gpt2", "GPT2Config", 138, false,
      R"({"vocab_size": 50257, "n_positions": 1024, "n_embd": 768, "n_layer": 12, "n_head": 12,
@@ -41,23 +47,17 @@ constexpr std::array<Family, 24> k_families{{
      R"({"vocab_size": 32128, "d_model": 512, "d_kv": 64, "d_ff": 2048, "num_layers": 6,
          "num_decoder_layers": null, "num_heads": 8, "feed_forward_proj": "relu",
          "tie_word_embeddings": true})",
-     // configuration_t5.py:76-81
-     R"({"hidden_size": "d_model", "num_attention_heads": "num_heads", "num_hidden_layers": "num_layers",
-         "head_dim": "d_kv"})"},
+     k_t5_aliases},
     {"mt5", "MT5Config", 82, false,
      R"({"vocab_size": 250112, "d_model": 512, "d_kv": 64, "d_ff": 1024, "num_layers": 8,
          "num_decoder_layers": null, "num_heads": 6, "feed_forward_proj": "gated-gelu",
          "tie_word_embeddings": false})",
-     // configuration_mt5.py:75-80
-     R"({"hidden_size": "d_model", "num_attention_heads": "num_heads", "num_hidden_layers": "num_layers",
-         "head_dim": "d_kv"})"},
+     k_t5_aliases},
     {"umt5", "UMT5Config", 82, false,
      R"({"vocab_size": 250112, "d_model": 512, "d_kv": 64, "d_ff": 1024, "num_layers": 8,
          "num_decoder_layers": null, "num_heads": 6, "feed_forward_proj": "gated-gelu",
          "tie_word_embeddings": true})",
-     // configuration_umt5.py:75-80
-     R"({"hidden_size": "d_model", "num_attention_heads": "num_heads", "num_hidden_layers": "num_layers",
-         "head_dim": "d_kv"})"},
+     k_t5_aliases},
     {"llama", "LlamaConfig", 161, true,
      R"({"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
          "num_attention_heads": 32, "num_key_value_heads": null, "hidden_act": "silu",
