@@ -15,7 +15,6 @@
 #include "core/text.h"
 #include "core/units.h"
 #include "documents/comm_config.h"
-#include "inputs/flag_context.h"
 #include "inputs/scenario.h"
 #include "simulator/simulator.h"
 
@@ -228,13 +227,6 @@ Result<std::vector<PreparedRun>> prepare_runs(const RunsTable& table) {
     auto source = load_cluster(flags[r].spec, run.strategy.gpus);
     if (!source.ok()) return in_row(source.error());
     run.source = std::move(source.value());
-    // A strategy cell that cannot act on this row (a MoE knob on a dense model) is an input error; a
-    // strategy that does not resolve is a failed run (simulate_run).
-    if (auto resolved = model::resolve_strategy(run.strategy, run.workload, run.source.cluster);
-        resolved.ok()) {
-      const Status acts = inputs::check_flag_contexts(flags[r].strategy, run.workload, resolved.value());
-      if (!acts.ok()) return in_row(acts.error());
-    }
     if (!flags[r].comm_config.empty()) {
       auto document = read_json_file(flags[r].comm_config);
       if (!document.ok()) return in_row(document.error());

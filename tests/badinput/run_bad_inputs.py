@@ -281,9 +281,6 @@ for flags, expect in [
 # explore judges a dimension only when it is pinned: --pp 1 given.
 add("flag-context-explore-pinned-pp", EXPLORE + ["--pp", "1", "--defer-embedding-wgrad", "2"], {},
     ["--defer-embedding-wgrad", "pp > 1"])
-add("flag-context-validate-fp8-params", ["validate", "runs.csv"],
-    {"runs.csv": b"model,cluster,gpus,global-batch,fp8-params,measured_iteration_s\n"
-                 b"llama3-8b,dgx-a100,8,8,true,1.0\n"}, ["runs.csv:2", "--fp8-params", "--precision fp8"])
 for flag, value in [("--algo", "ring"), ("--proto", "simple"), ("--channels", "4"), ("--bytes", "1M"),
                     ("--ranks", "8")]:
     add(f"flag-context-cost-gemm{flag}", ["cost", "--gemm", "64,64,64", "--cluster", "dgx-a100", flag, value], {},

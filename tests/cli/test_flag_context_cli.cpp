@@ -126,7 +126,8 @@ TEST_CASE("a model too large to simulate is refused at once, naming the limit", 
   CHECK(r.err ==
         "lagom: error: flags: layers: 2147483647 is more than the 65536 layers Lagom simulates "
         "(docs/simulator.md#limits)\n");
-  r = run_lagom(simulate_with({"--global-batch", "2147483640"}));
+  r = run_lagom({"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "8", "--global-batch",
+                 "2147483640"});
   CHECK(r.exit_code == 2);
   CHECK(r.err ==
         "lagom: error: layers × micro-batches = 32 × 268435455 = 8589934560 layer passes per iteration, more "

@@ -90,10 +90,11 @@ TEST_CASE("configs whose layers are not modelled are refused with the keys named
         "mamba.json: model_type mamba: state-space layers (state_size, conv_kernel, expand, time_step_rank) "
         "are not modelled (Lagom prices attention and FFN layers)");
   auto mla = read_hf_config(hf_file("deepseek-v2-lite.json"), "ds.json");
-  CHECK(mla.error().message ==
-        "ds.json: model_type deepseek_v2: multi-head latent attention (DeepSeek's low-rank query and key/value "
-        "projections: kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim 128; "
-        "DeepseekV2Config's defaults where the file has none) is not modelled");
+  CHECK(
+      mla.error().message ==
+      "ds.json: model_type deepseek_v2: multi-head latent attention (DeepSeek's low-rank query and key/value "
+      "projections: kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim 128; "
+      "DeepseekV2Config's defaults where the file has none) is not modelled");
   auto unknown = nlohmann::json::parse(R"({"model_type": "bert", "num_hidden_layers": 12})");
   CHECK(read_hf_config(unknown, "b.json")
             .error()
