@@ -1,4 +1,5 @@
 // `lagom cost`: a direct query of the cost model — one collective call or one GEMM on a cluster.
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -169,24 +170,37 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
   fmt::print("{}\n", documents::nccl_text(cost.cluster()));
 }
 
-void run_cost(const CostOptions& o, const Context& context) {
+// The flags of one kind of pricing: given with the other, they would change nothing, so they are an error
+// (as the strategy flags outside their context: inputs/flag_context.h).
+struct PricingOnly {
+  const char* flag;
+  bool collective;  // --collective's (else --gemm's)
+  const char* why;
+};
+constexpr std::array<PricingOnly, 10> k_pricing_only{{
+    {"--bytes", true, ""},
+    {"--cta-policy", true, " (a GEMM has no CTA policy)"},
+    {"--nccl-version", true, " (a GEMM runs no NCCL)"},
+    {"--ranks", true, ""},
+    {"--algo", true, ""},
+    {"--proto", true, ""},
+    {"--channels", true, ""},
+    {"--threads", true, ""},
+    {"--chunk-bytes", true, ""},
+    {"--precision", false, " (a collective's --bytes is its size)"},
+}};
+
+void run_cost(const CostOptions& o, const Context& context, const CLI::App& command) {
   if (o.collective.empty() == o.gemm.empty()) {
     fail(ErrorCode::invalid_input,
          "cost: give either --collective (with --bytes and --ranks) or --gemm M,N,K");
   }
-  // A collective's cost does not depend on a precision (--bytes is its size): a --precision given with
-  // one would be silently unused.
-  if (!o.collective.empty() && !o.precision.empty()) {
-    fail(ErrorCode::invalid_input,
-         "cost: --precision: applies to --gemm only (a collective's --bytes is its size)");
-  }
-  if (!o.gemm.empty() && !o.cta_policy.empty()) {
-    fail(ErrorCode::invalid_input,
-         "cost: --cta-policy: applies to --collective only (a GEMM has no CTA policy)");
-  }
-  if (!o.gemm.empty() && o.nccl_version) {
-    fail(ErrorCode::invalid_input,
-         "cost: --nccl-version: applies to --collective only (a GEMM runs no NCCL)");
+  const bool collective = !o.collective.empty();
+  for (const PricingOnly& only : k_pricing_only) {
+    if (only.collective != collective && command.count(only.flag) > 0) {
+      fail(ErrorCode::invalid_input, fmt::format("cost: {}: applies to {} only{}", only.flag,
+                                                 only.collective ? "--collective" : "--gemm", only.why));
+    }
   }
   if (o.cluster.empty()) fail(ErrorCode::invalid_input, "cost: --cluster: required");
   const ClusterSource source =
@@ -231,7 +245,7 @@ void add_cost_command(CLI::App& app, Context& context) {
   command->add_option(
       "--nccl-version", o->nccl_version,
       "NCCL version whose defaults to emulate, X.Y[.Z] [the cluster's nccl_version, else 2.28.9]");
-  command->callback([o, &context] { run_cost(*o, context); });
+  command->callback([o, &context, command] { run_cost(*o, context, *command); });
 }
 
 }  // namespace lagom::cli

@@ -8,6 +8,7 @@
 #include "cli/output.h"
 #include "documents/model.h"
 #include "model/hf_config.h"
+#include "model/hf_families.h"
 #include "model/presets.h"
 
 namespace lagom::cli {
@@ -43,15 +44,20 @@ void run_model(const ModelFlags& flags, const Context& context) {
     }
   }
   if (flags.seq > 0) workload.seq = flags.seq;
-  if (workload.seq > 0) {
-    // Checked as a workload file once the sequence is known (a HuggingFace reading is not checked yet).
-    workload = unwrap(model::parse_workload(model::to_json(workload), flags.model));
+  {
+    // Checked as a workload file (a HuggingFace reading is not checked yet), with a stand-in sequence when
+    // none is known: the shapes and the limits of docs/simulator.md#limits do not depend on it.
+    nlohmann::json document = model::to_json(workload);
+    if (workload.seq == 0) document["seq"] = 1;
+    const model::WorkloadSpec checked = unwrap(model::parse_workload(document, flags.model));
+    if (workload.seq > 0) workload = checked;
   }
   if (context.json) {
     documents::ModelDocument document{workload, flags.model, format, std::nullopt};
     if (hf) {
-      document.huggingface = documents::ModelHfFields{hf->family, hf->context_length, hf->sliding_window,
-                                                      hf->read,   hf->ignored,        hf->notes};
+      document.huggingface = documents::ModelHfFields{
+          hf->family,  hf->config_class, hf->context_length, hf->sliding_window, hf->read,
+          hf->ignored, hf->unread,       hf->defaulted,      hf->notes};
     }
     print_json(documents::to_json(document));
     return;
@@ -84,6 +90,9 @@ void run_model(const ModelFlags& flags, const Context& context) {
           hf->sliding_window, hf->sliding_window);
     }
     fmt::print("# read: {}\n", joined(hf->read));
+    fmt::print("# defaults of {} (transformers {}), keys absent: {}\n", hf->config_class,
+               model::hf::k_transformers_version, joined(hf->defaulted));
+    fmt::print("# not read by {}: {}\n", hf->config_class, joined(hf->unread));
     fmt::print("# ignored (may change compute or memory): {}\n", joined(hf->ignored));
     for (const auto& note : hf->notes) fmt::print("# note: {}\n", note);
   }

@@ -261,13 +261,7 @@ void add_plan_command(CLI::App& app, Context& context) {
   auto number_flag = [&](const char* name, std::optional<double>& target, double lo, double hi,
                          const char* help) {
     command->add_option_function<double>(
-        name,
-        [&target, name, lo, hi](const double& v) {
-          if (!std::isfinite(v) || v < lo || v > hi)
-            fail(ErrorCode::invalid_input, fmt::format("{}: {:g} is not within {:g}..{:g}", name, v, lo, hi));
-          target = v;
-        },
-        help);
+        name, [&target, name, lo, hi](const double& v) { target = bounded(name, v, lo, hi); }, help);
   };
   number_flag("--failure-rate", flags->failures_per_gpu_hour, 0, 1,
               "Interruptions per GPU-hour [the cluster's; Llama 3: 1.97e-5]");

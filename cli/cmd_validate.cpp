@@ -218,7 +218,7 @@ void add_validate_command(CLI::App& app, Context& context) {
   auto flags = std::make_shared<ValidateFlags>();
   command->add_option("files", flags->files, "Runs files (CSV, docs/validate.md)")->required();
   command->add_option_function<double>(
-      "--max-mape", [flags](const double& v) { flags->max_mape_pct = v; },
+      "--max-mape", [flags](const double& v) { flags->max_mape_pct = bounded("--max-mape", v, 0.0, 1e6); },
       "Exit 1 when the mean absolute percentage error exceeds PCT");
   command->callback([flags, &context] { run_validate(*flags, context); });
 }

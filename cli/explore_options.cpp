@@ -2,6 +2,10 @@
 
 #include <array>
 #include <optional>
+#include <set>
+#include <string>
+
+#include "inputs/flag_context.h"
 
 namespace lagom::cli {
 
@@ -32,6 +36,13 @@ Result<search::ExploreOptions> explore_options(const inputs::StrategyFlags& flag
   if (f.has("tp_overlap")) pins.tp_overlap = base.tp_overlap;
   if (f.has("cp_comm_type")) pins.cp_comm = base.cp_comm;
   pins.bucket_mb = f.has("bucket_mb");
+  // The dimensions explore searches (those not pinned) may give a flag its context in some candidates.
+  std::set<std::string> free;
+  for (const char* key : {"tp", "pp", "dp", "cp", "ep", "vpp", "zero", "dp_shard", "sp", "micro_batch",
+                          "recompute", "tp_overlap", "cp_comm_type"}) {
+    if (!f.has(key)) free.insert(key);
+  }
+  LAGOM_TRY_STATUS(inputs::check_flag_contexts(flags, workload, base, free));
   return options;
 }
 

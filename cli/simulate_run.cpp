@@ -14,12 +14,7 @@ void add_simulate_run_flags(CLI::App& command, SimulateRunFlags& flags) {
                      "Training tokens (e.g. 15T): add the run's time, p99 step, goodput, cost and energy "
                      "(docs/plan.md)");
   command.add_option_function<double>(
-      "--price",
-      [&flags](const double& v) {
-        if (!std::isfinite(v) || v < 0)
-          fail(ErrorCode::invalid_input, fmt::format("--price: {:g} must be >= 0", v));
-        flags.price = v;
-      },
+      "--price", [&flags](const double& v) { flags.price = bounded("--price", v, 0.0, 1e6); },
       "Dollars per GPU-hour, with --tokens [the cluster file's operations.price_per_gpu_hour]");
 }
 

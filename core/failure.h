@@ -33,11 +33,13 @@ T flag_value(const std::string& flag, Result<T> parsed) {
   return std::move(parsed).value();
 }
 
-// `value` of an integer flag, when within [lo, hi]; otherwise the command fails with
-// "<flag>: <value> is not within <lo>..<hi>" (exit 2), at the flag, before anything runs.
+// `value` of a numeric flag, when within [lo, hi]; otherwise the command fails with
+// "<flag>: <value> is not within <lo>..<hi>" (exit 2), at the flag, before anything runs. The one rule of
+// every number a flag takes: a NaN is within no bounds and an infinity beyond any finite one, so `nan`,
+// `inf` and `-inf` are refused as any value out of range is.
 template <typename T>
 T bounded(const std::string& flag, T value, T lo, T hi) {
-  if (value < lo || value > hi) {
+  if (!(value >= lo && value <= hi)) {
     throw CommandFailed{make_error(ErrorCode::invalid_input,
                                    fmt::format("{}: {} is not within {}..{}", flag, value, lo, hi))};
   }

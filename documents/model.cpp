@@ -74,10 +74,13 @@ nlohmann::json to_json(const ModelDocument& document) {
   if (document.huggingface) {
     const ModelHfFields& hf = *document.huggingface;
     doc["family"] = hf.family;
+    doc["config_class"] = hf.config_class;
     doc["context_length"] = hf.context_length;
     doc["sliding_window"] = hf.sliding_window;
     doc["read"] = hf.read;
     doc["ignored"] = hf.ignored;
+    doc["unread"] = hf.unread;
+    doc["defaulted"] = hf.defaulted;
     doc["notes"] = hf.notes;
   }
   return stamp(Kind::model, std::move(doc));

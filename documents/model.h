@@ -23,9 +23,10 @@ double flops_per_token(const model::WorkloadSpec& workload);
 
 // What a HuggingFace config.json said beyond the workload (model/hf_config.h).
 struct ModelHfFields {
-  std::string family;  // model_type
+  std::string family;        // model_type
+  std::string config_class;  // the transformers class it was read as (model/hf_families.h)
   long context_length = 0, sliding_window = 0;
-  std::vector<std::string> read, ignored, notes;
+  std::vector<std::string> read, ignored, unread, defaulted, notes;
 };
 
 // `model --json` (kind "model"): how a model was read.

@@ -10,6 +10,7 @@
 #include "core/files.h"
 #include "core/json_fields.h"
 #include "core/units.h"
+#include "inputs/flag_context.h"
 #include "model/hf_config.h"
 #include "model/presets.h"
 #include "model/strategy_knobs.h"
@@ -32,7 +33,8 @@ void add_spec_flags(CLI::App& command, SpecFlags& flags) {
                      "Profile database: its fits replace the model's defaults (localhost: ./lagom.db)");
   command.add_option("--run", flags.run, "Profile run id in --db [latest complete run]");
   command.add_option_function<double>(
-      "--memory-reserve-gib", [&flags](const double& v) { flags.memory_reserve_gib = v; },
+      "--memory-reserve-gib",
+      [&flags](const double& v) { flags.memory_reserve_gib = bounded("--memory-reserve-gib", v, 0.0, 1e6); },
       "GPU memory kept from the model's tensors (CUDA context, NCCL buffers, fragmentation), GiB "
       "[the cluster's]");
   command.add_option(
@@ -183,12 +185,7 @@ Result<model::WorkloadSpec> load_workload(const SpecFlags& flags, Progress* warn
         LAGOM_TRY(hf, model::read_hf_config(document, flags.model));
         loaded = hf->workload;
         if (loaded.seq == 0 && flags.seq == 0) return model::missing_hf_seq(*hf, flags.model);
-        if (!hf->ignored.empty()) {
-          std::string keys;
-          for (const auto& key : hf->ignored) keys += (keys.empty() ? "" : ", ") + key;
-          warn(fmt::format("{}: keys not modelled, which may change compute or memory, were ignored: {}",
-                           flags.model, keys));
-        }
+        for (const std::string& message : model::hf_warnings(*hf, flags.model)) warn(message);
       } else {
         LAGOM_TRY(loaded, model::parse_workload(document, flags.model));
       }
@@ -295,8 +292,10 @@ Result<std::unique_ptr<simulator::Scenario>> load_scenario(const SpecFlags& spec
   LAGOM_TRY(model::WorkloadSpec workload, load_workload(spec, warnings));
   LAGOM_TRY(const model::Strategy requested, strategy_from_flags(strategy));
   LAGOM_TRY(ClusterSource source, load_cluster(spec, requested.gpus, warnings));
-  return simulator::Scenario::make(std::move(workload), std::move(source.cluster), requested,
-                                   std::move(source.calibration));
+  LAGOM_TRY(auto scenario, simulator::Scenario::make(std::move(workload), std::move(source.cluster),
+                                                     requested, std::move(source.calibration)));
+  LAGOM_TRY_STATUS(check_flag_contexts(strategy, scenario->workload, scenario->strategy));
+  return scenario;
 }
 
 }  // namespace lagom::inputs

@@ -10,30 +10,11 @@
 #include <fmt/format.h>
 
 #include "core/json_fields.h"
+#include "model/hf_families.h"
 
 namespace lagom::model {
 
 namespace {
-
-// The families read, with what their config classes in transformers leave implicit: whether the FFN is
-// gated (gate_proj/up_proj/down_proj: LLaMA's MLP and its descendants) or two matrices (fc1/fc2, GPT-2's
-// c_fc/c_proj), and the default of `tie_word_embeddings` when a file omits it (PretrainedConfig's default
-// is true; LlamaConfig, MistralConfig, Qwen2Config, ... set false).
-struct Family {
-  std::string_view name;
-  bool gated;
-  bool tied_by_default;
-};
-constexpr std::array<Family, 24> k_families{{
-    {"gpt2", false, true},       {"gpt_neox", false, false},   {"phi", false, false},
-    {"starcoder2", false, true}, {"nemotron", false, false},   {"t5", false, true},
-    {"mt5", false, false},       {"umt5", false, false},       {"llama", true, false},
-    {"mistral", true, false},    {"mixtral", true, false},     {"qwen2", true, false},
-    {"qwen2_moe", true, false},  {"qwen3", true, false},       {"qwen3_moe", true, false},
-    {"phi3", true, false},       {"olmo", true, false},        {"olmo2", true, false},
-    {"olmoe", true, false},      {"gemma", true, true},        {"gemma2", true, true},
-    {"deepseek", true, false},   {"deepseek_v2", true, false}, {"deepseek_v3", true, false},
-}};
 
 // Families whose layers are not attention + FFN blocks, with the keys that say so.
 constexpr std::array<std::string_view, 7> k_state_space{"mamba", "mamba2",          "falcon_mamba", "rwkv",
@@ -41,117 +22,42 @@ constexpr std::array<std::string_view, 7> k_state_space{"mamba", "mamba2",      
 constexpr std::array<std::string_view, 9> k_state_space_keys{
     "state_size", "ssm_state_size", "conv_kernel",          "d_conv", "expand", "time_step_rank",
     "d_state",    "mamba_d_state",  "attention_window_size"};
-// DeepSeek-V2/V3's multi-head latent attention: low-rank query and key/value projections.
+// DeepSeek-V2/V3's multi-head latent attention: low-rank query and key/value projections (the families'
+// classes always build it: hf_families.cpp gives their defaults).
 constexpr std::array<std::string_view, 5> k_mla_keys{"q_lora_rank", "kv_lora_rank", "qk_rope_head_dim",
                                                      "qk_nope_head_dim", "v_head_dim"};
 
 // Keys that change neither the compute nor the memory of training (numerics, tokens, rotary embedding
 // frequencies, inference caches, bookkeeping), so ignoring them is not worth a warning.
 const std::set<std::string, std::less<>>& no_effect_keys() {
-  static const std::set<std::string, std::less<>> keys{"_name_or_path",
-                                                       "architectures",
-                                                       "auto_map",
-                                                       "transformers_version",
-                                                       "torch_dtype",
-                                                       "dtype",
-                                                       "bos_token_id",
-                                                       "eos_token_id",
-                                                       "pad_token_id",
-                                                       "sep_token_id",
-                                                       "decoder_start_token_id",
-                                                       "tokenizer_class",
-                                                       "id2label",
-                                                       "label2id",
-                                                       "problem_type",
-                                                       "finetuning_task",
-                                                       "task_specific_params",
-                                                       "initializer_range",
-                                                       "initializer_factor",
-                                                       "rms_norm_eps",
-                                                       "layer_norm_eps",
-                                                       "layer_norm_epsilon",
-                                                       "norm_epsilon",
-                                                       "norm_eps",
-                                                       "rope_theta",
-                                                       "rope_scaling",
-                                                       "rotary_emb_base",
-                                                       "rotary_pct",
-                                                       "partial_rotary_factor",
-                                                       "original_max_position_embeddings",
-                                                       "attention_dropout",
-                                                       "hidden_dropout",
-                                                       "dropout_rate",
-                                                       "dropout",
-                                                       "resid_pdrop",
-                                                       "embd_pdrop",
-                                                       "attn_pdrop",
-                                                       "summary_type",
-                                                       "summary_use_proj",
-                                                       "summary_activation",
-                                                       "summary_proj_to_labels",
-                                                       "summary_first_dropout",
-                                                       "use_cache",
-                                                       "output_past",
-                                                       "cache_implementation",
-                                                       "output_router_logits",
-                                                       "router_aux_loss_coef",
-                                                       "aux_loss_alpha",
-                                                       "seq_aux",
-                                                       "router_z_loss_coef",
-                                                       "norm_topk_prob",
-                                                       "scoring_func",
-                                                       "topk_method",
-                                                       "n_group",
-                                                       "topk_group",
-                                                       "routed_scaling_factor",
-                                                       "ep_size",
-                                                       "query_pre_attn_scalar",
-                                                       "final_logit_softcapping",
-                                                       "pretraining_tp",
-                                                       "relative_attention_num_buckets",
-                                                       "relative_attention_max_distance",
-                                                       "attention_bias",
-                                                       "mlp_bias",
-                                                       "use_bias",
-                                                       "qkv_bias",
-                                                       "bias",
-                                                       "scale_attn_weights",
-                                                       "reorder_and_upcast_attn",
-                                                       "scale_attn_by_inverse_layer_idx",
-                                                       "use_parallel_residual",
-                                                       "gradient_checkpointing",
-                                                       "clip_qkv",
-                                                       "qk_layernorm",
-                                                       "sliding_window_size",
-                                                       "max_window_layers",
-                                                       "use_sliding_window",
-                                                       "embedding_multiplier",
-                                                       "logits_scaling",
-                                                       "residual_multiplier",
-                                                       "attention_multiplier",
-                                                       "is_encoder_decoder",
-                                                       "rope_type",
-                                                       "classifier_dropout",
-                                                       "hidden_dropout_prob",
-                                                       "attention_probs_dropout_prob",
-                                                       "use_return_dict",
-                                                       "output_hidden_states",
-                                                       "output_attentions",
-                                                       "torchscript",
-                                                       "num_experts_per_tok_group"};
+  static const std::set<std::string, std::less<>> keys{
+      "_name_or_path", "architectures", "auto_map", "transformers_version", "torch_dtype", "dtype",
+      "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id",
+      "tokenizer_class", "id2label", "label2id", "problem_type", "finetuning_task", "task_specific_params",
+      "initializer_range", "initializer_factor", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon",
+      "norm_epsilon", "norm_eps", "rope_theta", "rope_scaling", "rotary_emb_base", "rotary_pct",
+      "partial_rotary_factor", "original_max_position_embeddings", "attention_dropout", "hidden_dropout",
+      "dropout_rate", "dropout", "resid_pdrop", "embd_pdrop", "attn_pdrop", "summary_type",
+      "summary_use_proj", "summary_activation", "summary_proj_to_labels", "summary_first_dropout",
+      "use_cache", "output_past", "cache_implementation", "output_router_logits", "router_aux_loss_coef",
+      "aux_loss_alpha", "seq_aux", "router_z_loss_coef", "norm_topk_prob", "scoring_func", "topk_method",
+      "n_group", "topk_group", "routed_scaling_factor", "ep_size", "query_pre_attn_scalar",
+      "final_logit_softcapping", "pretraining_tp", "relative_attention_num_buckets",
+      "relative_attention_max_distance", "attention_bias", "mlp_bias", "use_bias", "qkv_bias", "bias",
+      "scale_attn_weights", "reorder_and_upcast_attn", "scale_attn_by_inverse_layer_idx",
+      "use_parallel_residual", "gradient_checkpointing", "clip_qkv", "qk_layernorm", "sliding_window_size",
+      "max_window_layers", "use_sliding_window", "embedding_multiplier", "logits_scaling",
+      "residual_multiplier", "attention_multiplier", "is_encoder_decoder", "rope_type", "classifier_dropout",
+      "hidden_dropout_prob", "attention_probs_dropout_prob", "use_return_dict", "output_hidden_states",
+      "output_attentions", "torchscript", "num_experts_per_tok_group",
+      // context lengths of older files no class reads
+      "n_ctx", "seq_length"};
   return keys;
-}
-
-const Family* find_family(std::string_view type) {
-  for (const Family& family : k_families) {
-    if (family.name == type) return &family;
-  }
-  return nullptr;
 }
 
 std::string family_names() {
   std::string out;
-  for (const Family& family : k_families) out += (out.empty() ? "" : ", ") + std::string(family.name);
+  for (const hf::Family& family : hf::families()) out += (out.empty() ? "" : ", ") + std::string(family.name);
   return out;
 }
 
@@ -183,7 +89,7 @@ struct HfKeys {
 };
 
 // The activation, and with the family whether the FFN is gated: w.ffn_type.
-Status read_activation(HfKeys& k, const Family& family, bool t5, WorkloadSpec& w) {
+Status read_activation(HfKeys& k, const hf::Family& family, bool t5, WorkloadSpec& w) {
   std::string act = family.gated ? "silu" : "gelu";
   const std::string key =
       k.pick({"hidden_activation", "hidden_act", "activation_function", "feed_forward_proj"});
@@ -278,47 +184,120 @@ Status read_experts(HfKeys& k, WorkloadSpec& w) {
 
 }  // namespace
 
+std::vector<std::string> hf_warnings(const HfReading& reading, const std::string& origin) {
+  auto joined = [](const std::vector<std::string>& keys) {
+    std::string out;
+    for (const auto& key : keys) out += (out.empty() ? "" : ", ") + key;
+    return out;
+  };
+  std::vector<std::string> out;
+  if (!reading.defaulted.empty()) {
+    out.push_back(fmt::format("{}: keys absent, read at {}'s defaults (transformers {}): {}", origin,
+                              reading.config_class, hf::k_transformers_version, joined(reading.defaulted)));
+  }
+  if (!reading.unread.empty()) {
+    out.push_back(fmt::format("{}: keys {} does not read were ignored (model_type {}): {}", origin,
+                              reading.config_class, reading.family, joined(reading.unread)));
+  }
+  if (!reading.ignored.empty()) {
+    out.push_back(fmt::format("{}: keys not modelled, which may change compute or memory, were ignored: {}",
+                              origin, joined(reading.ignored)));
+  }
+  return out;
+}
+
 bool is_hf_config(const nlohmann::json& document) {
   return document.is_object() && (document.contains("model_type") || document.contains("architectures"));
 }
 
+namespace {
+
+// Keys Lagom reads in every family: its own `seq`, and what says which family and which network it is.
+bool lagom_key(const std::string& key) {
+  return key == "model_type" || key == "seq" || key == "is_encoder_decoder" || key == "_name_or_path";
+}
+
+// The document as the family's class reads it: the keys it reads as the file gives them (a null too), its
+// defaults for those the file omits (listed in out.defaulted), and nothing it does not read (listed in
+// out.unread when another family reads the key, else in out.ignored when it may change compute or memory).
+nlohmann::json family_view(const nlohmann::json& document, const hf::Family& family, HfReading& out) {
+  nlohmann::json view = nlohmann::json::object();
+  for (const auto& item : document.items()) {
+    const std::string& key = item.key();
+    if (lagom_key(key) || hf::reads(family, key)) {
+      view[key] = item.value();
+    } else if (no_effect_keys().count(key) != 0 || item.value().is_null()) {
+      continue;
+    } else if (hf::any_family_reads(key)) {
+      out.unread.push_back(key);
+    } else {
+      out.ignored.push_back(key);
+    }
+  }
+  const nlohmann::json& aliases = hf::aliases_of(family);
+  for (const auto& item : hf::defaults_of(family).items()) {
+    bool given = document.contains(item.key());
+    for (const auto& alias : aliases.items()) {
+      if (alias.value() == item.key() && document.contains(alias.key())) given = true;
+    }
+    if (given || item.value().is_null()) continue;
+    view[item.key()] = item.value();
+    out.defaulted.push_back(fmt::format("{} {}", item.key(), item.value().dump()));
+  }
+  return view;
+}
+
+std::string class_name(const hf::Family& family) {
+  return family.config_class.empty() ? std::string(family.name) : std::string(family.config_class);
+}
+
+}  // namespace
+
 Result<HfReading> read_hf_config(const nlohmann::json& document, const std::string& origin) {
   LAGOM_TRY_STATUS(require_object(document, origin));
-  FieldReader r(document, origin, "", UnknownFields::error, k_spec_number_maximum);
   HfReading out;
+  {
+    const FieldReader file(document, origin, "", UnknownFields::error, k_spec_number_maximum);
+    LAGOM_TRY(out.family, file.string("model_type", std::nullopt));
+  }
+  if (std::find(k_state_space.begin(), k_state_space.end(), out.family) != k_state_space.end()) {
+    std::string keys;
+    for (std::string_view key : k_state_space_keys) {
+      if (document.contains(key)) keys += (keys.empty() ? "" : ", ") + std::string(key);
+    }
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("{}: model_type {}: state-space layers{} are not modelled (Lagom prices "
+                                  "attention and FFN layers)",
+                                  origin, out.family, keys.empty() ? "" : " (" + keys + ")"));
+  }
+  const hf::Family* family = hf::find_family(out.family);
+  if (family == nullptr) {
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("{}: model_type: '{}' is not a family Lagom reads (its FFN and attention "
+                                  "shapes cannot be told from the keys); known: {}; or write a Lagom "
+                                  "workload file",
+                                  origin, out.family, family_names()));
+  }
+  out.config_class = class_name(*family);
+  const nlohmann::json view = family_view(document, *family, out);
+  FieldReader r(view, origin, "", UnknownFields::error, k_spec_number_maximum);
   WorkloadSpec& w = out.workload;
   HfKeys k{r, out, origin};
   auto refuse = [&k](const std::string& what) { return k.refuse(what); };
-  auto present = [&](auto keys) {
-    std::string list;
-    for (std::string_view key : keys) {
-      if (r.has(std::string(key))) list += (list.empty() ? "" : ", ") + std::string(key);
-    }
-    return list;
-  };
   auto pick = [&k](std::initializer_list<const char*> keys) { return k.pick(keys); };
-
-  LAGOM_TRY(out.family, r.string("model_type", std::nullopt));
   out.read.emplace_back("model_type");
-  if (std::find(k_state_space.begin(), k_state_space.end(), out.family) != k_state_space.end()) {
-    const std::string keys = present(k_state_space_keys);
-    return refuse(
-        fmt::format("model_type {}: state-space layers{} are not modelled (Lagom prices attention "
-                    "and FFN layers)",
-                    out.family, keys.empty() ? "" : " (" + keys + ")"));
-  }
-  if (const std::string mla = present(k_mla_keys); !mla.empty()) {
-    return refuse(
-        fmt::format("{}: multi-head latent attention (DeepSeek's low-rank query and key/value "
-                    "projections) is not modelled",
-                    mla));
-  }
-  const Family* family = find_family(out.family);
-  if (family == nullptr) {
-    return refuse(
-        fmt::format("model_type: '{}' is not a family Lagom reads (its FFN and attention shapes "
-                    "cannot be told from the keys); known: {}; or write a Lagom workload file",
-                    out.family, family_names()));
+  {
+    std::string mla;
+    for (std::string_view key : k_mla_keys) {
+      if (r.has(std::string(key)))
+        mla += fmt::format("{}{} {}", mla.empty() ? "" : ", ", key, r.at(std::string(key)).dump());
+    }
+    if (!mla.empty()) {
+      return refuse(fmt::format(
+          "model_type {}: multi-head latent attention (DeepSeek's low-rank query and key/value projections: "
+          "{}; {}'s defaults where the file has none) is not modelled",
+          out.family, mla, class_name(*family)));
+    }
   }
   const bool t5 = contains(out.family, "t5");
   {
@@ -355,14 +334,20 @@ Result<HfReading> read_hf_config(const nlohmann::json& document, const std::stri
       w.attention_head_dim = head_dim;
     }
   }
-  LAGOM_TRY(w.ffn_hidden, r.integer(pick({"intermediate_size", "n_inner", "ffn_dim", "d_ff"}), 4 * w.hidden));
+  {
+    // GPT-2's n_inner: None is 4·n_embd (modeling_gpt2.py GPT2Block); every other family's width is given
+    // or defaulted by its class.
+    const bool inner = hf::reads(*family, "n_inner");
+    LAGOM_TRY(w.ffn_hidden, r.integer(pick({"intermediate_size", "n_inner", "d_ff"}),
+                                      inner ? std::optional<std::int64_t>(4 * w.hidden) : std::nullopt));
+  }
   LAGOM_TRY(w.vocab, r.integer(pick({"vocab_size"}), std::nullopt));
   {
-    const std::string key = pick({"max_position_embeddings", "n_positions", "n_ctx", "seq_length"});
+    const std::string key = pick({"max_position_embeddings", "n_positions"});
     LAGOM_TRY(out.context_length, r.integer(key, 0L, 0));
   }
   LAGOM_TRY(w.seq, r.integer(pick({"seq"}), 0L, 0));
-  LAGOM_TRY(w.tied_embeddings, r.boolean(pick({"tie_word_embeddings"}), family->tied_by_default));
+  LAGOM_TRY(w.tied_embeddings, r.boolean(pick({"tie_word_embeddings"}), std::nullopt));
 
   LAGOM_TRY_STATUS(read_activation(k, *family, t5, w));
 
@@ -376,13 +361,10 @@ Result<HfReading> read_hf_config(const nlohmann::json& document, const std::stri
     if (used) out.sliding_window = window;
   }
 
-  // What was neither read nor known to be without effect.
-  const std::set<std::string, std::less<>> read(out.read.begin(), out.read.end());
-  for (const auto& item : document.items()) {
-    if (read.count(item.key()) == 0 && no_effect_keys().count(item.key()) == 0 && !item.value().is_null()) {
-      out.ignored.push_back(item.key());
-    }
-  }
+  // Only what the file gave counts as read (defaults are listed in out.defaulted).
+  out.read.erase(std::remove_if(out.read.begin(), out.read.end(),
+                                [&document](const std::string& key) { return !document.contains(key); }),
+                 out.read.end());
   std::sort(out.read.begin(), out.read.end());
   out.read.erase(std::unique(out.read.begin(), out.read.end()), out.read.end());
   return out;

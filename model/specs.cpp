@@ -325,7 +325,28 @@ bool WorkloadSpec::is_moe_layer(int layer) const {
 }
 
 namespace {
+
+// What one simulation can hold (docs/simulator.md#limits). The task graph has a few tasks per layer and
+// micro-batch (simulator/graph.cpp), so its time and memory grow with layers × micro-batches: at most
+// k_max_layer_passes of them (resolve_strategy), and at most k_max_layers layers in any model. Without
+// grouped GEMMs a MoE layer has a GEMM pair per local expert (model/cost_compute.cpp): at most
+// k_max_experts experts. Real models are far below them (Llama 3.1 405B: 126 layers; DeepSeek-V3: 256
+// experts; a run of 128 layers at 4096 micro-batches is 524288 layer passes).
+constexpr int k_max_layers = 1 << 16;
+constexpr int k_max_experts = 1 << 16;
+constexpr long k_max_layer_passes = 1L << 22;
+
 Status check_workload(const WorkloadSpec& w, const FieldReader& r) {
+  if (w.layers > k_max_layers) {
+    return r.error("layers",
+                   fmt::format("{} is more than the {} layers Lagom simulates (docs/simulator.md#limits)",
+                               w.layers, k_max_layers));
+  }
+  if (w.moe && w.moe->experts > k_max_experts) {
+    return r.error("moe.experts",
+                   fmt::format("{} is more than the {} experts Lagom simulates (docs/simulator.md#limits)",
+                               w.moe->experts, k_max_experts));
+  }
   if (w.attention_head_dim == 0 && w.hidden % w.heads != 0) {
     return r.error("heads", fmt::format("heads={} does not divide hidden={}", w.heads, w.hidden));
   }
@@ -608,6 +629,12 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
   if (s.global_batch % (static_cast<long>(s.dp) * s.micro_batch) != 0) {
     return bad(fmt::format("global-batch={} is not a multiple of dp·micro-batch={}", s.global_batch,
                            static_cast<long>(s.dp) * s.micro_batch));
+  }
+  if (static_cast<long>(w.layers) * s.micro_batches() > k_max_layer_passes) {
+    return bad(fmt::format(
+        "layers × micro-batches = {} × {} = {} layer passes per iteration, more than the {} Lagom simulates "
+        "(docs/simulator.md#limits): a larger dp or micro-batch has fewer micro-batches",
+        w.layers, s.micro_batches(), static_cast<long>(w.layers) * s.micro_batches(), k_max_layer_passes));
   }
   if (s.schedule == Schedule::interleaved && s.micro_batches() % s.pp != 0) {
     return bad(fmt::format("interleaved schedule: pp={} does not divide the micro-batches per iteration ({})",

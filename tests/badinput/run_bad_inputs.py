@@ -129,10 +129,7 @@ for field, value in [("gpus_per_node", 0), ("gpus_per_node", 2**32), ("gpus_per_
 for key in ["num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size"]:
     for value in [None, -1, 0, 2**32, "many", 1e308]:
         doc = dict(HF)
-        if value is None:
-            del doc[key]
-        else:
-            doc[key] = value
+        doc[key] = value  # None: null, which no class default replaces (an absent key reads at the default)
         add(f"hf-{key}={value!r}", SIM + ["--model", "config.json", "--seq", "2048"],
             {"config.json": dump(doc)}, ["config.json", key])
 for model_type in ["mamba", "bert", "", 5]:
@@ -141,9 +138,22 @@ for model_type in ["mamba", "bert", "", 5]:
     add(f"hf-model_type={model_type!r}", SIM + ["--model", "config.json", "--seq", "2048"],
         {"config.json": dump(doc)}, ["config.json", "model_type"])
 add("hf-without-seq", SIM + ["--model", "config.json"], {"config.json": dump(HF)}, ["config.json", "seq"])
-doc = dict(HF)
-doc["kv_lora_rank"] = 512
-add("hf-mla", SIM + ["--model", "config.json", "--seq", "2048"], {"config.json": dump(doc)}, ["kv_lora_rank"])
+# DeepSeek-V2/V3 always build multi-head latent attention: refused even when the file omits its keys (their
+# classes' defaults give it), in every command that reads a model.
+for family in ["deepseek_v2", "deepseek_v3"]:
+    doc = {"model_type": family, "num_hidden_layers": 4}
+    for argv in [SIM + ["--model", "config.json", "--seq", "2048"], ["model", "config.json"],
+                 ["explore", "--model", "config.json", "--seq", "2048", "--cluster", "dgx-a100", "--gpus", "8",
+                  "--global-batch", "8"],
+                 ["tune", "--model", "config.json", "--seq", "2048", "--cluster", "dgx-a100", "--gpus", "8",
+                  "--tp", "8", "--global-batch", "8"],
+                 ["plan", "--model", "config.json", "--seq", "2048", "--cluster", "dgx-a100", "--gpus", "8",
+                  "--global-batch", "8", "--tokens", "1T"]]:
+        add(f"hf-{family}-mla-by-default-{argv[0]}", argv, {"config.json": dump(doc)},
+            ["config.json", "multi-head latent attention", "kv_lora_rank 512"])
+# DeepSeek-MoE (v1) has no class in transformers: its keys are required, not guessed.
+add("hf-deepseek-v1-without-hidden_size", SIM + ["--model", "config.json", "--seq", "2048"],
+    {"config.json": dump({"model_type": "deepseek", "num_hidden_layers": 4})}, ["config.json", "hidden_size"])
 
 for key, value in [("channels", 2**40), ("channels", -1), ("threads", "x"), ("bytes", -5), ("algo", "magic"),
                    ("proto", 3), ("collective", "allfoo"), ("group", "zz")]:
@@ -362,6 +372,87 @@ for command, argv in NCCL_COMMANDS.items():
         {"nonccl.json": dump(dict(CLUSTER, has_nccl=False))}, ["--nccl-version", "has no NCCL"])
 add("nccl-version-cost-gemm", ["cost", "--gemm", "8,8,8", "--cluster", "dgx-a100", "--nccl-version", "2.30"], {},
     ["--nccl-version", "--collective only"])
+
+# Flags that cannot act in their context (inputs/flag_context.cpp): an error naming the flag and what it
+# needs, in every command that takes the strategy flags (simulate, explore, tune; validate's runs files).
+EXPLORE = ["explore", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8", "--global-batch", "8"]
+TUNE = ["tune", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8", "--tp", "8", "--global-batch", "8",
+        "--quiet"]
+for flags, expect in [
+    (["--moe-capacity-factor", "1.0"], ["--moe-capacity-factor", "a MoE model"]),
+    (["--moe-dispatcher", "allgather"], ["--moe-dispatcher", "a MoE model"]),
+    (["--moe-grouped-gemm", "off"], ["--moe-grouped-gemm", "a MoE model"]),
+    (["--expert-tp", "1"], ["expert-tp", "a MoE model"]),
+    (["--fp8-params", "true"], ["--fp8-params", "--precision fp8"]),
+    (["--fp8-wgrad", "false"], ["--fp8-wgrad", "--precision fp8"]),
+    (["--fp8-attention", "on"], ["--fp8-attention", "--precision fp8"]),
+    (["--tp-overlap-fp8-rs", "on"], ["--tp-overlap-fp8-rs", "--precision fp8"]),
+]:
+    for command, base in [("simulate", SIM + ["--model", "llama3-8b"]), ("explore", EXPLORE), ("tune", TUNE)]:
+        add(f"flag-context-{command}{flags[-2]}", base + flags, {}, expect)
+for flags, expect in [
+    (["--defer-embedding-wgrad", "2"], ["--defer-embedding-wgrad", "pp > 1"]),
+    (["--schedule", "gpipe"], ["--schedule", "pp > 1"]),
+    (["--embedding-in-pipeline-split"], ["embedding-in-pipeline-split", "pp minus the counted stages"]),
+    (["--loss-in-pipeline-split"], ["loss-in-pipeline-split", "pp minus the counted stages"]),
+    (["--p2p-overlap", "on"], ["--p2p-overlap", "vpp > 1"]),
+    (["--cp-comm-type", "p2p"], ["--cp-comm-type", "cp > 1"]),
+    (["--tp", "8", "--dp-overlap", "off"], ["--dp-overlap", "dp·cp > 1"]),
+    (["--tp", "8", "--bucket-mb", "50"], ["--bucket-mb", "dp·cp > 1"]),
+]:
+    add(f"flag-context-simulate{flags[-2] if len(flags) > 1 else flags[0]}", SIM + ["--model", "llama3-8b"] + flags,
+        {}, expect)
+# explore judges a dimension only when it is pinned: --pp 1 given.
+add("flag-context-explore-pinned-pp", EXPLORE + ["--pp", "1", "--defer-embedding-wgrad", "2"], {},
+    ["--defer-embedding-wgrad", "pp > 1"])
+for flag, value in [("--algo", "ring"), ("--proto", "simple"), ("--channels", "4"), ("--bytes", "1M"),
+                    ("--ranks", "8")]:
+    add(f"flag-context-cost-gemm{flag}", ["cost", "--gemm", "64,64,64", "--cluster", "dgx-a100", flag, value], {},
+        [flag, "--collective only"])
+
+# Numbers that pass the type but mean nothing: nan, inf, -inf and negatives where meaningless, one rule.
+for command, argv, flag in [
+    ("simulate", SIM + ["--model", "llama3-8b"], "--dropout"),
+    ("simulate", SIM + ["--model", "llama3-8b"], "--moe-capacity-factor"),
+    ("simulate", SIM + ["--model", "llama3-8b"], "--memory-reserve-gib"),
+    ("simulate", SIM + ["--model", "llama3-8b"], "--bucket-mb"),
+    ("simulate", SIM + ["--model", "llama3-8b", "--tokens", "1T"], "--price"),
+    ("explore", EXPLORE, "--bucket-mb"),
+    ("explore", EXPLORE, "--dropout"),
+    ("tune", TUNE, "--bucket-mb"),
+    ("plan", PLAN_BASE := ["plan", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8", "--global-batch",
+                           "8", "--tokens", "1T"], "--failure-rate"),
+    ("plan", PLAN_BASE, "--restart"),
+    ("plan", PLAN_BASE, "--step-cv"),
+    ("plan", PLAN_BASE, "--checkpoint-gbps"),
+    ("validate", ["validate", "runs.csv"], "--max-mape"),
+]:
+    for value in ["nan", "inf", "-inf", "-1"]:
+        add(f"number-{command}{flag}={value}", argv + [flag, value],
+            {"runs.csv": b"model,cluster,gpus,global-batch,measured_iteration_s\nllama3-8b,dgx-a100,8,8,1.0\n"},
+            [flag])
+
+# Sizes one simulation cannot hold are refused at once with the limit named (docs/simulator.md#limits), in
+# every command that reads a model (the suite's timeout catches a hang).
+HUGE = ["--layers", "2147483647", "--hidden", "64", "--heads", "8", "--vocab", "100", "--seq", "64"]
+for command, argv in [("simulate", ["simulate", "--cluster", "dgx-a100", "--gpus", "8", "--global-batch", "8"]),
+                      ("explore", ["explore", "--cluster", "dgx-a100", "--gpus", "8", "--global-batch", "8"]),
+                      ("tune", ["tune", "--cluster", "dgx-a100", "--gpus", "8", "--tp", "8", "--global-batch", "8"])]:
+    add(f"limit-layers-{command}", argv + HUGE, {}, ["layers", "65536"])
+huge = dict(WORKLOAD)
+huge["layers"] = 2**31 - 1
+for command, argv in [("model", ["model", "m.json"]), ("simulate", SIM + ["--model", "m.json"]),
+                      ("plan", ["plan", "--model", "m.json", "--cluster", "dgx-a100", "--gpus", "8", "--tokens", "1T"])]:
+    add(f"limit-layers-file-{command}", argv, {"m.json": dump(huge)}, ["m.json", "layers", "65536"])
+hf_huge = dict(HF)
+hf_huge["num_hidden_layers"] = 2**31 - 1
+add("limit-layers-hf", SIM + ["--model", "config.json", "--seq", "2048"], {"config.json": dump(hf_huge)},
+    ["config.json", "layers", "65536"])
+moe = json.loads(json.dumps(WORKLOAD))
+moe["moe"] = {"experts": 2**31 - 1, "top_k": 2}
+add("limit-experts", SIM + ["--model", "m.json"], {"m.json": dump(moe)}, ["m.json", "moe.experts", "65536"])
+add("limit-layer-passes", ["simulate", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8",
+                           "--global-batch", "2147483640"], {}, ["layer passes", "4194304"])
 
 # lagom plan (docs/plan.md): its quantities, its constraints and the cluster file's operations object.
 PLAN = ["plan", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8", "--global-batch", "8"]

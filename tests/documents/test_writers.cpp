@@ -337,9 +337,13 @@ TEST_CASE("the model document: the shape, the workload file and what a HuggingFa
                    {"model_shape", model_shape_json(gpt2)},
                    {"workload", lagom::model::to_json(gpt2)}};
   check_written(to_json(doc), expected.dump().c_str());
-  doc.huggingface = ModelHfFields{"gpt2", 1024, 0, {"n_layer"}, {}, {"a note"}};
+  doc.huggingface = ModelHfFields{"gpt2",       "GPT2Config",     1024,      0, {"n_layer"}, {},
+                                  {"head_dim"}, {"n_inner null"}, {"a note"}};
   const json hf = to_json(doc);
   CHECK(hf.at("family") == "gpt2");
+  CHECK(hf.at("config_class") == "GPT2Config");
+  CHECK(hf.at("unread") == json::array({"head_dim"}));
+  CHECK(hf.at("defaulted") == json::array({"n_inner null"}));
   CHECK(hf.at("context_length") == 1024);
   CHECK(hf.at("sliding_window") == 0);
   CHECK(hf.at("read") == json::array({"n_layer"}));

@@ -140,8 +140,12 @@ TEST_CASE("HuggingFace configs of GPT-2, LLaMA, Mixtral and OLMoE parse", "[mode
   REQUIRE(o.moe);
   CHECK(o.moe->experts == 64);
   CHECK(o.moe->top_k == 8);
+  // Absent, a key is read at LlamaConfig's default (32 layers); null is no value, and no default replaces it.
+  auto absent = llama;
+  absent.erase("num_hidden_layers");
+  CHECK(parse_hf_config(absent, "config.json").value().layers == 32);
   auto broken = llama;
-  broken.erase("num_hidden_layers");
+  broken["num_hidden_layers"] = nullptr;
   CHECK(parse_hf_config(broken, "config.json").error().message == "config.json: num_hidden_layers: required");
 }
 

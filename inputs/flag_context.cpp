@@ -1,0 +1,108 @@
+#include "inputs/flag_context.h"
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "model/strategy_knobs.h"
+
+namespace lagom::inputs {
+
+namespace {
+
+using model::Strategy;
+using model::WorkloadSpec;
+
+bool moe(const WorkloadSpec& w, const Strategy&) {
+  return w.moe.has_value();
+}
+std::string no_experts(const WorkloadSpec& w, const Strategy&) {
+  return fmt::format("{} has no experts", w.name);
+}
+bool fp8(const WorkloadSpec&, const Strategy& s) {
+  return s.precision == model::Precision::fp8;
+}
+std::string precision(const WorkloadSpec&, const Strategy& s) {
+  return fmt::format("precision is {}", to_string(s.precision));
+}
+bool te(const WorkloadSpec&, const Strategy& s) {
+  return s.tp_overlap.kind == model::OverlapMethodKind::te;
+}
+std::string overlap(const WorkloadSpec&, const Strategy& s) {
+  return fmt::format("tp-overlap is {}", to_string(s.tp_overlap));
+}
+bool pipeline(const WorkloadSpec&, const Strategy& s) {
+  return s.pp > 1;
+}
+std::string pp(const WorkloadSpec&, const Strategy& s) {
+  return fmt::format("pp={}", s.pp);
+}
+bool interleaved(const WorkloadSpec&, const Strategy& s) {
+  return s.vpp > 1;
+}
+std::string vpp(const WorkloadSpec&, const Strategy& s) {
+  return fmt::format("vpp={}", s.vpp);
+}
+bool context_parallel(const WorkloadSpec&, const Strategy& s) {
+  return s.cp > 1;
+}
+std::string cp(const WorkloadSpec&, const Strategy& s) {
+  return fmt::format("cp={}", s.cp);
+}
+// Gradients are reduced over the dp·cp ranks that hold the same weights.
+bool reduced(const WorkloadSpec&, const Strategy& s) {
+  return static_cast<long>(s.dp) * s.cp > 1;
+}
+std::string dp_cp(const WorkloadSpec&, const Strategy& s) {
+  return fmt::format("dp·cp={}·{}: no gradient reduction", s.dp, s.cp);
+}
+
+}  // namespace
+
+const std::vector<FlagContext>& flag_contexts() {
+  static const std::vector<FlagContext> table{
+      {"cp_comm_type", {"cp"}, context_parallel, "cp > 1", cp},
+      {"schedule", {"pp", "vpp"}, pipeline, "pp > 1", pp},
+      {"dp_overlap", {"dp", "cp"}, reduced, "dp·cp > 1", dp_cp},
+      {"bucket_mb", {"dp", "cp"}, reduced, "dp·cp > 1", dp_cp},
+      {"bucket_mb_per_chunk", {"dp", "cp"}, reduced, "dp·cp > 1", dp_cp},
+      {"moe_dispatcher", {}, moe, "a MoE model", no_experts},
+      {"moe_capacity_factor", {}, moe, "a MoE model", no_experts},
+      {"moe_pad_to_capacity", {}, moe, "a MoE model", no_experts},
+      {"moe_grouped_gemm", {}, moe, "a MoE model", no_experts},
+      {"expert_tp", {}, moe, "a MoE model", no_experts},
+      {"p2p_overlap", {"vpp"}, interleaved, "the interleaved schedule (vpp > 1)", vpp},
+      {"defer_embedding_wgrad", {"pp"}, pipeline, "pp > 1", pp},
+      {"tp_overlap_fp8_rs", {}, fp8, "--precision fp8", precision},
+      {"tp_overlap_fp8_rs", {"tp_overlap"}, te, "--tp-overlap te", overlap},
+      {"fp8_params", {}, fp8, "--precision fp8", precision},
+      {"fp8_wgrad", {}, fp8, "--precision fp8", precision},
+      {"fp8_attention", {}, fp8, "--precision fp8", precision},
+  };
+  return table;
+}
+
+Status check_flag_contexts(const StrategyFlags& flags, const model::WorkloadSpec& workload,
+                           const model::Strategy& strategy, const std::set<std::string>& free) {
+  const nlohmann::json given = model::to_json(flags.values);
+  const nlohmann::json defaults = model::to_json(model::Strategy{});
+  std::map<std::string_view, std::string_view> flag_of;
+  model::for_each_knob(flags.values, [&flag_of](const auto& knob, const auto&) {
+    flag_of[knob.name.key] = knob.name.flag.empty() ? std::string_view("--bucket-mb") : knob.name.flag;
+  });
+  std::string problems;
+  for (const FlagContext& row : flag_contexts()) {
+    const std::string key(row.key);
+    if (!flags.has(key) || given.value(key, nlohmann::json()) == defaults.value(key, nlohmann::json()))
+      continue;
+    bool skip = false;
+    for (std::string_view read : row.reads) skip = skip || free.count(std::string(read)) > 0;
+    if (skip || row.acts(workload, strategy)) continue;
+    problems += fmt::format("{}{} needs {} ({})", problems.empty() ? "" : "; ", flag_of[row.key], row.needs,
+                            row.instead(workload, strategy));
+  }
+  if (problems.empty()) return {};
+  return make_error(ErrorCode::invalid_input, problems + ": the flag would have no effect");
+}
+
+}  // namespace lagom::inputs
