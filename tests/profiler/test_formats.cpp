@@ -187,7 +187,8 @@ TEST_CASE("a vTrain LUT whose name says 0 or an absurd number of GPUs is refused
   CHECK(profiler::parse_log("AR_GPU8", text, options).error().message.find("--ranks says 0 ranks") == 0);
 }
 
-TEST_CASE("--nodes must divide the ranks, and overrides what an nccl-tests log says", "[profiler]") {
+TEST_CASE("db import's --nodes must divide the ranks, and overrides what an nccl-tests log says",
+          "[profiler]") {
   const std::string lut = "size(B),count,type,time(ns),busbw(GB/s)\n1048576,262144,float,92790,19.78\n";
   profiler::ImportOptions options;
   for (const int nodes : {100, 3, 17}) {

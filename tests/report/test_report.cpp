@@ -322,7 +322,10 @@ TEST_CASE("a simulate section shows memory against the budget fits_in_memory was
       shown = stat["value"].get<std::string>().ends_with("of 73.8 GiB budget");
   }
   CHECK(shown);
-  doc["memory_budget_gib"] = -1.0;
+  doc["memory_budget_gib"] = -1.0;  // the documents' bounds (documents/bounds.h) refuse it first
+  CHECK(build_section(doc, Kind::simulate, "sim.json", options).error().message ==
+        "sim.json: memory_budget_gib: -1 is negative: a time, size, count, memory or rate never is");
+  doc["memory_budget_gib"] = 0.0;  // not negative, but no budget to draw against
   CHECK(build_section(doc, Kind::simulate, "sim.json", options).error().message ==
         "sim.json: memory_budget_gib: must be a positive number");
   doc["memory_budget_gib"] = "74";  // present but not a number: an error, not a missing budget
@@ -352,7 +355,7 @@ TEST_CASE("a simulate section shows the iteration's 90% interval and where it co
   CHECK(stat_value(s, "iteration, 90% interval") == "none");
   doc["interval"]["iteration_time_s"] = {1.2, 0.9};
   CHECK(build_section(doc, Kind::simulate, "sim.json", options).error().message ==
-        "sim.json: interval.iteration_time_s: must be [low, high] or null");
+        "sim.json: interval.iteration_time_s: must be [low, high] with 0 <= low <= high, or null");
 }
 
 TEST_CASE("explore's Pareto front keeps the strategies no other beats on both time and memory",
