@@ -26,7 +26,10 @@ echo mine >"$t/.nccl_tuner.conf.notes"          # not the pattern (7 characters 
 echo mine >"$t/.other.txt.a1B2c3"               # another file's: kept
 touch -d '10 minutes ago' "$t/.nccl_tuner.conf.a1B2c3" "$t/.lagom-config.json.Zz9Yy8" "$t/.lagom.env.q1w2e3" \
   "$t/.nccl_tuner.conf.notes" "$t/.other.txt.a1B2c3"
-flock "$t/.lagom.env.q1w2e3" sleep 60 &
+python3 -c 'import fcntl, sys, time
+f = open(sys.argv[1])
+fcntl.flock(f, fcntl.LOCK_EX)
+time.sleep(60)' "$t/.lagom.env.q1w2e3" &
 holder=$!
 sleep 0.5
 if ! "$lagom" adapt --watch "$dir/records" --config "$t" --once >"$dir/out" 2>&1; then
