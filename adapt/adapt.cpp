@@ -1,6 +1,7 @@
 #include "adapt/adapt.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "core/files.h"
 #include "core/json_fields.h"
 #include "core/stats.h"
 #include "documents/adapt.h"
@@ -30,6 +32,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* k_config_file = "lagom-config.json";
+// The files of a tune that a re-tune replaces (documents::write_tune_outputs writes them).
+constexpr std::array<const char*, 3> k_tune_files{"nccl_tuner.conf", "lagom.env", k_config_file};
 // Bytes read from one file per poll: a writer far ahead (a file of gigabytes found at start) is read over
 // several polls, so one poll's memory stays bounded.
 constexpr std::uint64_t k_max_read_bytes = 64ULL << 20;
@@ -185,6 +189,9 @@ Status retune(const documents::TuneInputs& inputs, const std::vector<model::Coll
   out.strategy = model::to_json(scenario->strategy);
   out.plugin_path = inputs.plugin_path;
   out.out_dir = out_dir;
+  // adapt read these files and replaces them: its job (docs/adapt.md); write_tune_outputs still replaces
+  // only files Lagom wrote.
+  for (const char* name : k_tune_files) files::release_input((fs::path(out_dir) / name).string());
   return documents::write_tune_outputs(problem, result, out);
 }
 
@@ -194,6 +201,9 @@ Result<Adapter> Adapter::open(const std::string& config_dir, const AdaptOptions&
   Adapter adapter;
   adapter.m_dir = config_dir;
   adapter.m_options = options;
+  // Temporaries of a writer killed mid-write (an earlier adapt, a tune): nothing else removes them.
+  for (const char* name : k_tune_files)
+    files::remove_stale_temporaries((fs::path(config_dir) / name).string());
   LAGOM_TRY_STATUS(adapter.load());
   return adapter;
 }

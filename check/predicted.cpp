@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/files.h"
 #include "core/json_fields.h"
 #include "core/stats.h"
 #include "core/text.h"
@@ -110,8 +111,9 @@ Result<std::vector<OpClassPrediction>> predictions_from_config(const nlohmann::j
     }
   }
   const auto conf = std::filesystem::path(config_path).parent_path() / "nccl_tuner.conf";
-  std::ifstream in(conf);
-  if (in) {
+  // Read only to point at its rules; noted as read (files::read_input), as every input is.
+  if (auto read = files::read_input(conf.string()); read.ok()) {
+    std::istringstream in(read.value());
     std::vector<std::string> lines;
     for (std::string line; std::getline(in, line);) lines.push_back(line);
     for (auto& p : binned) p.rule_line = find_rule_line(lines, p);

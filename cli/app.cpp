@@ -144,7 +144,7 @@ int run_cli(int argc, char** argv) {
     bool known = false;
     for (const Command& command : k_commands) known = known || args[1] == command.name;
     if (!known) {
-      fmt::print(stderr, "lagom: error: unknown command '{}' (see 'lagom --help')\n", args[1]);
+      print_stderr(fmt::format("lagom: error: unknown command '{}' (see 'lagom --help')\n", args[1]));
       return k_exit_usage;
     }
   }
@@ -169,17 +169,22 @@ int run_cli(int argc, char** argv) {
     return k_exit_ok;
   } catch (const CLI::ParseError& e) {
     const CLI::App* command = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front();
-    fmt::print(stderr, "lagom: error: {}\n", describe_parse_error(e, command));
+    print_stderr(fmt::format("lagom: error: {}\n", describe_parse_error(e, command)));
     return k_exit_usage;
   } catch (const CommandFailed& failed) {
     std::fflush(stdout);
-    fmt::print(stderr, "lagom: error: {}\n", failed.error.message);
+    print_stderr(fmt::format("lagom: error: {}\n", failed.error.message));
     return exit_code_for(failed.error.code);
   } catch (const std::bad_alloc&) {
-    fmt::print(stderr, "lagom: error: out of memory\n");
+    std::fflush(stdout);
+    std::fputs(  // no allocation: there may be no memory left
+        "lagom: error: out of memory (the system refused an allocation: too little memory, or a limit such "
+        "as "
+        "ulimit -v)\n",
+        stderr);
     return k_exit_failure;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "lagom: error: internal error: {}\n", e.what());
+    print_stderr(fmt::format("lagom: error: internal error: {}\n", e.what()));
     return k_exit_failure;
   }
 }

@@ -93,11 +93,8 @@ void run_calibrate(const CalibrateFlags& flags, const Context& context) {
   const std::vector<CrossValidationFold>& folds = report.folds;
   bool written = false;
   if (fit.accepted() && !flags.out.empty()) {
-    std::vector<std::string> protected_inputs = flags.files;
-    protected_inputs.push_back(flags.cluster);
     check(write_output_file(flags.out,
-                            model::to_json(calibrated_cluster(report, base.cluster)).dump(2) + "\n",
-                            protected_inputs));
+                            model::to_json(calibrated_cluster(report, base.cluster)).dump(2) + "\n"));
     written = true;
   }
 

@@ -82,9 +82,7 @@ void run_check(const CheckOptions& options, const Context& context) {
   const check::Report report = check::compare(base_kind, base_metrics, cur_metrics, tolerance);
 
   if (!options.junit_path.empty()) {
-    if (auto written = write_output_file(options.junit_path, check::render_junit(report),
-                                         {options.baseline, options.current, options.db_path});
-        !written.ok()) {
+    if (auto written = write_output_file(options.junit_path, check::render_junit(report)); !written.ok()) {
       throw CommandFailed{written.error().with_context("check: --junit")};
     }
   }

@@ -195,11 +195,12 @@ void import_records(const DbFlags& flags, const Context& context) {
     }
   }
   const auto files = need(what, profiler::read_record_files(flags.file));
-  for (const auto& warning : files.warnings) context.progress().warn(what + ": " + warning);
   auto database = open_db(what, flags.db_path, db::Database::Mode::read_write);
   const auto stored =
       need(what, profiler::import_records(database, flags.file, files,
                                           documents::records_import_options(flags.file, files.files)));
+  // The lines skipped, once the rest is stored: a failed store is told by its error alone, first.
+  for (const auto& warning : files.warnings) context.progress().warn(what + ": " + warning);
   const auto& imported = stored.imported;
   if (context.json) {
     documents::DbImportRecordsDocument document;
@@ -231,20 +232,18 @@ void import_file(const DbFlags& flags, const Context& context) {
     return;
   }
   const std::string what = "db import " + flags.file;
-  std::ifstream in(flags.file, std::ios::binary);
-  if (!in) fail(ErrorCode::not_found, what + ": cannot read the file");
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = need(what, files::read_input(flags.file));
   profiler::ImportOptions options;
   options.collective = flags.collective;
   options.ranks = flags.ranks;
   options.nodes = flags.nodes;
-  const auto log = need(what, profiler::parse_log(flags.file, text.str(), options));
-  for (const auto& skipped : log.skipped) context.progress().warn(what + ": skipped " + skipped);
+  const auto log = need(what, profiler::parse_log(flags.file, text, options));
   auto database = open_db(what, flags.db_path, db::Database::Mode::read_write);
   const auto stored =
       need(what, profiler::import_log(database, flags.file, log,
                                       documents::log_import_options(flags.file, log.format, log.collective)));
+  // The rows skipped, once the rest is stored: a failed store is told by its error alone, first.
+  for (const auto& skipped : log.skipped) context.progress().warn(what + ": skipped " + skipped);
   const auto& outcome = stored.outcome;
   if (context.json) {
     print_json(documents::to_json(

@@ -34,15 +34,16 @@ struct ReportFlags {
 };
 
 Result<std::string> read_chart_library(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
   const std::string hint =
       "install the Debian package libjs-chart.js, or give --chart-js the path of chart.min.js";
-  if (!in) {
+  auto read = files::read_input(path);
+  if (!read.ok() && read.error().code == ErrorCode::not_found) {
     return make_error(ErrorCode::unavailable,
                       fmt::format("chart library {}: cannot open file ({})", path, hint));
   }
+  if (!read.ok()) return read.error().with_context("chart library");
   std::stringstream text;
-  text << in.rdbuf();
+  text << read.value();
   // The UMD build starts with its licence header ("Chart.js v3.9.1 ... MIT License"), kept in the page.
   if (text.str().find("Chart.js v") == std::string::npos) {
     return make_error(
@@ -84,9 +85,6 @@ void run_report(const ReportFlags& flags, const Context& context) {
     fail(ErrorCode::invalid_input, "report: no input (give documents, or --run ID with --db PATH)");
   }
   if (flags.top < 1) fail(ErrorCode::invalid_input, "report: --top: must be at least 1");
-  std::vector<std::string> read_paths = flags.inputs;
-  read_paths.push_back(flags.chart_js);
-  if (!flags.runs.empty()) read_paths.push_back(flags.db_path);
   // The library first: a missing package is the likeliest failure and needs no input read to be told.
   auto library_read = read_chart_library(flags.chart_js);
   if (!library_read.ok()) throw CommandFailed{library_read.error().with_context("report")};
@@ -126,7 +124,7 @@ void run_report(const ReportFlags& flags, const Context& context) {
       "inlined from {}.",
       build::k_version, build::k_git_sha, chart_version(library), flags.chart_js);
   const std::string html = report::render_html(page, library);
-  if (auto written = write_output_file(flags.out, html, read_paths); !written.ok()) {
+  if (auto written = write_output_file(flags.out, html); !written.ok()) {
     throw CommandFailed{written.error().with_context("report: --out")};
   }
   if (context.json) {

@@ -61,8 +61,7 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
       unwrap(simulator::simulate(workload, cluster, strategy, costs, assignment, options));
   const std::optional<plan::PlanRow> run = unwrap(simulate_run(flags.run, *scenario, result));
   if (!flags.trace.empty()) {
-    check(write_output_file(flags.trace, simulator::chrome_trace(result).dump(),
-                            {flags.spec.model, flags.spec.cluster, flags.comm_config, flags.spec.db}));
+    check(write_output_file(flags.trace, simulator::chrome_trace(result).dump()));
   }
   // What the run used: a --comm-config's overlap knobs replace the strategy's.
   const model::OverlapMethod tp_overlap = assignment.tp_overlap.value_or(strategy.tp_overlap);

@@ -22,15 +22,14 @@ nlohmann::json sanitize(const nlohmann::json& value) {
 }
 }  // namespace
 
-Status write_output_file(const std::string& path, const std::string& text,
-                         const std::vector<std::string>& inputs) {
-  for (const auto& input : inputs) {
-    if (files::same_file(path, input)) {
-      return make_error(ErrorCode::invalid_input,
-                        fmt::format("{}: is an input of this command ({}); not overwritten", path, input));
-    }
-  }
-  return as_write_failure(files::write_atomically(path, text));
+Status write_output_file(const std::string& path, const std::string& text) {
+  return as_write_failure(files::write_outputs({{path, text}}));
+}
+
+void print_stderr(const std::string& text) noexcept {
+  // fputs, not fmt::print: a stderr the system refuses (a full disk, /dev/full) must not throw from the
+  // command frame's own error report.
+  std::fputs(text.c_str(), stderr);
 }
 
 Status as_write_failure(Status status) {
@@ -56,19 +55,19 @@ void StderrProgress::begin(const std::string& phase, long total) {
   m_total = total;
   if (m_silent) return;
   if (m_tty) {
-    fmt::print(stderr, "\r\033[K{} ...", phase);
+    print_stderr(fmt::format("\r\033[K{} ...", phase));
     m_line_open = true;
   } else {
-    fmt::print(stderr, "# {}{}\n", phase, total > 0 ? fmt::format(" ({} steps)", total) : "");
+    print_stderr(fmt::format("# {}{}\n", phase, total > 0 ? fmt::format(" ({} steps)", total) : ""));
   }
 }
 
 void StderrProgress::step(long done, const std::string& detail) {
   if (m_silent || !m_tty) return;
   if (m_total > 0) {
-    fmt::print(stderr, "\r\033[K{} [{}/{}] {}", m_phase, done, m_total, detail);
+    print_stderr(fmt::format("\r\033[K{} [{}/{}] {}", m_phase, done, m_total, detail));
   } else {
-    fmt::print(stderr, "\r\033[K{} [{}] {}", m_phase, done, detail);
+    print_stderr(fmt::format("\r\033[K{} [{}] {}", m_phase, done, detail));
   }
   m_line_open = true;
 }
@@ -76,17 +75,17 @@ void StderrProgress::step(long done, const std::string& detail) {
 void StderrProgress::end() {
   if (m_silent) return;
   if (m_tty && m_line_open) {
-    fmt::print(stderr, "\r\033[K{} done\n", m_phase);
+    print_stderr(fmt::format("\r\033[K{} done\n", m_phase));
     m_line_open = false;
   }
 }
 
 void StderrProgress::warn(const std::string& message) {
   if (m_tty && m_line_open) {
-    fmt::print(stderr, "\n");
+    print_stderr("\n");
     m_line_open = false;
   }
-  fmt::print(stderr, "lagom: warning: {}\n", message);
+  print_stderr(fmt::format("lagom: warning: {}\n", message));
 }
 
 }  // namespace lagom::cli

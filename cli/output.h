@@ -16,15 +16,18 @@
 
 namespace lagom::cli {
 
-// Writes `text` to `path` atomically (files::write_atomically, core/files.h). Refuses (invalid_input) when
-// `path` is one of `inputs` (the same file, however named): an output never overwrites an input. A write
-// the system refuses is a failure (exit 1), see as_write_failure.
-Status write_output_file(const std::string& path, const std::string& text,
-                         const std::vector<std::string>& inputs = {});
+// Writes `text` to `path` atomically through files::write_outputs (core/files.h): refused (invalid_input,
+// naming the file) when `path` is a file this run read, whichever flag named it, or an existing file Lagom
+// did not write (docs/cli.md#inputs-and-outputs). A write the system refuses is a failure (exit 1), see
+// as_write_failure.
+Status write_output_file(const std::string& path, const std::string& text);
 
 // An io error of writing an output becomes a failure (exit 1): the command ran, the system refused its
 // output. Other statuses pass unchanged.
 Status as_write_failure(Status status);
+
+// Writes `text` to stderr; a stderr the system refuses is ignored (never an exception).
+void print_stderr(const std::string& text) noexcept;
 
 // Prints `document` as one line of JSON on stdout. Non-finite numbers become null (JSON has no NaN).
 // A document a command writes is its kind's writer's (documents/, stamped with its kind and version there);

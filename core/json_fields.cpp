@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/files.h"
+
 namespace lagom {
 
 FieldReader::FieldReader(const nlohmann::json& object, std::string origin, std::string prefix,
@@ -188,12 +190,9 @@ Result<nlohmann::json> read_json_file(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) {
     return make_error(ErrorCode::invalid_input, fmt::format("{}: is a directory, not a JSON file", path));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::not_found, fmt::format("{}: cannot open file", path));
-  std::stringstream text;
-  text << in.rdbuf();
+  LAGOM_TRY(const std::string text, files::read_input(path));
   try {
-    return nlohmann::json::parse(text.str());
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     // parse_error, and out_of_range for a number no double holds (1e400: "number overflow"): both are the
     // file's fault, not an internal error.

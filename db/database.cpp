@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -9,23 +10,38 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <unistd.h>
 #include <utility>
 
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include "core/files.h"
+
 namespace lagom::db {
 
 namespace {
 
-// SQLite failures keep file:line, the call and SQLite's own message (STYLE.md "check macros").
-Error sqlite_error(sqlite3* db, const char* call, const char* file, int line) {
-  const char* message = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
-  return make_error(ErrorCode::io, std::string(call) + " failed: " + message + " (" + file + ":" +
-                                       std::to_string(line) + ")");
+// What an SQLite result code means for the exit status (docs/cli.md#exit-codes): a file that is not a
+// database, or a damaged one, is the input's fault (invalid_input, exit 2); anything else that fails on a
+// database that passed its checks — a full disk, an I/O error, no memory, a lock held past the busy
+// timeout, a file made read-only meanwhile — is the environment's (failure, exit 1).
+ErrorCode code_of(int rc) {
+  const int primary = rc & 0xff;
+  return primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT ? ErrorCode::invalid_input
+                                                               : ErrorCode::failure;
 }
-#define LAGOM_SQLITE_ERROR(db, call) sqlite_error((db), (call), __FILE__, __LINE__)
+
+// A failed SQLite call: what was done and SQLite's own reason, never a source file of the build.
+Error sqlite_error(sqlite3* db, const char* call) {
+  if (db == nullptr) return make_error(ErrorCode::failure, std::string(call) + " failed: out of memory");
+  return make_error(code_of(sqlite3_extended_errcode(db)),
+                    std::string(call) + " failed: " + sqlite3_errmsg(db));
+}
+
+// How long a connection waits for another process's lock (a second writer creating or importing).
+constexpr int k_busy_timeout_ms = 30000;
 
 // A prepared statement with RAII finalisation and typed binding/reading.
 class Statement {
@@ -68,12 +84,12 @@ template <typename T, typename ReadRow>
 Result<std::vector<T>> select_run_rows(sqlite3* db, const char* sql, const char* call, std::int64_t run_id,
                                        ReadRow read_row) {
   Statement s(db, sql);
-  if (!s.prepared()) return LAGOM_SQLITE_ERROR(db, call);
+  if (!s.prepared()) return sqlite_error(db, call);
   s.bind(1, run_id);
   std::vector<T> out;
   int rc = 0;
   while ((rc = s.step()) == SQLITE_ROW) out.push_back(read_row(s));
-  if (rc != SQLITE_DONE) return LAGOM_SQLITE_ERROR(db, call);
+  if (rc != SQLITE_DONE) return sqlite_error(db, call);
   return out;
 }
 
@@ -91,7 +107,7 @@ class Transaction {
   [[nodiscard]] bool began() const { return m_ok; }
   Status commit() {
     if (sqlite3_exec(m_db, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
-      return LAGOM_SQLITE_ERROR(m_db, "COMMIT");
+      return sqlite_error(m_db, "COMMIT");
     }
     m_done = true;
     return {};
@@ -174,9 +190,13 @@ constexpr const char* k_migrations_table =
     "CREATE TABLE IF NOT EXISTS lagom_migrations(version INTEGER PRIMARY KEY, description TEXT NOT NULL, "
     "applied_at TEXT NOT NULL)";
 
-Error not_lagom(const std::string& path, const std::string& why) {
+Error not_lagom_here(const std::string& why) {
   return make_error(ErrorCode::invalid_input,
-                    "--db " + path + ": not a Lagom database (" + why + "); the file was not modified");
+                    "not a Lagom database (" + why + "); the file was not modified");
+}
+
+Error not_lagom(const std::string& path, const std::string& why) {
+  return not_lagom_here(why).with_context("--db " + path);
 }
 
 // Reads one integer from a single-row query; nullopt on error.
@@ -210,6 +230,22 @@ int open_for_reading(const std::string& path, sqlite3** handle) {
   return sqlite3_open_v2(path.c_str(), handle, SQLITE_OPEN_READONLY, nullptr);
 }
 
+// PRAGMA journal_mode=WAL. SQLite does not call the busy handler for a journal-mode change that another
+// connection's lock blocks (a second writer creating the same file: "database is locked" at once), so the
+// change is retried here for as long as the busy timeout.
+Status switch_to_wal(sqlite3* db) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(k_busy_timeout_ms);
+  while (true) {
+    const int rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) return {};
+    const int primary = rc & 0xff;
+    if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) || std::chrono::steady_clock::now() > deadline) {
+      return sqlite_error(db, "PRAGMA journal_mode=WAL");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 // Why a database cannot be opened for writing, or "" when it can: the file or its directory (where the
 // journal is created) is not writable, or the file system is mounted read-only.
 std::string why_not_writable(const std::string& path, bool exists) {
@@ -223,7 +259,20 @@ std::string why_not_writable(const std::string& path, bool exists) {
   return {};
 }
 
-Status verify_existing(const std::string& path) {
+// Why `db` cannot be read, as an error: SQLite's verdict that the file is no database (or a damaged one)
+// is "not a Lagom database"; any other failure (a full disk, an I/O error, no memory) is the
+// environment's and says so, exit 1 (docs/cli.md#exit-codes).
+Error unreadable(const std::string& path, sqlite3* db, int rc) {
+  const std::string reason = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  if (code_of(rc) == ErrorCode::invalid_input) return not_lagom(path, "unreadable: " + reason);
+  return make_error(ErrorCode::failure, "--db " + path + ": cannot be read: " + reason);
+}
+
+// Verifies an existing non-empty file without writing to it (opened read-only). With `blank_is_new` (a
+// command that writes), an SQLite file holding no table at all and no other application's id is a new
+// database: what another Lagom writer shows between its first write and the commit of the schema, and a
+// file in which nothing can be lost.
+Status verify_existing(const std::string& path, bool blank_is_new) {
   {
     std::ifstream in(path, std::ios::binary);
     std::array<char, 16> header{};
@@ -235,22 +284,29 @@ Status verify_existing(const std::string& path) {
   sqlite3* raw = nullptr;
   const int rc = open_for_reading(path, &raw);
   std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(raw, sqlite3_close);
-  if (rc != SQLITE_OK) return not_lagom(path, std::string("cannot be opened: ") + sqlite3_errstr(rc));
+  if (rc != SQLITE_OK) return unreadable(path, raw, rc);
+  sqlite3_busy_timeout(db.get(), k_busy_timeout_ms);
   const auto app_id = query_int(db.get(), "PRAGMA application_id");
-  if (!app_id) return not_lagom(path, std::string("unreadable: ") + sqlite3_errmsg(db.get()));
-  if (*app_id != k_application_id) return not_lagom(path, "an SQLite file of another application");
+  if (!app_id) return unreadable(path, db.get(), sqlite3_extended_errcode(db.get()));
+  if (*app_id != k_application_id && *app_id != 0)
+    return not_lagom(path, "an SQLite file of another application");
   {
     Statement check(db.get(), "PRAGMA quick_check");
     if (!check.prepared() || check.step() != SQLITE_ROW) {
-      return not_lagom(path, std::string("corrupt: ") + sqlite3_errmsg(db.get()));
+      return unreadable(path, db.get(), sqlite3_extended_errcode(db.get()));
     }
     if (check.text(0) != "ok") return not_lagom(path, "corrupt: " + check.text(0));
   }
+  const auto tables = query_int(db.get(), "SELECT count(*) FROM sqlite_master");
+  if (!tables) return unreadable(path, db.get(), sqlite3_extended_errcode(db.get()));
+  if (blank_is_new && *tables == 0) return {};
+  if (*app_id != k_application_id) return not_lagom(path, "an SQLite file of another application");
   const auto has_migrations = query_int(
       db.get(), "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='lagom_migrations'");
-  if (!has_migrations || *has_migrations != 1) return not_lagom(path, "no Lagom schema");
+  if (!has_migrations) return unreadable(path, db.get(), sqlite3_extended_errcode(db.get()));
+  if (*has_migrations != 1) return not_lagom(path, "no Lagom schema");
   const auto version = query_int(db.get(), "PRAGMA user_version");
-  if (!version) return not_lagom(path, std::string("unreadable: ") + sqlite3_errmsg(db.get()));
+  if (!version) return unreadable(path, db.get(), sqlite3_extended_errcode(db.get()));
   if (*version > k_schema_version) {
     return make_error(ErrorCode::invalid_input, "--db " + path + ": written by a newer Lagom (schema " +
                                                     std::to_string(*version) + ", this build knows " +
@@ -306,7 +362,7 @@ Result<Database> Database::open(const std::string& path, Mode mode) {
   if (mode == Mode::read_only && !exists) {
     return make_error(ErrorCode::not_found, "--db " + path + ": no such file");
   }
-  if (!empty) LAGOM_TRY_STATUS(verify_existing(path));
+  if (!empty) LAGOM_TRY_STATUS(verify_existing(path, mode == Mode::read_write));
   if (mode == Mode::read_only && empty) return not_lagom(path, "empty file");
   if (mode == Mode::read_write) {
     if (const std::string why = why_not_writable(path, exists); !why.empty()) {
@@ -322,21 +378,24 @@ Result<Database> Database::open(const std::string& path, Mode mode) {
           ? open_for_reading(path, &raw)
           : sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   if (rc != SQLITE_OK) {
-    Error error = make_error(ErrorCode::io, "--db " + path + ": cannot open: " +
-                                                (raw != nullptr ? sqlite3_errmsg(raw) : "out of memory"));
+    Error error = raw != nullptr ? sqlite_error(raw, "open") : sqlite_error(nullptr, "open");
     sqlite3_close(raw);
-    return error;
+    return error.with_context("--db " + path);
   }
   Database database(raw, path);
-  sqlite3_busy_timeout(raw, 10000);
+  sqlite3_busy_timeout(raw, k_busy_timeout_ms);
   if (mode == Mode::read_write) {
     // WAL + synchronous=NORMAL: a killed process never loses a committed transaction (only a power
-    // loss may drop the newest ones), and readers never block the writer.
-    LAGOM_TRY_STATUS(database.exec("PRAGMA journal_mode=WAL"));
-    LAGOM_TRY_STATUS(database.exec("PRAGMA synchronous=NORMAL"));
-    LAGOM_TRY_STATUS(database.exec("PRAGMA foreign_keys=ON"));
+    // loss may drop the newest ones), and readers never block the writer. The schema is created after
+    // the switch, in one transaction (migrate), so a reader sees a blank file or a whole schema.
+    if (auto status = switch_to_wal(raw); !status.ok()) return status.error().with_context("--db " + path);
+    for (const char* pragma : {"PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"}) {
+      if (auto status = database.exec(pragma); !status.ok())
+        return status.error().with_context("--db " + path);
+    }
     if (auto status = database.migrate(); !status.ok()) return status.error().with_context("--db " + path);
   }
+  files::note_input(path);  // read (and perhaps written) by this run: no output of the run replaces it
   return database;
 }
 
@@ -360,48 +419,58 @@ Status Database::exec(const std::string& sql) {
   if (sqlite3_exec(m_db, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
     std::string text = message != nullptr ? message : sqlite3_errmsg(m_db);
     sqlite3_free(message);
-    return make_error(ErrorCode::io, "SQL failed: " + text);
+    return make_error(code_of(sqlite3_extended_errcode(m_db)), sql + " failed: " + text);
   }
   return {};
 }
 
 Result<int> Database::schema_version() {
   const auto version = query_int(m_db, "PRAGMA user_version");
-  if (!version) return LAGOM_SQLITE_ERROR(m_db, "PRAGMA user_version");
+  if (!version) return sqlite_error(m_db, "PRAGMA user_version");
   return static_cast<int>(*version);
 }
 
 Status Database::migrate() {
+  // One transaction that a second writer waits for (BEGIN IMMEDIATE under the busy timeout): the version
+  // is read inside it, so of two processes creating (or migrating) one file, the second finds the first's
+  // schema whole and adds nothing.
+  Transaction transaction(m_db);
+  if (!transaction.began()) return sqlite_error(m_db, "BEGIN IMMEDIATE");
   LAGOM_TRY(const int current, schema_version());
   if (current == 0) {
-    // A new file: stamp it as Lagom's before anything else.
+    const auto tables = query_int(m_db, "SELECT count(*) FROM sqlite_master");
+    if (!tables) return sqlite_error(m_db, "SELECT sqlite_master");
+    if (*tables != 0) return not_lagom_here("no Lagom schema");
+    // A new file: stamped as Lagom's in the transaction that creates the schema.
     LAGOM_TRY_STATUS(exec("PRAGMA application_id=" + std::to_string(k_application_id)));
+  } else {
+    const auto app_id = query_int(m_db, "PRAGMA application_id");
+    if (!app_id) return sqlite_error(m_db, "PRAGMA application_id");
+    if (*app_id != k_application_id) return not_lagom_here("an SQLite file of another application");
+    if (current >= k_schema_version) return {};  // nothing to write; the transaction rolls back
   }
+  LAGOM_TRY_STATUS(exec(k_migrations_table));
   for (const Migration& migration : k_migrations) {
     if (migration.version <= current) continue;
-    Transaction transaction(m_db);
-    if (!transaction.began()) return LAGOM_SQLITE_ERROR(m_db, "BEGIN");
-    LAGOM_TRY_STATUS(exec(k_migrations_table));
     LAGOM_TRY_STATUS(exec(migration.sql));
     Statement record(m_db, "INSERT INTO lagom_migrations(version, description, applied_at) VALUES(?,?,?)");
     record.bind(1, migration.version);
     record.bind(2, std::string(migration.description));
     record.bind(3, utc_now());
-    if (record.step() != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "INSERT lagom_migrations");
+    if (record.step() != SQLITE_DONE) return sqlite_error(m_db, "INSERT lagom_migrations");
     LAGOM_TRY_STATUS(exec("PRAGMA user_version=" + std::to_string(migration.version)));
-    LAGOM_TRY_STATUS(transaction.commit());
   }
-  return {};
+  return transaction.commit();
 }
 
 Result<std::int64_t> Database::begin_run(const Run& run) {
   Transaction transaction(m_db);
-  if (!transaction.began()) return LAGOM_SQLITE_ERROR(m_db, "BEGIN");
+  if (!transaction.began()) return sqlite_error(m_db, "BEGIN");
   Statement s(m_db,
               "INSERT INTO runs(status, backend, suite, host, cpu, gpu, driver, cuda_version, nccl_version, "
               "mpi_version, git_sha, lagom_version, ranks, nodes, options, started_at, finished_at) "
               "VALUES('incomplete',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'')");
-  if (!s.prepared()) return LAGOM_SQLITE_ERROR(m_db, "prepare INSERT runs");
+  if (!s.prepared()) return sqlite_error(m_db, "prepare INSERT runs");
   s.bind(1, run.backend);
   s.bind(2, run.suite);
   s.bind(3, run.host);
@@ -417,7 +486,7 @@ Result<std::int64_t> Database::begin_run(const Run& run) {
   s.bind(13, run.nodes);
   s.bind(14, run.options_json.empty() ? std::string("{}") : run.options_json);
   s.bind(15, run.started_at.empty() ? utc_now() : run.started_at);
-  if (s.step() != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "INSERT runs");
+  if (s.step() != SQLITE_DONE) return sqlite_error(m_db, "INSERT runs");
   const std::int64_t id = sqlite3_last_insert_rowid(m_db);
   LAGOM_TRY_STATUS(transaction.commit());
   return id;
@@ -425,13 +494,13 @@ Result<std::int64_t> Database::begin_run(const Run& run) {
 
 Status Database::add_comm_samples(std::int64_t run_id, const std::vector<CommSample>& samples) {
   Transaction transaction(m_db);
-  if (!transaction.began()) return LAGOM_SQLITE_ERROR(m_db, "BEGIN");
+  if (!transaction.began()) return sqlite_error(m_db, "BEGIN");
   Statement s(
       m_db,
       "INSERT INTO comm_samples(run_id, collective, algo, proto, channels, ranks, nodes, bytes, count, "
       "dtype, redop, root, in_place, time_us, algbw_GBps, busbw_GBps, wrong) "
       "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  if (!s.prepared()) return LAGOM_SQLITE_ERROR(m_db, "prepare INSERT comm_samples");
+  if (!s.prepared()) return sqlite_error(m_db, "prepare INSERT comm_samples");
   for (const CommSample& c : samples) {
     s.bind(1, run_id);
     s.bind(2, c.collective);
@@ -450,7 +519,7 @@ Status Database::add_comm_samples(std::int64_t run_id, const std::vector<CommSam
     s.bind(15, c.algbw_GBps);
     s.bind(16, c.busbw_GBps);
     s.bind(17, c.wrong);
-    if (s.step() != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "INSERT comm_samples");
+    if (s.step() != SQLITE_DONE) return sqlite_error(m_db, "INSERT comm_samples");
     s.reset();
   }
   return transaction.commit();
@@ -458,12 +527,12 @@ Status Database::add_comm_samples(std::int64_t run_id, const std::vector<CommSam
 
 Status Database::add_compute_samples(std::int64_t run_id, const std::vector<ComputeSample>& samples) {
   Transaction transaction(m_db);
-  if (!transaction.began()) return LAGOM_SQLITE_ERROR(m_db, "BEGIN");
+  if (!transaction.began()) return sqlite_error(m_db, "BEGIN");
   Statement s(
       m_db,
       "INSERT INTO compute_samples(run_id, kind, precision, m, n, k, bytes, time_us, tflops, bw_GBps) "
       "VALUES(?,?,?,?,?,?,?,?,?,?)");
-  if (!s.prepared()) return LAGOM_SQLITE_ERROR(m_db, "prepare INSERT compute_samples");
+  if (!s.prepared()) return sqlite_error(m_db, "prepare INSERT compute_samples");
   for (const ComputeSample& c : samples) {
     s.bind(1, run_id);
     s.bind(2, c.kind);
@@ -475,7 +544,7 @@ Status Database::add_compute_samples(std::int64_t run_id, const std::vector<Comp
     s.bind(8, c.time_us);
     s.bind(9, c.tflops);
     s.bind(10, c.bw_GBps);
-    if (s.step() != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "INSERT compute_samples");
+    if (s.step() != SQLITE_DONE) return sqlite_error(m_db, "INSERT compute_samples");
     s.reset();
   }
   return transaction.commit();
@@ -483,12 +552,12 @@ Status Database::add_compute_samples(std::int64_t run_id, const std::vector<Comp
 
 Status Database::add_overlap_samples(std::int64_t run_id, const std::vector<OverlapSample>& samples) {
   Transaction transaction(m_db);
-  if (!transaction.began()) return LAGOM_SQLITE_ERROR(m_db, "BEGIN");
+  if (!transaction.began()) return sqlite_error(m_db, "BEGIN");
   Statement s(
       m_db,
       "INSERT INTO overlap_samples(run_id, name, collective, bytes, precision, m, n, k, gemm_alone_us, "
       "comm_alone_us, gemm_overlap_us, comm_overlap_us) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
-  if (!s.prepared()) return LAGOM_SQLITE_ERROR(m_db, "prepare INSERT overlap_samples");
+  if (!s.prepared()) return sqlite_error(m_db, "prepare INSERT overlap_samples");
   for (const OverlapSample& o : samples) {
     s.bind(1, run_id);
     s.bind(2, o.name);
@@ -502,7 +571,7 @@ Status Database::add_overlap_samples(std::int64_t run_id, const std::vector<Over
     s.bind(10, o.comm_alone_us);
     s.bind(11, o.gemm_overlap_us);
     s.bind(12, o.comm_overlap_us);
-    if (s.step() != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "INSERT overlap_samples");
+    if (s.step() != SQLITE_DONE) return sqlite_error(m_db, "INSERT overlap_samples");
     s.reset();
   }
   return transaction.commit();
@@ -510,11 +579,11 @@ Status Database::add_overlap_samples(std::int64_t run_id, const std::vector<Over
 
 Status Database::finish_run(std::int64_t run_id) {
   Transaction transaction(m_db);
-  if (!transaction.began()) return LAGOM_SQLITE_ERROR(m_db, "BEGIN");
+  if (!transaction.began()) return sqlite_error(m_db, "BEGIN");
   Statement s(m_db, "UPDATE runs SET status='complete', finished_at=? WHERE id=?");
   s.bind(1, utc_now());
   s.bind(2, run_id);
-  if (s.step() != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "UPDATE runs");
+  if (s.step() != SQLITE_DONE) return sqlite_error(m_db, "UPDATE runs");
   if (sqlite3_changes(m_db) != 1)
     return make_error(ErrorCode::not_found, "run " + std::to_string(run_id) + ": no such run");
   return transaction.commit();
@@ -522,33 +591,33 @@ Status Database::finish_run(std::int64_t run_id) {
 
 Result<std::vector<Run>> Database::list_runs() {
   Statement s(m_db, (std::string("SELECT ") + k_run_columns + " FROM runs ORDER BY id").c_str());
-  if (!s.prepared()) return LAGOM_SQLITE_ERROR(m_db, "SELECT runs");
+  if (!s.prepared()) return sqlite_error(m_db, "SELECT runs");
   std::vector<Run> runs;
   int rc = 0;
   while ((rc = s.step()) == SQLITE_ROW) runs.push_back(read_run(s));
-  if (rc != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "SELECT runs");
+  if (rc != SQLITE_DONE) return sqlite_error(m_db, "SELECT runs");
   return runs;
 }
 
 Result<Run> Database::run(std::int64_t run_id) {
   Statement s(m_db, (std::string("SELECT ") + k_run_columns + " FROM runs WHERE id=?").c_str());
-  if (!s.prepared()) return LAGOM_SQLITE_ERROR(m_db, "SELECT runs");
+  if (!s.prepared()) return sqlite_error(m_db, "SELECT runs");
   s.bind(1, run_id);
   const int rc = s.step();
   if (rc == SQLITE_DONE)
     return make_error(ErrorCode::not_found, "run " + std::to_string(run_id) + ": no such run in " + m_path);
-  if (rc != SQLITE_ROW) return LAGOM_SQLITE_ERROR(m_db, "SELECT runs");
+  if (rc != SQLITE_ROW) return sqlite_error(m_db, "SELECT runs");
   return read_run(s);
 }
 
 Result<std::optional<std::int64_t>> Database::latest_complete_run(const std::optional<std::string>& host) {
   Statement s(m_db, host ? "SELECT id FROM runs WHERE status='complete' AND host=? ORDER BY id DESC LIMIT 1"
                          : "SELECT id FROM runs WHERE status='complete' ORDER BY id DESC LIMIT 1");
-  if (!s.prepared()) return LAGOM_SQLITE_ERROR(m_db, "SELECT runs");
+  if (!s.prepared()) return sqlite_error(m_db, "SELECT runs");
   if (host) s.bind(1, *host);
   const int rc = s.step();
   if (rc == SQLITE_DONE) return std::optional<std::int64_t>{};
-  if (rc != SQLITE_ROW) return LAGOM_SQLITE_ERROR(m_db, "SELECT runs");
+  if (rc != SQLITE_ROW) return sqlite_error(m_db, "SELECT runs");
   return std::optional<std::int64_t>{s.int64(0)};
 }
 
@@ -623,11 +692,11 @@ Result<std::vector<OverlapSample>> Database::overlap_samples(std::int64_t run_id
 
 Status Database::store_fits(std::int64_t run_id, const FitSet& fits) {
   Transaction transaction(m_db);
-  if (!transaction.began()) return LAGOM_SQLITE_ERROR(m_db, "BEGIN");
+  if (!transaction.began()) return sqlite_error(m_db, "BEGIN");
   for (const char* table : {"collective_fits", "gemm_fits", "scalar_fits"}) {
     Statement clear(m_db, (std::string("DELETE FROM ") + table + " WHERE run_id=?").c_str());
     clear.bind(1, run_id);
-    if (clear.step() != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "DELETE fits");
+    if (clear.step() != SQLITE_DONE) return sqlite_error(m_db, "DELETE fits");
   }
   Statement c(
       m_db,
@@ -647,7 +716,7 @@ Status Database::store_fits(std::int64_t run_id, const FitSet& fits) {
     c.bind(11, f.samples);
     c.bind(12, f.min_bytes);
     c.bind(13, f.max_bytes);
-    if (c.step() != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "INSERT collective_fits");
+    if (c.step() != SQLITE_DONE) return sqlite_error(m_db, "INSERT collective_fits");
     c.reset();
   }
   Statement g(m_db,
@@ -660,7 +729,7 @@ Status Database::store_fits(std::int64_t run_id, const FitSet& fits) {
     g.bind(4, f.half_flops);
     g.bind(5, f.rel_error);
     g.bind(6, f.samples);
-    if (g.step() != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "INSERT gemm_fits");
+    if (g.step() != SQLITE_DONE) return sqlite_error(m_db, "INSERT gemm_fits");
     g.reset();
   }
   Statement v(m_db, "INSERT INTO scalar_fits(run_id, name, value, rel_error) VALUES(?,?,?,?)");
@@ -669,7 +738,7 @@ Status Database::store_fits(std::int64_t run_id, const FitSet& fits) {
     v.bind(2, f.name);
     v.bind(3, f.value);
     v.bind(4, f.rel_error);
-    if (v.step() != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "INSERT scalar_fits");
+    if (v.step() != SQLITE_DONE) return sqlite_error(m_db, "INSERT scalar_fits");
     v.reset();
   }
   return transaction.commit();
@@ -699,7 +768,7 @@ Result<FitSet> Database::fits(std::int64_t run_id) {
     f.max_bytes = c.int64(11);
     fits.collectives.push_back(std::move(f));
   }
-  if (rc != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "SELECT collective_fits");
+  if (rc != SQLITE_DONE) return sqlite_error(m_db, "SELECT collective_fits");
   Statement g(m_db,
               "SELECT precision, peak_tflops, half_flops, rel_error, samples FROM gemm_fits WHERE run_id=? "
               "ORDER BY rowid");
@@ -707,17 +776,17 @@ Result<FitSet> Database::fits(std::int64_t run_id) {
   while ((rc = g.step()) == SQLITE_ROW) {
     fits.gemms.push_back({g.text(0), g.real(1), g.real(2), g.real(3), g.integer(4)});
   }
-  if (rc != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "SELECT gemm_fits");
+  if (rc != SQLITE_DONE) return sqlite_error(m_db, "SELECT gemm_fits");
   Statement v(m_db, "SELECT name, value, rel_error FROM scalar_fits WHERE run_id=? ORDER BY name");
   v.bind(1, run_id);
   while ((rc = v.step()) == SQLITE_ROW) fits.scalars.push_back({v.text(0), v.real(1), v.real(2)});
-  if (rc != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "SELECT scalar_fits");
+  if (rc != SQLITE_DONE) return sqlite_error(m_db, "SELECT scalar_fits");
   return fits;
 }
 
 Result<std::string> Database::integrity_check() {
   Statement s(m_db, "PRAGMA integrity_check");
-  if (!s.prepared() || s.step() != SQLITE_ROW) return LAGOM_SQLITE_ERROR(m_db, "PRAGMA integrity_check");
+  if (!s.prepared() || s.step() != SQLITE_ROW) return sqlite_error(m_db, "PRAGMA integrity_check");
   return s.text(0);
 }
 
@@ -740,13 +809,13 @@ std::string hash_text(std::uint64_t hash) {
 Result<Database::ProductionImport> Database::import_production(const Run& run,
                                                                const std::vector<records::Record>& records) {
   Transaction transaction(m_db);
-  if (!transaction.began()) return LAGOM_SQLITE_ERROR(m_db, "BEGIN");
+  if (!transaction.began()) return sqlite_error(m_db, "BEGIN");
   Statement insert_run(
       m_db,
       "INSERT INTO runs(status, backend, suite, host, cpu, gpu, driver, cuda_version, "
       "nccl_version, mpi_version, git_sha, lagom_version, ranks, nodes, options, started_at, "
       "finished_at) VALUES('complete',?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  if (!insert_run.prepared()) return LAGOM_SQLITE_ERROR(m_db, "prepare INSERT runs");
+  if (!insert_run.prepared()) return sqlite_error(m_db, "prepare INSERT runs");
   insert_run.bind(1, std::string(k_backend_production));
   insert_run.bind(2, run.suite);
   insert_run.bind(3, run.host);
@@ -764,7 +833,7 @@ Result<Database::ProductionImport> Database::import_production(const Run& run,
   const std::string now = utc_now();
   insert_run.bind(15, run.started_at.empty() ? now : run.started_at);
   insert_run.bind(16, now);
-  if (insert_run.step() != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "INSERT runs");
+  if (insert_run.step() != SQLITE_DONE) return sqlite_error(m_db, "INSERT runs");
   ProductionImport outcome;
   outcome.run_id = sqlite3_last_insert_rowid(m_db);
   Statement s(
@@ -772,7 +841,7 @@ Result<Database::ProductionImport> Database::import_production(const Run& run,
       "INSERT OR IGNORE INTO production_records(run_id, record_key, kind, source, host, pid, comm_hash, "
       "rank, n_ranks, n_nodes, collective, count, dtype, bytes, algorithm, protocol, channels, seq, peer, "
       "clock, start_ns, end_ns) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  if (!s.prepared()) return LAGOM_SQLITE_ERROR(m_db, "prepare INSERT production_records");
+  if (!s.prepared()) return sqlite_error(m_db, "prepare INSERT production_records");
   for (const records::Record& r : records) {
     s.reset();
     s.bind(1, outcome.run_id);
@@ -797,7 +866,7 @@ Result<Database::ProductionImport> Database::import_production(const Run& run,
     s.bind(20, std::string(r.clock.view()));
     s.bind(21, r.start_ns);
     s.bind(22, r.end_ns);
-    if (s.step() != SQLITE_DONE) return LAGOM_SQLITE_ERROR(m_db, "INSERT production_records");
+    if (s.step() != SQLITE_DONE) return sqlite_error(m_db, "INSERT production_records");
     if (sqlite3_changes(m_db) == 1) {
       ++outcome.added;
     } else {

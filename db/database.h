@@ -6,12 +6,19 @@
 // - Safety of foreign files: open() first opens an existing, non-empty file read-only and verifies that
 //   it is a Lagom database (SQLite header, Lagom application_id, migrations table, quick_check ok, schema
 //   not newer than this build). Anything else is an invalid_input error and the file is never written.
-//   A missing or zero-length file becomes a new database (read_write mode only).
+//   A missing or zero-length file becomes a new database (read_write mode only), and so does an SQLite file
+//   with no table and no other application's id (what a second writer sees while the first
+//   creates the schema; nothing in it can be lost).
+// - Two writers: the schema is created (or migrated) in one BEGIN IMMEDIATE transaction that reads the
+//   version inside it, so a second writer waits (busy timeout, 30 s) and then finds the schema whole.
 // - Durability: WAL journal, every write method is one transaction. A run is created "incomplete" and
 //   only finish_run() marks it "complete"; a process killed mid-run leaves earlier runs intact and its
 //   own run listed as incomplete. Fits are never computed from incomplete runs (profiler/ checks status).
-// - Schema: versioned by PRAGMA user_version and the lagom_migrations table; migrations run in order,
-//   each in its own transaction, when a read_write handle opens an older database.
+// - Schema: versioned by PRAGMA user_version and the lagom_migrations table; the pending migrations run in
+//   order, in that one transaction, when a read_write handle opens an older database.
+// - Errors name the call and SQLite's reason: "not a database" and "damaged" are invalid_input (exit 2);
+//   every other SQLite failure (a full disk, an I/O error, no memory, a lock held too long) is the
+//   environment's, failure (exit 1, docs/cli.md#exit-codes).
 // - Threading: one Database per thread; the handle is movable, not copyable.
 #pragma once
 
@@ -142,7 +149,8 @@ class Database {
   };
 
   // Opens `path` (see the contract above). Errors: not_found (read_only, no such file), invalid_input
-  // (not SQLite, foreign SQLite, corrupt, newer schema), io (cannot create or write).
+  // (not SQLite, foreign SQLite, corrupt, newer schema, a file or folder not writable), failure (the
+  // environment: cannot be read or written for lack of space, an I/O error, no memory).
   static Result<Database> open(const std::string& path, Mode mode);
 
   Database(Database&& other) noexcept;

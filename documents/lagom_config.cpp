@@ -178,20 +178,18 @@ Status write_tune_outputs(const search::Problem& problem, const search::TuneResu
     return make_error(ErrorCode::io, fmt::format("out {}: cannot create the directory ({})", dir.string(),
                                                  ec ? ec.message() : "not a directory"));
   }
-  // All three or none: a plugin or lagom.init() never reads a mix of two tunes.
+  // All three or none: a plugin or lagom.init() never reads a mix of two tunes. Only files Lagom wrote are
+  // replaced, never an input of the run (files::write_outputs). A framework file an earlier tune left in
+  // this folder would describe another choice: removed when Lagom wrote it, a file of the user's stays.
   std::vector<std::pair<std::string, std::string>> targets;
   for (const auto& [name, text] : files) targets.emplace_back((dir / name).string(), text);
-  if (auto status = files::write_all_atomically(targets); !status.ok()) {
-    return status.error().with_context(fmt::format("out {}", dir.string()));
-  }
-  // A framework file left by an earlier tune into this folder would describe another choice.
+  std::vector<std::string> stale;
   for (const auto framework : {search::Framework::megatron_lm, search::Framework::deepspeed}) {
     const std::string name = search::framework_file_name(framework);
-    if (own_file && own_file->first == name) continue;
-    if (fs::exists(dir / name, ec) && !fs::remove(dir / name, ec)) {
-      return make_error(ErrorCode::io, fmt::format("out {}: cannot remove the earlier {} ({})", dir.string(),
-                                                   name, ec.message()));
-    }
+    if (!own_file || own_file->first != name) stale.push_back((dir / name).string());
+  }
+  if (auto status = files::write_outputs(targets, stale); !status.ok()) {
+    return status.error().with_context(fmt::format("out {}", dir.string()));
   }
   return {};
 }

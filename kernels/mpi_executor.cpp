@@ -32,13 +32,12 @@ std::string mpi_message(int code) {
   return std::string(text, static_cast<std::size_t>(length));
 }
 
-#define LAGOM_MPI_CHECK(call)                                                                       \
-  do {                                                                                              \
-    const int lagom_mpi_rc_ = (call);                                                               \
-    if (lagom_mpi_rc_ != MPI_SUCCESS) {                                                             \
-      return make_error(ErrorCode::failure, fmt::format("{}:{}: {}: {}", __FILE__, __LINE__, #call, \
-                                                        mpi_message(lagom_mpi_rc_)));               \
-    }                                                                                               \
+#define LAGOM_MPI_CHECK(call)                                                                          \
+  do {                                                                                                 \
+    const int lagom_mpi_rc_ = (call);                                                                  \
+    if (lagom_mpi_rc_ != MPI_SUCCESS) {                                                                \
+      return make_error(ErrorCode::failure, fmt::format("{}: {}", #call, mpi_message(lagom_mpi_rc_))); \
+    }                                                                                                  \
   } while (0)
 
 class MpiTransport final : public Transport {

@@ -6,13 +6,12 @@
 
 namespace lagom::profiler {
 
-Error mpi_error(int code, const char* call, const char* file, int line) {
+Error mpi_error(int code, const char* call) {
   std::array<char, MPI_MAX_ERROR_STRING> text{};
   int length = 0;
   MPI_Error_string(code, text.data(), &length);
   return make_error(ErrorCode::failure, std::string(call) + " failed: " +
-                                            std::string(text.data(), static_cast<std::size_t>(length)) +
-                                            " (" + file + ":" + std::to_string(line) + ")");
+                                            std::string(text.data(), static_cast<std::size_t>(length)));
 }
 
 bool under_mpi_launcher() {

@@ -45,13 +45,12 @@ Result<std::unique_ptr<Group>> make_mpi_group();
 // The MPI library's version string ("Open MPI v4.1.4, ..."), first line only.
 std::string mpi_library_version();
 
-// An MPI call's failure as an Error with file:line, the call and MPI's message.
-Error mpi_error(int code, const char* call, const char* file, int line);
-#define LAGOM_MPI_CHECK(call)                                                        \
-  do {                                                                               \
-    const int lagom_mpi_rc_ = (call);                                                \
-    if (lagom_mpi_rc_ != MPI_SUCCESS)                                                \
-      return ::lagom::profiler::mpi_error(lagom_mpi_rc_, #call, __FILE__, __LINE__); \
+// An MPI call's failure as an Error naming the call and MPI's message (never a source file of the build).
+Error mpi_error(int code, const char* call);
+#define LAGOM_MPI_CHECK(call)                                                                    \
+  do {                                                                                           \
+    const int lagom_mpi_rc_ = (call);                                                            \
+    if (lagom_mpi_rc_ != MPI_SUCCESS) return ::lagom::profiler::mpi_error(lagom_mpi_rc_, #call); \
   } while (0)
 
 }  // namespace lagom::profiler

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <unistd.h>
 
+#include "core/files.h"
 #include "model/collective_factors.h"
 
 namespace lagom::profiler {
@@ -97,11 +98,8 @@ Result<RecordFiles> read_record_files(const std::string& path) {
   }
   RecordFiles out;
   for (const std::string& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return make_error(ErrorCode::io, file + ": cannot read the file");
-    std::stringstream text;
-    text << in.rdbuf();
-    collect_records(file, text.str(), out);
+    LAGOM_TRY(const std::string text, files::read_input(file));
+    collect_records(file, text, out);
     out.files.push_back(file);
   }
   LAGOM_TRY_STATUS(rejection(out));
@@ -191,7 +189,9 @@ Status RecordFileWriter::flush() {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       m_buffer.clear();
-      return make_error(ErrorCode::io, m_path + ": write failed: " + std::strerror(n < 0 ? errno : EIO));
+      // The environment refused the write (a full disk): a failure of the run, exit 1
+      // (docs/cli.md#exit-codes).
+      return make_error(ErrorCode::failure, m_path + ": write failed: " + std::strerror(n < 0 ? errno : EIO));
     }
     done += static_cast<std::size_t>(n);
   }

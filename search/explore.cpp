@@ -6,11 +6,11 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
-#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "core/parallel.h"
 #include "core/units.h"
 #include "model/pipeline_split.h"
 #include "simulator/model_costs.h"
@@ -140,30 +140,17 @@ Status check_framework_pins(const ExploreOptions& options) {
 
 namespace {
 
-// body(i) for every i < n on up to `threads` workers that share the indices. A thread the system refuses (a
-// process or memory limit) leaves the work to the others, or to this thread alone, with one warning.
+// body(i) for every i < n on up to `threads` threads (core/parallel.h). A thread the system refuses (a
+// process or memory limit) leaves the work to the others, with one warning; a body's exception (out of
+// memory) ends the phase and reaches the command.
 template <typename Body>
 void run_parallel(std::size_t n, unsigned threads, Progress& progress, bool& warned, Body&& body) {
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < n; i = next++) body(i);
-  };
-  std::vector<std::thread> pool;
-  const std::size_t wanted = std::min<std::size_t>(threads, n);
-  for (std::size_t t = 0; t < wanted; ++t) {
-    try {
-      pool.emplace_back(work);
-    } catch (const std::system_error& e) {
-      if (!warned) {
-        progress.warn(fmt::format("explore: {} of {} worker threads started ({}); continuing with {}",
-                                  pool.size(), wanted, e.what(), std::max<std::size_t>(1, pool.size())));
-        warned = true;
-      }
-      break;
-    }
+  const ParallelRun run = parallel_for(n, threads, body);
+  if (!run.refused.empty() && !warned) {
+    progress.warn(fmt::format("explore: {} of {} worker threads started ({}); continuing with {}",
+                              run.threads, std::min<std::size_t>(threads, n), run.refused, run.threads));
+    warned = true;
   }
-  if (pool.empty()) work();
-  for (auto& thread : pool) thread.join();
 }
 
 // A full-recompute candidate recomputes only as many layers per chunk as it needs to fit (Megatron's block

@@ -82,10 +82,14 @@ bool nccl_silences_warnings() {
   return strcasecmp(level, "NONE") == 0 || strcasecmp(level, "VERSION") == 0;
 }
 
+// The file NCCL's logger prints beside the line: the plugin's name, never a path of the machine that built
+// it.
+constexpr const char* k_log_file = "lagom-profiler";
+
 // One warning through NCCL's logger, echoed to stderr when NCCL would print nothing at WARN level.
 void warn(const std::string& message) {
   if (lagom_nccl_logger_t logger = g_logger.load(std::memory_order_relaxed)) {
-    logger(LAGOM_NCCL_LOG_WARN, LAGOM_NCCL_INIT, __FILE__, __LINE__, "lagom profiler: %s", message.c_str());
+    logger(LAGOM_NCCL_LOG_WARN, LAGOM_NCCL_INIT, k_log_file, __LINE__, "lagom profiler: %s", message.c_str());
   }
   if (nccl_silences_warnings()) std::fprintf(stderr, "lagom: warning: profiler: %s\n", message.c_str());
 }
@@ -652,7 +656,7 @@ lagom_nccl_result_t init_common(void** context, std::uint64_t comm_hash, int* ac
         life.writer = std::make_unique<Writer>();
         life.writer->start(settings, host, pid);
         if (logger != nullptr) {
-          logger(LAGOM_NCCL_LOG_INFO, LAGOM_NCCL_INIT, __FILE__, __LINE__,
+          logger(LAGOM_NCCL_LOG_INFO, LAGOM_NCCL_INIT, k_log_file, __LINE__,
                  "lagom profiler: writing records to %s", settings.path.c_str());
         }
       } else {

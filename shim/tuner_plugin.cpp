@@ -229,7 +229,8 @@ class TunerContext {
   // formatting it: a TRACE line per collective costs a function call when tracing is off.
   template <typename... Args>
   void log(int level, unsigned long flags, int line, const char* format, Args... args) const {
-    if (m_logger != nullptr) m_logger(level, flags, __FILE__, line, format, args...);
+    // NCCL prints the file beside the line: the plugin's name, never a path of the machine that built it.
+    if (m_logger != nullptr) m_logger(level, flags, "lagom-tuner", line, format, args...);
   }
 
   template <typename... Args>

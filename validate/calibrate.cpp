@@ -1,17 +1,15 @@
 #include "validate/calibrate.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <iterator>
 #include <map>
-#include <system_error>
-#include <thread>
 
 #include <Eigen/Dense>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/parallel.h"
 #include "validate/runs_csv.h"
 
 namespace lagom::validate {
@@ -28,25 +26,13 @@ constexpr int k_max_iterations = 25;
 // the constant, so the fit cannot say anything about it.
 constexpr double k_unconstrained = 1e-6;
 
-// Simulates every run on `clusters` (one per run), `threads` at a time; a thread that cannot be started
-// leaves its share to the caller's thread.
+// Simulates every run on `clusters` (one per run), `threads` at a time (core/parallel.h: a thread that
+// cannot be started leaves its share to the others).
 std::vector<ValidatedRun> simulate_all(const std::vector<const PreparedRun*>& runs,
                                        const std::vector<model::ClusterSpec>& clusters, int threads) {
   std::vector<ValidatedRun> out(runs.size());
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < runs.size(); i = next++) out[i] = simulate_run(*runs[i], clusters[i]);
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) {
-    try {
-      pool.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // fewer threads: the work still gets done below
-    }
-  }
-  work();
-  for (auto& thread : pool) thread.join();
+  parallel_for(runs.size(), static_cast<unsigned>(std::max(1, threads)),
+               [&](std::size_t i) { out[i] = simulate_run(*runs[i], clusters[i]); });
   return out;
 }
 

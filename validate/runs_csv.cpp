@@ -4,8 +4,11 @@
 #include <csv.h>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
+
+#include "core/files.h"
 
 namespace lagom::validate {
 
@@ -41,8 +44,8 @@ Result<std::vector<std::string>> split_line(const std::string& line) {
 }  // namespace
 
 Result<RunsTable> read_runs_table(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(ErrorCode::not_found, path + ": cannot be read");
+  LAGOM_TRY(const std::string content, files::read_input(path));
+  std::istringstream in(content);
   RunsTable table;
   table.path = path;
   std::string line;

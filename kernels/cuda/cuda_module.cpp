@@ -38,27 +38,21 @@ struct Failure : std::runtime_error {
   Failure(int rc, const std::string& what) : std::runtime_error(what), code(rc) {}
 };
 
-std::string where(const char* file, int line, const char* call) {
-  return std::string(file) + ":" + std::to_string(line) + ": " + call;
-}
-
-#define CUDA_CHECK(call)                                                                   \
-  do {                                                                                     \
-    const cudaError_t rc_ = (call);                                                        \
-    if (rc_ != cudaSuccess)                                                                \
-      throw Failure(1, where(__FILE__, __LINE__, #call) + ": " + cudaGetErrorString(rc_)); \
+#define CUDA_CHECK(call)                                                                           \
+  do {                                                                                             \
+    const cudaError_t rc_ = (call);                                                                \
+    if (rc_ != cudaSuccess) throw Failure(1, std::string(#call) + ": " + cudaGetErrorString(rc_)); \
   } while (0)
-#define CUBLAS_CHECK(call)                                                                    \
-  do {                                                                                        \
-    const cublasStatus_t rc_ = (call);                                                        \
-    if (rc_ != CUBLAS_STATUS_SUCCESS)                                                         \
-      throw Failure(1, where(__FILE__, __LINE__, #call) + ": " + cublasGetStatusString(rc_)); \
+#define CUBLAS_CHECK(call)                                                      \
+  do {                                                                          \
+    const cublasStatus_t rc_ = (call);                                          \
+    if (rc_ != CUBLAS_STATUS_SUCCESS)                                           \
+      throw Failure(1, std::string(#call) + ": " + cublasGetStatusString(rc_)); \
   } while (0)
-#define NCCL_CHECK(call)                                                                   \
-  do {                                                                                     \
-    const ncclResult_t rc_ = (call);                                                       \
-    if (rc_ != ncclSuccess)                                                                \
-      throw Failure(1, where(__FILE__, __LINE__, #call) + ": " + ncclGetErrorString(rc_)); \
+#define NCCL_CHECK(call)                                                                           \
+  do {                                                                                             \
+    const ncclResult_t rc_ = (call);                                                               \
+    if (rc_ != ncclSuccess) throw Failure(1, std::string(#call) + ": " + ncclGetErrorString(rc_)); \
   } while (0)
 
 using Clock = std::chrono::steady_clock;

@@ -454,6 +454,41 @@ add("limit-experts", SIM + ["--model", "m.json"], {"m.json": dump(moe)}, ["m.jso
 add("limit-layer-passes", ["simulate", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8",
                            "--global-batch", "2147483640"], {}, ["layer passes", "4194304"])
 
+# An endless input (a device) in every command that reads a file: refused by the one reader
+# (files::read_input, docs/cli.md#inputs-and-outputs), never read until memory runs out.
+for argv in [SIM + ["--model", "/dev/zero"],
+             ["simulate", "--model", "llama3-8b", "--cluster", "/dev/zero", "--gpus", "8", "--global-batch", "8"],
+             SIM + ["--model", "llama3-8b", "--comm-config", "/dev/zero"],
+             ["explore", "--model", "/dev/zero", "--cluster", "dgx-a100", "--gpus", "8", "--global-batch", "8"],
+             ["tune", "--model", "/dev/zero", "--cluster", "dgx-a100", "--gpus", "8", "--global-batch", "8",
+              "--out", "t"],
+             ["plan", "--model", "/dev/zero", "--cluster", "dgx-a100", "--gpus", "8", "--global-batch", "8",
+              "--tokens", "1T"],
+             ["cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster", "/dev/zero"],
+             ["model", "/dev/zero"],
+             ["validate", "/dev/zero"],
+             ["calibrate", "/dev/urandom", "--cluster", "dgx-a100", "--fit", "kernel_launch_us"],
+             ["db", "--db", "out.db", "import", "/dev/zero", "--collective", "allreduce", "--ranks", "2"],
+             ["db", "--db", "out.db", "import", "/dev/urandom"],
+             ["check", "--baseline", "/dev/zero", "--current", "m.json"],
+             ["check", "--predicted", "/dev/zero", "--db", "none.db", "--run", "1"],
+             ["report", "/dev/zero", "--out", "r.html"]]:
+    add("endless-input-" + "-".join(a.strip("-/") for a in argv[:1] + argv[-2:]), argv,
+        {"m.json": dump(WORKLOAD)}, ["/dev/", "is a device"])
+
+# Outputs replace only files Lagom wrote, never an input of the run (docs/cli.md#inputs-and-outputs).
+add("tune-out-onto-a-users-tuner-conf", ["tune", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8",
+                                         "--global-batch", "8", "--quiet", "--out", "."],
+    {"nccl_tuner.conf": b"# my own rules\n"}, ["nccl_tuner.conf", "not written by Lagom"])
+add("tune-out-onto-its-model", ["tune", "--model", "lagom-config.json", "--cluster", "dgx-a100", "--gpus", "8",
+                                "--global-batch", "8", "--quiet", "--out", "."],
+    {"lagom-config.json": dump(WORKLOAD)}, ["lagom-config.json", "is an input of this command"])
+add("simulate-trace-onto-a-users-file", SIM + ["--model", "llama3-8b", "--trace", "notes.txt"],
+    {"notes.txt": b"my notes\n"}, ["notes.txt", "not written by Lagom"])
+add("simulate-trace-onto-its-cluster", ["simulate", "--model", "llama3-8b", "--cluster", "c.json", "--gpus", "8",
+                                        "--global-batch", "8", "--trace", "./c.json"],
+    {"c.json": dump(CLUSTER)}, ["c.json", "is an input of this command"])
+
 # lagom plan (docs/plan.md): its quantities, its constraints and the cluster file's operations object.
 PLAN = ["plan", "--model", "llama3-8b", "--cluster", "dgx-a100", "--gpus", "8", "--global-batch", "8"]
 for n, (argv, expect) in enumerate([

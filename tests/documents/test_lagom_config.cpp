@@ -65,11 +65,12 @@ TEST_CASE("an unwritable output directory is an io error and leaves no file behi
   REQUIRE_FALSE(s.ok());
   CHECK(s.error().code == ErrorCode::io);
   CHECK_THAT(s.error().message, Catch::StartsWith("out " + dir + "/file/out: cannot create the directory"));
-  // A writable one gets the three files and no temporary.
+  // A writable one gets the three files, the manifest of what Lagom wrote there, and no temporary.
   REQUIRE(documents::write_tune_outputs(f.problem, r, context_for(f, dir + "/ok")).ok());
   std::vector<std::string> names;
   for (const auto& e : std::filesystem::directory_iterator(dir + "/ok"))
     names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
-  CHECK(names == std::vector<std::string>{"lagom-config.json", "lagom.env", "nccl_tuner.conf"});
+  CHECK(names ==
+        std::vector<std::string>{".lagom-outputs", "lagom-config.json", "lagom.env", "nccl_tuner.conf"});
 }
