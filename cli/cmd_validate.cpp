@@ -53,6 +53,7 @@ documents::ValidateRunRow run_row(const ValidatedRun& run) {
   }
   if (!run.group.empty()) row.group = run.group;
   row.planned_ignored = run.planned;
+  if (!run.no_effect.empty()) row.no_effect = run.no_effect;
   if (!run.note.empty()) row.note = run.note;
   return row;
 }
@@ -172,6 +173,12 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
       std::string list;
       for (const auto& p : planned) list += (list.empty() ? "" : ", ") + p;
       fmt::print("# planned columns with values, not modelled yet (the predictions ignore them): {}\n", list);
+    }
+    // Columns a row sets that cannot act on its strategy: simulate would refuse them as flags; a measured
+    // row keeps what its job was run with, so it is priced and said here (`no_effect` in --json).
+    for (const auto& run : runs) {
+      if (!run.no_effect.empty())
+        fmt::print("# {}:{}: no effect on this row: {}\n", run.file, run.line, run.no_effect);
     }
     print_run_table(runs);
     TextTable summary({{"by", true},

@@ -34,6 +34,7 @@ nlohmann::json run_json(const ValidateRunRow& run) {
   if (run.failure) row["failure"] = *run.failure;
   if (run.group) row["group"] = *run.group;
   if (!run.planned_ignored.empty()) row["planned_ignored"] = run.planned_ignored;
+  if (run.no_effect) row["no_effect"] = *run.no_effect;
   if (run.note) row["note"] = *run.note;
   return row;
 }

@@ -36,6 +36,7 @@ struct ValidateRunRow {
   std::optional<std::string> failure;
   std::optional<std::string> group, note;
   std::vector<std::string> planned_ignored;  // "column=value"; absent when empty
+  std::optional<std::string> no_effect;      // the row's columns that cannot act on it; absent when none
 };
 
 struct ValidateDocument {

@@ -17,6 +17,7 @@
 #include "core/text.h"
 #include "core/units.h"
 #include "documents/comm_config.h"
+#include "inputs/flag_context.h"
 #include "inputs/scenario.h"
 #include "simulator/simulator.h"
 
@@ -306,6 +307,7 @@ Result<std::vector<PreparedRun>> prepare_runs(const RunsTable& table) {
     auto requested = strategy_from_flags(flags[r].strategy);
     if (!requested.ok()) return in_row(requested.error());
     run.strategy = requested.value();
+    run.strategy_flags = flags[r].strategy;
     describe(run.report, run.workload, run.strategy);  // a failed run is still grouped
     auto source = load_cluster(flags[r].spec, run.strategy.gpus);
     if (!source.ok()) return in_row(source.error());
@@ -339,6 +341,10 @@ ValidatedRun simulate_run(const PreparedRun& prepared, const model::ClusterSpec&
   const auto& s = *scenario.value();
   run.cluster = s.cluster.name;
   describe(run, s.workload, s.strategy);
+  if (const Status context = inputs::check_flag_contexts(prepared.strategy_flags, s.workload, s.strategy);
+      !context.ok()) {
+    run.no_effect = context.error().message;
+  }
   run.measured_s = prepared.measured_is_tokens_per_s
                        ? static_cast<double>(s.strategy.global_batch) * static_cast<double>(s.workload.seq) /
                              prepared.measured

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "documents/comm_config.h"
 #include "inputs/cluster_source.h"
+#include "inputs/scenario.h"
 #include "model/accuracy.h"
 #include "model/specs.h"
 #include "validate/runs_csv.h"
@@ -26,7 +27,11 @@ struct ValidatedRun {
   bool fits_in_memory = true;
   std::string failure;               // why the model could not simulate the row ("" = simulated)
   std::vector<std::string> planned;  // planned columns with a value, "column=value" (not modelled yet)
-  model::RegimeKey regime;           // the validated regime the run belongs to (model/accuracy.h)
+  // The row's columns that cannot act on its strategy (inputs/flag_context.h: e.g. a pipeline schedule at
+  // pp 1), as the message simulate would refuse them with; "" = none. Measured rows record the settings
+  // their job carried, so a runs file is not refused for them: the row says it.
+  std::string no_effect;
+  model::RegimeKey regime;  // the validated regime the run belongs to (model/accuracy.h)
   // Signed error of the prediction, percent of the measurement.
   [[nodiscard]] double error_pct() const { return 100.0 * (predicted_s - measured_s) / measured_s; }
 };
@@ -47,8 +52,9 @@ struct PreparedRun {
   model::Strategy strategy;      // as the columns give it (resolved by the simulation)
   inputs::ClusterSource source;  // the row's cluster (nodes from its GPUs) and its profile fits
   simulator::CommAssignment assignment;
-  std::string comm_config;  // the row's lagom-config.json ("" = none)
-  double measured = 0;      // the measured column's value
+  std::string comm_config;               // the row's lagom-config.json ("" = none)
+  inputs::StrategyFlags strategy_flags;  // the strategy columns as given (for the no-effect check)
+  double measured = 0;                   // the measured column's value
   bool measured_is_tokens_per_s = false;
 };
 

@@ -69,8 +69,9 @@ TEST_CASE("explore, tune and plan carry the interval of each figure they predict
   for (const auto& r : explored["results"]) {
     check_brackets(r["interval"], "iteration_time_s", r["iteration_time_s"].get<double>());
   }
-  const auto tuned = run_json({"tune", "--model", "gpt2", "--cluster", "dgx-a100", "--gpus", "16", "--zero",
-                               "3", "--global-batch", "64"});
+  const auto tuned =
+      run_json({"tune", "--model", "gpt2", "--cluster", "dgx-a100", "--gpus", "16", "--zero", "3",
+                "--global-batch", "64", "--out", lagom::test::temp_dir("intervals-tune")});
   check_brackets(tuned["interval"], "predicted_iteration_time_s",
                  tuned["predicted_iteration_time_s"].get<double>());
   CHECK(tuned["interval"]["regime"] == "sm80 megatron-core sharded-dp dense 16-bit multi-node");

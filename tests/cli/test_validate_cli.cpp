@@ -393,3 +393,32 @@ TEST_CASE("a model or cluster name in a runs file is never read from the working
   CHECK(d.exit_code == 2);
   CHECK(d.err.find("runs/lagom.db") != std::string::npos);
 }
+
+TEST_CASE("a runs file's column that cannot act on its row is priced and said, not silently ignored",
+          "[cli][validate]") {
+  // simulate refuses --schedule at pp 1 (inputs/flag_context.h); a measured row keeps what its job set,
+  // so validate prices it as simulate would without it and names the column.
+  const std::string dir = temp_dir("validate-no-effect");
+  const auto path = runs_file(dir, "model,cluster,gpus,tp,global-batch,schedule,measured_iteration_s",
+                              "llama3-8b,dgx-h100,64,2,512,gpipe,1.0");
+  const auto v = run_lagom({"validate", path, "--json"});
+  INFO(v.err);
+  REQUIRE(v.exit_code == 0);
+  const auto row = nlohmann::json::parse(v.out)["runs"][0];
+  REQUIRE(row.contains("no_effect"));
+  CHECK(row["no_effect"].get<std::string>().find("schedule") != std::string::npos);
+  const auto sim = run_lagom({"simulate", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "64",
+                              "--tp", "2", "--global-batch", "512", "--json"});
+  REQUIRE(sim.exit_code == 0);
+  // As simulate prices it without the schedule (gpipe and 1f1b differ only in summation order at pp 1).
+  CHECK(row["predicted_iteration_s"].get<double>() ==
+        Approx(nlohmann::json::parse(sim.out)["iteration_time_s"].get<double>()).epsilon(1e-12));
+  const auto human = run_lagom({"validate", path});
+  CHECK(human.out.find(":3: no effect on this row:") != std::string::npos);
+  // A row whose columns all act carries no such field.
+  const auto plain = runs_file(dir, "model,cluster,gpus,tp,global-batch,measured_iteration_s",
+                               "llama3-8b,dgx-h100,64,2,512,1.0");
+  const auto p = run_lagom({"validate", plain, "--json"});
+  REQUIRE(p.exit_code == 0);
+  CHECK_FALSE(nlohmann::json::parse(p.out)["runs"][0].contains("no_effect"));
+}
