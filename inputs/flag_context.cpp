@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "model/groups.h"
 #include "model/strategy_knobs.h"
 
 namespace lagom::inputs {
@@ -57,12 +58,28 @@ std::string dp_cp(const WorkloadSpec&, const Strategy& s) {
   return fmt::format("dp·cp={}·{}: no gradient reduction", s.dp, s.cp);
 }
 
+// ZeRO shards over the dp·cp ranks that hold the same weights, and a MoE model's expert weights over the
+// expert data-parallel ranks (model/groups.h): with one of each there is nothing to shard.
+bool shardable(const WorkloadSpec& w, const Strategy& s) {
+  if (reduced(w, s)) return true;
+  return w.moe.has_value() && model::communicator_shape(model::Group::expert_dp, s, 1).ranks > 1;
+}
+std::string one_replica(const WorkloadSpec& w, const Strategy& s) {
+  return fmt::format("dp·cp={}·{}{}: nothing to shard", s.dp, s.cp,
+                     w.moe.has_value() ? ", one expert replica" : "");
+}
+
 }  // namespace
 
 const std::vector<FlagContext>& flag_contexts() {
   static const std::vector<FlagContext> table{
       {"cp_comm_type", {"cp"}, context_parallel, "cp > 1", cp},
       {"schedule", {"pp", "vpp"}, pipeline, "pp > 1", pp},
+      {"zero",
+       {"dp", "cp", "tp", "ep", "expert_tp"},
+       shardable,
+       "dp·cp > 1 or experts on more than one replica",
+       one_replica},
       {"dp_overlap", {"dp", "cp"}, reduced, "dp·cp > 1", dp_cp},
       {"bucket_mb", {"dp", "cp"}, reduced, "dp·cp > 1", dp_cp},
       {"bucket_mb_per_chunk", {"dp", "cp"}, reduced, "dp·cp > 1", dp_cp},

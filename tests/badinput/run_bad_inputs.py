@@ -402,6 +402,10 @@ for flags, expect in [
 ]:
     add(f"flag-context-simulate{flags[-2] if len(flags) > 1 else flags[0]}", SIM + ["--model", "llama3-8b"] + flags,
         {}, expect)
+# ZeRO with one replica of the weights: nothing to shard (simulate; tune's own layout tp 8 is dp 1).
+add("flag-context-simulate--zero", SIM + ["--model", "llama3-8b", "--tp", "8", "--zero", "1"], {},
+    ["--zero", "dp·cp > 1", "nothing to shard"])
+add("flag-context-tune--zero", TUNE + ["--zero", "3"], {}, ["--zero", "dp·cp > 1", "nothing to shard"])
 # explore judges a dimension only when it is pinned: --pp 1 given.
 add("flag-context-explore-pinned-pp", EXPLORE + ["--pp", "1", "--defer-embedding-wgrad", "2"], {},
     ["--defer-embedding-wgrad", "pp > 1"])

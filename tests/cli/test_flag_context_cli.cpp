@@ -74,6 +74,26 @@ TEST_CASE("pipeline, CP and gradient-bucket flags need their dimension", "[cli]"
   CHECK(r.exit_code == 0);
 }
 
+TEST_CASE("ZeRO with one replica of the weights is an error: there is nothing to shard", "[cli]") {
+  auto r = run_lagom(simulate_with({"--tp", "8", "--zero", "1"}));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--zero needs dp·cp > 1 or experts on more than one replica (dp·cp=1·1: nothing to "
+                   "shard)") != std::string::npos);
+  // A MoE model's experts can have replicas at dp 1 (tp 4, ep 2, expert-tp 1: two expert replicas).
+  auto moe = [](const std::string& gpus) {
+    return std::vector<std::string>{
+        "simulate",    "--model", "mixtral-8x7b", "--cluster", "dgx-h100",       "--gpus",
+        gpus,          "--tp",    gpus,           "--sp",      "--ep",           "2",
+        "--expert-tp", "1",       "--zero",       "1",         "--global-batch", "8"};
+  };
+  r = run_lagom(moe("4"));
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  r = run_lagom(moe("2"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("one expert replica: nothing to shard") != std::string::npos);
+}
+
 TEST_CASE("explore judges a flag's context only on the dimensions it does not search", "[cli]") {
   const std::vector<std::string> explore{"explore",  "--model", "llama3-8b", "--cluster",
                                          "dgx-h100", "--gpus",  "8",         "--global-batch",
