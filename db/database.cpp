@@ -286,6 +286,11 @@ Status verify_existing(const std::string& path, bool blank_is_new) {
   std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(raw, sqlite3_close);
   if (rc != SQLITE_OK) return unreadable(path, raw, rc);
   sqlite3_busy_timeout(db.get(), k_busy_timeout_ms);
+  // Every check below reads one snapshot: in autocommit each read is its own, and a writer creating the
+  // schema meanwhile could commit between two of them (application_id still 0, then its tables: "another
+  // application's"). The connection's close ends the transaction.
+  if (sqlite3_exec(db.get(), "BEGIN", nullptr, nullptr, nullptr) != SQLITE_OK)
+    return unreadable(path, db.get(), sqlite3_extended_errcode(db.get()));
   const auto app_id = query_int(db.get(), "PRAGMA application_id");
   if (!app_id) return unreadable(path, db.get(), sqlite3_extended_errcode(db.get()));
   if (*app_id != k_application_id && *app_id != 0)
