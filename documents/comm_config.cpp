@@ -41,15 +41,8 @@ Result<std::pair<OpClassKey, model::CollConfig>> read_op(const FieldReader& op) 
   LAGOM_TRY(config.threads, op.integer("threads", 0, 0));
   LAGOM_TRY(config.chunk_bytes, op.integer("chunk_bytes", 0, 0, k_int64_max));
   // Written only for a class tune moved to the copy engines (absent: NCCL's default policy).
-  if (op.has("cta_policy")) {
-    LAGOM_TRY(const std::string policy_name, op.string("cta_policy", std::nullopt));
-    const auto policy = model::k_cta_policy_names.parse(policy_name);
-    if (!policy) {
-      return op.error("cta_policy",
-                      fmt::format("'{}' is not {}", policy_name, model::k_cta_policy_names.alternatives()));
-    }
-    config.cta_policy = *policy;
-  }
+  LAGOM_TRY(config.cta_policy, op.choice<model::CtaPolicy>("cta_policy", model::CtaPolicy::default_policy,
+                                                           model::k_cta_policy_names));
   // The communicator's shape and the call count tune wrote beside the knobs are not read here, but a
   // value no communicator has is refused, as check --predicted and adapt refuse it (one file, one verdict).
   LAGOM_TRY_STATUS(op.integer("ranks", 1));

@@ -70,9 +70,7 @@ FrameworkProfile make_any() {
   p.prefetch_grid.assign(k_grid_prefetch.begin(), k_grid_prefetch.end());
   p.priorities = {IssuePriority::as_scheduled, IssuePriority::critical_first};
   // Lagom's space: every communicator's buffers may be symmetric windows.
-  p.symmetric_groups = {Group::tp,           Group::cp,        Group::ep,          Group::pp,
-                        Group::dp,           Group::expert_dp, Group::embedding,   Group::expert_tp,
-                        Group::expert_tp_ep, Group::dp_shard,  Group::dp_replicate};
+  for (const auto& [group, name] : model::k_group_names) p.symmetric_groups.push_back(group);
   return p;
 }
 

@@ -33,4 +33,28 @@ TEST_CASE("a bad comm config names the entry and the field", "[documents]") {
   const auto parsed = documents::parse_comm_config(doc, "cfg.json");
   REQUIRE_FALSE(parsed.ok());
   CHECK(parsed.error().message == "cfg.json: ops[0].algo: unknown algorithm 'warp'");
+  const auto policy = nlohmann::json::parse(R"({"ops": [{"collective": "allgather", "group": "dp", "bytes": 8,
+                                                         "algo": "ring", "proto": "simple", "cta_policy": "none"}]})");
+  const auto bad_policy = documents::parse_comm_config(policy, "cfg.json");
+  REQUIRE_FALSE(bad_policy.ok());
+  INFO(bad_policy.error().message);
+  CHECK(bad_policy.error().message.starts_with("cfg.json: ops[0].cta_policy:"));
+  CHECK(bad_policy.error().message.find("default") != std::string::npos);
+}
+
+TEST_CASE("a class tune moved to the copy engines keeps its CTA policy through the comm config",
+          "[documents]") {
+  simulator::CommAssignment a;
+  model::CollConfig zero;
+  zero.cta_policy = model::CtaPolicy::zero;
+  a.per_class.emplace_back(simulator::OpClassKey{model::Collective::allgather, model::Group::dp, 1 << 20},
+                           zero);
+  a.per_class.emplace_back(simulator::OpClassKey{model::Collective::reducescatter, model::Group::dp, 1 << 20},
+                           model::CollConfig{});
+  const nlohmann::json written = documents::to_json(a);
+  CHECK(written["ops"][0]["cta_policy"] == "zero");
+  CHECK_FALSE(written["ops"][1].contains("cta_policy"));  // the default policy is not written
+  const auto again = documents::parse_comm_config(written, "again");
+  REQUIRE(again.ok());
+  CHECK(again->per_class == a.per_class);
 }

@@ -52,6 +52,20 @@ std::string replace(std::string text, const std::string& from, const std::string
   return text.replace(at, from.size(), to);
 }
 
+// The sample record's line without its newline: the base every malformed-line case edits.
+std::string good_line() {
+  std::string line = line_of(sample());
+  line.pop_back();
+  return line;
+}
+
+// The error the reader gives for `line`, which must be one.
+std::string error_of(const std::string& line) {
+  const ParsedLine parsed = parse_record_line(line);
+  REQUIRE(parsed.type == ParsedLine::Type::error);
+  return parsed.error;
+}
+
 }  // namespace
 
 TEST_CASE("a record is written as the documented JSON line", "[records]") {
@@ -108,13 +122,7 @@ TEST_CASE("a summary line round-trips", "[records]") {
 }
 
 TEST_CASE("the reader names what is wrong with a line that is not a record", "[records]") {
-  std::string good = line_of(sample());
-  good.pop_back();
-  const auto error_of = [](const std::string& line) {
-    const ParsedLine parsed = parse_record_line(line);
-    REQUIRE(parsed.type == ParsedLine::Type::error);
-    return parsed.error;
-  };
+  const std::string good = good_line();
   CHECK(error_of(replace(good, "\"version\":1", "\"version\":2")) ==
         "version 2 (this build reads version 1)");
   CHECK(error_of(replace(good, "\"rank\":3,", "")) == "missing field \"rank\"");
@@ -172,13 +180,7 @@ TEST_CASE(
     "the reader refuses every field value docs/records.md does not have, naming field, value and what is "
     "allowed",
     "[records]") {
-  std::string good = line_of(sample());
-  good.pop_back();
-  const auto error_of = [](const std::string& line) {
-    const ParsedLine parsed = parse_record_line(line);
-    REQUIRE(parsed.type == ParsedLine::Type::error);
-    return parsed.error;
-  };
+  const std::string good = good_line();
   CHECK(error_of(replace(good, "\"source\":\"nccl\"", "\"source\":\"rccl\"")) ==
         "\"source\" is \"rccl\": allowed nccl or mpi");
   CHECK(error_of(replace(good, "\"collective\":\"allreduce\"", "\"collective\":\"allreducex\"")) ==
