@@ -207,8 +207,8 @@ Result<OverlapPlan> make_overlap_plan(const OverlapRequest& request) {
   if (request.method.kind == OverlapMethodKind::te) {
     return make_error(
         ErrorCode::invalid_input,
-        "tp-overlap te (Transformer Engine userbuffers) has no executable plan: simulate prices it "
-        "(simulator/overlap.h); bench-overlap runs none, slice:K or flash");
+        "tp-overlap te (Transformer Engine userbuffers) has no executable plan: simulate prices it with "
+        "closed forms; bench-overlap runs none, slice:K or flash");
   }
   LAGOM_TRY(OverlapShape shape, overlap_shape(request));
   OverlapPlan plan;

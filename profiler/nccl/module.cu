@@ -29,36 +29,37 @@ void put_error(char* err, int err_len, const std::string& message) {
   std::snprintf(err, static_cast<std::size_t>(err_len), "%s", message.c_str());
 }
 
-// Check macros: keep the call and the library's message; file:line for the module's own source.
-#define LAGOM_CUDA(call)                                                                        \
-  do {                                                                                          \
-    const cudaError_t lagom_rc_ = (call);                                                       \
-    if (lagom_rc_ != cudaSuccess) {                                                             \
-      put_error(err, err_len,                                                                   \
-                std::string(#call) + ": " + cudaGetErrorString(lagom_rc_) + " (" __FILE__ ":" + \
-                    std::to_string(__LINE__) + ")");                                            \
-      return 1;                                                                                 \
-    }                                                                                           \
+// Check macros: keep the call and the library's message; the module's line (never __FILE__: the build
+// machine's path would reach the user's message).
+#define LAGOM_CUDA(call)                                                    \
+  do {                                                                      \
+    const cudaError_t lagom_rc_ = (call);                                   \
+    if (lagom_rc_ != cudaSuccess) {                                         \
+      put_error(err, err_len,                                               \
+                std::string(#call) + ": " + cudaGetErrorString(lagom_rc_) + \
+                    " (module.cu:" + std::to_string(__LINE__) + ")");       \
+      return 1;                                                             \
+    }                                                                       \
   } while (0)
-#define LAGOM_NCCL(call)                                                                        \
-  do {                                                                                          \
-    const ncclResult_t lagom_rc_ = (call);                                                      \
-    if (lagom_rc_ != ncclSuccess) {                                                             \
-      put_error(err, err_len,                                                                   \
-                std::string(#call) + ": " + ncclGetErrorString(lagom_rc_) + " (" __FILE__ ":" + \
-                    std::to_string(__LINE__) + ")");                                            \
-      return 1;                                                                                 \
-    }                                                                                           \
+#define LAGOM_NCCL(call)                                                    \
+  do {                                                                      \
+    const ncclResult_t lagom_rc_ = (call);                                  \
+    if (lagom_rc_ != ncclSuccess) {                                         \
+      put_error(err, err_len,                                               \
+                std::string(#call) + ": " + ncclGetErrorString(lagom_rc_) + \
+                    " (module.cu:" + std::to_string(__LINE__) + ")");       \
+      return 1;                                                             \
+    }                                                                       \
   } while (0)
-#define LAGOM_CUBLAS(call)                                                                         \
-  do {                                                                                             \
-    const cublasStatus_t lagom_rc_ = (call);                                                       \
-    if (lagom_rc_ != CUBLAS_STATUS_SUCCESS) {                                                      \
-      put_error(err, err_len,                                                                      \
-                std::string(#call) + ": " + cublasGetStatusString(lagom_rc_) + " (" __FILE__ ":" + \
-                    std::to_string(__LINE__) + ")");                                               \
-      return 1;                                                                                    \
-    }                                                                                              \
+#define LAGOM_CUBLAS(call)                                                     \
+  do {                                                                         \
+    const cublasStatus_t lagom_rc_ = (call);                                   \
+    if (lagom_rc_ != CUBLAS_STATUS_SUCCESS) {                                  \
+      put_error(err, err_len,                                                  \
+                std::string(#call) + ": " + cublasGetStatusString(lagom_rc_) + \
+                    " (module.cu:" + std::to_string(__LINE__) + ")");          \
+      return 1;                                                                \
+    }                                                                          \
   } while (0)
 
 // Same data rule as the mpi backend: small integers, so sums over ranks are exact in float.
