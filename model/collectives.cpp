@@ -16,6 +16,17 @@ std::int64_t default_chunk_bytes(Proto proto, std::int64_t buffsize_bytes) {
   return buffsize_bytes / 2;
 }
 
+std::int64_t nccl_chunk_ceiling(Algo algo, Proto proto, std::int64_t buffsize_bytes) {
+  switch (proto) {
+    case Proto::simple:
+      return buffsize_bytes / k_nccl_steps * (algo == Algo::ring ? k_nccl_steps / 2 : 1);
+    case Proto::ll:
+    case Proto::ll128:
+      return default_chunk_bytes(proto);
+  }
+  return buffsize_bytes / k_nccl_steps;
+}
+
 bool tuner_collective(Collective collective) {
   switch (collective) {
     case Collective::allreduce:
@@ -31,7 +42,7 @@ bool tuner_collective(Collective collective) {
   return false;
 }
 
-KnobScope knob_scope(Runtime runtime, Collective collective, Knob knob) {
+KnobScope knob_scope(Runtime runtime, Collective collective, Knob knob, bool tuner_chunk) {
   if (runtime == Runtime::nccl_extended) return KnobScope::per_call;
   const bool tuned = tuner_collective(collective);
   switch (knob) {
@@ -43,8 +54,9 @@ KnobScope knob_scope(Runtime runtime, Collective collective, Knob knob) {
     case Knob::comm_ctas:
       return KnobScope::per_communicator;
     case Knob::threads:
-    case Knob::chunk:
       return KnobScope::per_process;
+    case Knob::chunk:
+      return tuned && tuner_chunk ? KnobScope::per_call : KnobScope::per_process;
   }
   return KnobScope::not_settable;
 }

@@ -60,6 +60,14 @@ inline constexpr int k_nccl_steps = 8;  // NCCL_STEPS: FIFO slots per connection
 // slot of its buffer (the other half is flags); LL128 a slot's 15 data elements of every 16.
 std::int64_t default_chunk_bytes(Proto proto, std::int64_t buffsize_bytes = k_nccl_default_buffsize);
 
+// The largest chunk NCCL lets a tuner plugin set for a call (tuner v6's getChunkSize, NCCL 2.30+):
+// bufferMaxChunkSize = one slot of the protocol's buffer (its BUFFSIZE / NCCL_STEPS) × chunkSteps
+// (NCCL_STEPS / 2 for Simple ring, else 1), LL half of it, LL128 its 15 data elements of 16; a larger
+// value is clamped to it (NVIDIA/nccl@v2.30.7-1:src/enqueue.cc:2222-2229, clamp at :2308-2317).
+// `buffsize_bytes` is the Simple buffer (NCCL_BUFFSIZE); LL and LL128 keep theirs.
+std::int64_t nccl_chunk_ceiling(Algo algo, Proto proto,
+                                std::int64_t buffsize_bytes = k_nccl_default_buffsize);
+
 // Where a communicator's ranks sit: ranks over nodes, ranks/nodes GPUs per node (uniform).
 struct CommGroup {
   int ranks = 2;
@@ -140,8 +148,10 @@ bool tuner_collective(Collective collective);
 // The scope at which `knob` can be set for `collective` under `runtime`:
 //   nccl: algo/proto per call for tuner collectives (else not settable); channels per call at or below the
 //         communicator's count for tuner collectives, per communicator for alltoall/sendrecv; comm_ctas per
-//         communicator; threads and chunk per process.
+//         communicator; threads per process; chunk per process (NCCL_BUFFSIZE), or per call for tuner
+//         collectives where the NCCL asks its tuner for each call's chunk (`tuner_chunk`: tuner v6's
+//         getChunkSize, NCCL 2.30 and later: tuner_sets_chunk in model/nccl_topology.h).
 //   nccl_extended: everything per call (a patched NCCL, as AutoCCL's fork).
-KnobScope knob_scope(Runtime runtime, Collective collective, Knob knob);
+KnobScope knob_scope(Runtime runtime, Collective collective, Knob knob, bool tuner_chunk = false);
 
 }  // namespace lagom::model

@@ -288,6 +288,10 @@ std::string to_string(const NcclVersion& version) {
   return fmt::format("{}.{}.{}", version.major, version.minor, version.patch);
 }
 
+bool tuner_sets_chunk(const NcclVersion& version) {
+  return version >= NcclVersion{2, 30, 0};
+}
+
 NcclEmulation nccl_emulation(std::string_view nccl_version) {
   NcclEmulation emulation{emulated_release(nccl_version), ""};
   const auto v = parse_nccl_version(nccl_version);

@@ -71,6 +71,10 @@ NcclEmulation nccl_emulation(std::string_view nccl_version);
 NcclVersion emulated_nccl(const ClusterSpec& cluster);
 // "2.30.7".
 std::string to_string(const NcclVersion& version);
+// Whether this NCCL asks its tuner plugin for each call's chunk: tuner interface v6's getChunkSize, which
+// NCCL 2.30 loads first (NVIDIA/nccl@v2.30.7-1:src/include/plugin/tuner/tuner_v6.h:79-80, called at
+// src/enqueue.cc:2308-2317); earlier releases have no such call (their tuners v2-v5 leave it NULL).
+bool tuner_sets_chunk(const NcclVersion& version);
 
 // One search result (struct ncclTopoGraph): channels and the bandwidth NCCL budgets per channel.
 struct NcclGraph {

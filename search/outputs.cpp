@@ -71,14 +71,34 @@ std::vector<OpReport> op_reports(const Problem& problem, const TuneResult& resul
     } else {
       r.scope = "per call (tuner plugin)";
     }
+    if (explicit_config && per_call_chunk(ctx, op.key.collective)) {
+      auto stored = result.choice.classes.find(op.key);
+      if (stored != result.choice.classes.end() && stored->second.chunk_bytes > 0) {
+        r.tuner_chunk = r.config.chunk_bytes;
+        r.scope = "per call (tuner plugin, chunk v6)";
+      }
+    }
     out.push_back(std::move(r));
   }
   return out;
 }
 
 std::string tuner_conf_text(const Problem& problem, const TuneResult& result) {
+  const std::vector<OpReport> reports = op_reports(problem, result);
+  // The chunk column (tuner v6's getChunkSize, NCCL 2.30+) only when a class sets a chunk: a config without
+  // it reads the same on every NCCL and plugin.
+  const bool chunks = std::any_of(reports.begin(), reports.end(), [](const OpReport& r) {
+    return model::tuner_collective(r.op.key.collective) && r.tuner_chunk > 0;
+  });
   std::string text =
-      "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n";
+      "# collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff";
+  text += chunks ? ",chunk\n" : "\n";
+  if (chunks) {
+    text +=
+        "# chunk: bytes per chunk that the plugin's tuner v6 interface sets for the call (NCCL 2.30+ "
+        "getChunkSize); -1 keeps NCCL's own; NCCL 2.28-2.29 load v5 and keep their chunk (the plugin "
+        "warns)\n";
+  }
   text += fmt::format(
       "# written by lagom tune (search {}, runtime {}): per collective and communicator size, contiguous "
       "size "
@@ -95,19 +115,21 @@ std::string tuner_conf_text(const Problem& problem, const TuneResult& result) {
   // size: a bucket of a slightly different size, or grouped calls that NCCL sums, still match.
   struct Entry {
     std::uint64_t bytes;
-    std::string rule;  // algorithm,protocol,channels
+    std::string rule;   // algorithm,protocol,channels
+    std::string chunk;  // ",bytes", ",-1" or "" (no chunk column)
   };
   std::map<std::tuple<int, int, int>, std::vector<Entry>> groups;
-  for (const auto& r : op_reports(problem, result)) {
+  for (const auto& r : reports) {
     if (!model::tuner_collective(r.op.key.collective)) continue;
     const std::uint64_t bytes = model::tuner_bytes(
         r.op.key.collective, static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.op.key.bytes)));
     auto& entries = groups[{static_cast<int>(r.op.key.collective), r.op.shape.nodes, r.op.shape.ranks}];
     const std::string rule = fmt::format("{},{},{}", model::to_string(r.config.algo),
                                          model::to_string(r.config.proto), r.config.channels);
+    const std::string chunk = !chunks ? "" : r.tuner_chunk > 0 ? fmt::format(",{}", r.tuner_chunk) : ",-1";
     // Same size twice (classes of different communicators): the conflict rule already made them equal.
     if (std::none_of(entries.begin(), entries.end(), [&](const Entry& e) { return e.bytes == bytes; })) {
-      entries.push_back({bytes, rule});
+      entries.push_back({bytes, rule, chunk});
     }
   }
   for (auto& [key, entries] : groups) {
@@ -118,9 +140,9 @@ std::string tuner_conf_text(const Problem& problem, const TuneResult& result) {
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const bool last = i + 1 == entries.size();
       const std::uint64_t high = last ? 0 : entries[i].bytes + (entries[i + 1].bytes - entries[i].bytes) / 2;
-      text += fmt::format("{},{},{},{},{},{},-1,-1\n",
-                          model::to_string(static_cast<model::Collective>(collective)), low,
-                          last ? std::string("-1") : std::to_string(high), entries[i].rule, nodes, ranks);
+      text += fmt::format(
+          "{},{},{},{},{},{},-1,-1{}\n", model::to_string(static_cast<model::Collective>(collective)), low,
+          last ? std::string("-1") : std::to_string(high), entries[i].rule, nodes, ranks, entries[i].chunk);
       low = high + 1;
     }
   }

@@ -38,6 +38,9 @@ struct OpReport {
   simulator::OpClass op;
   model::CollConfig config;  // resolved: what the calls run with
   std::string scope;         // "per call (tuner)", "per communicator (ctas)", ...
+  // The chunk the tuner plugin sets for the class's calls (search/space.h per_call_chunk: NCCL 2.30+'s
+  // getChunkSize), as NCCL applies it (clamped to its buffer's ceiling); 0 = the tuner sets none.
+  std::int64_t tuner_chunk = 0;
   // NCCL's own choice for the class (defaults resolved) and its time alone under it, from the tune's
   // baseline simulation; absent when the baseline did not issue the class.
   std::optional<model::CollConfig> default_config;

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "model/nccl_topology.h"
+
 namespace lagom::search {
 
 namespace {
@@ -141,12 +143,22 @@ Decision communicator_decision(const SpaceContext& context, Group group) {
 // threads × chunk per call). Empty when NCCL allows none.
 Decision op_class_decision(const SpaceContext& context, const OpClassKey& key) {
   const bool extended = context.runtime == model::Runtime::nccl_extended;
+  const bool chunk_axis = per_call_chunk(context, key.collective);
   const std::vector<int> channels = grid_channels(context);
   const std::vector<int> threads =
       extended ? std::vector<int>(k_grid_threads.begin(), k_grid_threads.end()) : std::vector<int>{0};
-  const std::vector<std::int64_t> chunks =
-      extended ? std::vector<std::int64_t>(k_grid_chunk_bytes.begin(), k_grid_chunk_bytes.end())
-               : std::vector<std::int64_t>{0};
+  std::vector<std::int64_t> chunks{0};
+  if (extended) {
+    chunks.assign(k_grid_chunk_bytes.begin(), k_grid_chunk_bytes.end());
+  } else if (chunk_axis) {
+    // NCCL's own chunk, then the grid's up to the ceiling of a default buffer (the largest NCCL applies:
+    // Simple ring's BUFFSIZE / 2); one axis for every block, so a protocol with a lower ceiling sees some
+    // options clamped to the same chunk (priced alike; the search keeps the first).
+    const std::int64_t ceiling = model::nccl_chunk_ceiling(model::Algo::ring, model::Proto::simple);
+    for (std::int64_t chunk : k_grid_chunk_bytes) {
+      if (chunk <= ceiling) chunks.push_back(chunk);
+    }
+  }
   const model::CommGroup shape = shape_of(context, key.group);
   Decision d{simulator::op_class_name(key), "per call", {}, {}};
   d.grid = OptionGrid{0, {channels.size(), threads.size(), chunks.size()}};
@@ -158,7 +170,9 @@ Decision op_class_decision(const SpaceContext& context, const OpClassKey& key) {
         for (int thr : threads) {
           for (std::int64_t chunk : chunks) {
             const model::CollConfig config{algo, proto, ch, thr, chunk};
-            d.options.push_back({config_label(config, extended), OpClassSetting{key, config}});
+            std::string label = config_label(config, extended);
+            if (chunk_axis) label += fmt::format(" chunk {}", format_bytes(chunk));
+            d.options.push_back({std::move(label), OpClassSetting{key, config}});
           }
         }
       }
@@ -236,6 +250,12 @@ bool comm_knobs_searchable(const SpaceContext& context) {
   return context.model->cluster().has_nccl;
 }
 
+bool per_call_chunk(const SpaceContext& context, model::Collective collective) {
+  return context.runtime == model::Runtime::nccl && comm_knobs_searchable(context) &&
+         model::tuner_collective(collective) &&
+         model::tuner_sets_chunk(model::emulated_nccl(context.model->cluster()));
+}
+
 bool cta_policy_acts(const SpaceContext& context, const simulator::OpClassKey& key,
                      const model::CommGroup& shape) {
   const std::vector<Group>& registered = framework_profile(context.framework).symmetric_groups;
@@ -310,7 +330,11 @@ Choice complete_choice(const SpaceContext& context, const std::vector<simulator:
   std::map<OpClassKey, model::CollConfig> kept;
   for (const auto& c : classes) {
     auto it = choice.classes.find(c.key);
-    kept.emplace(c.key, it != choice.classes.end() ? it->second : nccl_default(context, c.key));
+    model::CollConfig config = it != choice.classes.end() ? it->second : nccl_default(context, c.key);
+    // Where the chunk is the class's own knob, NCCL's default is "the tuner sets none" (0), not the
+    // resolved chunk nccl_default names: nothing to write to the tuner's config (priced alike).
+    if (it == choice.classes.end() && per_call_chunk(context, c.key.collective)) config.chunk_bytes = 0;
+    kept.emplace(c.key, config);
   }
   choice.classes = std::move(kept);
   std::map<Group, int> ctas;
@@ -353,8 +377,16 @@ simulator::CommAssignment to_assignment(const SpaceContext& context, const Choic
       // Simple chunk only (LL/LL128 buffers are fixed).
       // unverified: from NCCL's init.cc as remembered (NCCL_LL128_NTHREADS, NCCL_LL_BUFFSIZE exist apart).
       if (choice.threads > 0 && config.proto != model::Proto::ll128) config.threads = choice.threads;
-      if (choice.chunk_bytes > 0 && config.proto == model::Proto::simple)
+      if (stored.chunk_bytes > 0 && per_call_chunk(context, key.collective)) {
+        // Tuner v6: the class's chunk, clamped by NCCL to its buffer's ceiling (the process's Simple
+        // buffer NCCL_BUFFSIZE = 2 × the process chunk, or NCCL's default).
+        const std::int64_t buffsize =
+            choice.chunk_bytes > 0 ? 2 * choice.chunk_bytes : model::k_nccl_default_buffsize;
+        config.chunk_bytes =
+            std::min(stored.chunk_bytes, model::nccl_chunk_ceiling(config.algo, config.proto, buffsize));
+      } else if (choice.chunk_bytes > 0 && config.proto == model::Proto::simple) {
         config.chunk_bytes = choice.chunk_bytes;
+      }
       if (p2p) config.channels = 0;  // the communicator's CTAs
     }
     if (config.channels > 0 && p2p_ctas.find(key.group) == p2p_ctas.end()) {

@@ -192,6 +192,15 @@ struct SpaceContext {
 // Whether the comm knobs (algorithm, protocol, channels, threads, chunk) are searched: only with NCCL.
 bool comm_knobs_searchable(const SpaceContext& context);
 
+// Whether the chunk of `collective`'s calls is an op class's own knob under the plain NCCL runtime: NCCL
+// asks its tuner plugin for each call's chunk (2.30 and later: model::tuner_sets_chunk, the cluster's
+// emulated release) and asks a tuner about this collective at all (model::tuner_collective). Then the op
+// class decision gains a chunk axis (k_grid_chunk_bytes up to the default Simple ring ceiling, and 0 =
+// NCCL's own) and the chunk reaches the calls through nccl_tuner.conf's chunk column, clamped as NCCL clamps
+// it (model::nccl_chunk_ceiling of the process's NCCL_BUFFSIZE). Under nccl-extended every knob is per call
+// already.
+bool per_call_chunk(const SpaceContext& context, model::Collective collective);
+
 // The structural decisions that apply to the strategy and are not pinned (tp-overlap needs tp > 1 and
 // sequence parallelism; bucket size needs DP gradient buckets, i.e. dp·cp > 1 and zero < 3; prefetch
 // needs ZeRO-3 with dp·cp > 1; issue priority needs two communication streams that can run at once:

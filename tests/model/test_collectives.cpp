@@ -517,6 +517,28 @@ TEST_CASE("knob scopes follow what NCCL lets a deployment set", "[model]") {
   CHECK(knob_scope(Runtime::nccl, Collective::reducescatter, Knob::chunk) == KnobScope::per_process);
   CHECK(knob_scope(Runtime::nccl_extended, Collective::alltoall, Knob::chunk) == KnobScope::per_call);
   CHECK(default_chunk_bytes(Proto::simple, 8 << 20) == 4 << 20);
+  // NCCL 2.30's tuner v6 sets the chunk per call for the tuner collectives only.
+  CHECK(knob_scope(Runtime::nccl, Collective::reducescatter, Knob::chunk, true) == KnobScope::per_call);
+  CHECK(knob_scope(Runtime::nccl, Collective::alltoall, Knob::chunk, true) == KnobScope::per_process);
+  CHECK(knob_scope(Runtime::nccl, Collective::allreduce, Knob::threads, true) == KnobScope::per_process);
+}
+
+TEST_CASE("NCCL 2.30 asks its tuner for each call's chunk and clamps it to the buffer's ceiling", "[model]") {
+  // tuner_v6.h:79-80; earlier tuners have no getChunkSize.
+  CHECK(tuner_sets_chunk(NcclVersion{2, 30, 7}));
+  CHECK(tuner_sets_chunk(NcclVersion{2, 30, 0}));
+  CHECK_FALSE(tuner_sets_chunk(NcclVersion{2, 29, 7}));
+  CHECK_FALSE(tuner_sets_chunk(NcclVersion{2, 28, 9}));
+  // bufferMaxChunkSize (enqueue.cc:2222-2229): BUFFSIZE / NCCL_STEPS × chunkSteps. Simple ring: 4 MiB / 8 ×
+  // 4 = 2 MiB; Simple tree, NVLS: 4 MiB / 8 = 512 KiB; NCCL_BUFFSIZE 8 MiB doubles both.
+  CHECK(nccl_chunk_ceiling(Algo::ring, Proto::simple) == 2 << 20);
+  CHECK(nccl_chunk_ceiling(Algo::tree, Proto::simple) == 512 << 10);
+  CHECK(nccl_chunk_ceiling(Algo::nvls, Proto::simple) == 512 << 10);
+  CHECK(nccl_chunk_ceiling(Algo::ring, Proto::simple, 8 << 20) == 4 << 20);
+  // LL: half a slot of its 512 KiB buffer (32 KiB); LL128: a slot's 15 of 16 elements (4,915,200 / 8 /
+  // 16 × 15 = 576,000 B); NCCL_BUFFSIZE does not move them.
+  CHECK(nccl_chunk_ceiling(Algo::ring, Proto::ll) == 32 << 10);
+  CHECK(nccl_chunk_ceiling(Algo::ring, Proto::ll128, 8 << 20) == 576000);
 }
 
 TEST_CASE("a calibrated collective fit replaces latency and bandwidth", "[model]") {

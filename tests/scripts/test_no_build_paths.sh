@@ -4,7 +4,8 @@
 # holds no path of the source tree (no __FILE__ in a message; an assert's path is compiled out by NDEBUG,
 # so this runs on the release build). Both the absolute source path and every source file's path relative
 # to the tree are looked for: a compiler cache that rewrites absolute paths to relative ones (ccache's
-# base_dir) turns __FILE__ into "../profiler/nccl/module.cu", which the absolute search alone would miss.
+# base_dir) turns __FILE__ into a path relative to the build folder, which the absolute search alone would
+# miss.
 # Usage: test_no_build_paths.sh SOURCE_DIR BIN_DIR LIB_DIR
 set -uo pipefail
 src=$(cd "$1" && pwd -P)

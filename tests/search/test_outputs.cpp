@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "fixture.h"
+#include "model/nccl_topology.h"
 #include "search/outputs.h"
 #include "shim/nccl_tuner_abi.h"
 #include "shim/tuner_rules.h"
@@ -97,4 +98,55 @@ TEST_CASE("lagom.env holds only lines of the shim's grammar, locates itself and 
   CHECK_THAT(text, Catch::Contains("export NCCL_TUNER_PLUGIN='/opt/lagom dir/lib/libnccl-tuner-lagom.so'\n"));
   CHECK_THAT(text, Catch::Contains("export LAGOM_TUNER_CONFIG=\"${LAGOM_CONFIG_DIR}/nccl_tuner.conf\"\n"));
   CHECK(text.find("/tmp/out") == std::string::npos);  // nothing points at the folder it was written to
+}
+
+TEST_CASE("under NCCL 2.30 a class's chunk reaches the tuner file's chunk column as NCCL will apply it",
+          "[search]") {
+  auto f = fsdp();
+  model::ClusterSpec c = f.cluster;
+  c.nccl_version = "2.30.7";
+  const model::CostModel m230(c);
+  f.problem.space.model = &m230;
+  auto r = search::run_search(search::SearchKind::lagom, f.problem).value();
+  // The winners' chunks as tune found them, then one Simple class set to 4 MiB by hand (above Simple
+  // ring's 2 MiB ceiling: NCCL would clamp it, so the file says 2 MiB).
+  simulator::OpClassKey chosen{};
+  for (auto& [key, config] : r.choice.classes) {
+    if (!model::tuner_collective(key.collective) || config.proto != model::Proto::simple) continue;
+    config.algo = model::Algo::ring;
+    config.chunk_bytes = 4 << 20;
+    chosen = key;
+    break;
+  }
+  REQUIRE(chosen.bytes > 0);
+  r.assignment = search::to_assignment(f.problem.space, r.choice);
+  const std::string text = search::tuner_conf_text(f.problem, r);
+  CHECK(text.starts_with(
+      "# "
+      "collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff,chunk\n"));
+  const shim::ParseResult parsed = shim::parse_rules(text);
+  REQUIRE(parsed.error.empty());
+  int with_chunk = 0;
+  for (const auto& report : search::op_reports(f.problem, r)) {
+    if (!model::tuner_collective(report.op.key.collective)) continue;
+    shim::CallShape call;
+    call.collective = report.op.key.collective == model::Collective::allgather ? LAGOM_NCCL_FUNC_ALLGATHER
+                      : report.op.key.collective == model::Collective::reducescatter
+                          ? LAGOM_NCCL_FUNC_REDUCESCATTER
+                          : LAGOM_NCCL_FUNC_ALLREDUCE;
+    call.bytes = model::tuner_bytes(report.op.key.collective, static_cast<uint64_t>(report.op.key.bytes));
+    call.n_nodes = static_cast<std::size_t>(report.op.shape.nodes);
+    call.n_ranks = static_cast<std::size_t>(report.op.shape.ranks);
+    const shim::Rule* rule = shim::find_rule(parsed.rules, call);
+    REQUIRE(rule != nullptr);
+    INFO(simulator::op_class_name(report.op.key) << " scope " << report.scope);
+    if (report.op.key == chosen) {
+      CHECK(report.tuner_chunk == 2 << 20);
+      CHECK(report.config.chunk_bytes == 2 << 20);  // what the simulation priced
+      CHECK(report.scope == "per call (tuner plugin, chunk v6)");
+    }
+    CHECK(rule->chunk_bytes == (report.tuner_chunk > 0 ? report.tuner_chunk : shim::k_any));
+    with_chunk += report.tuner_chunk > 0 ? 1 : 0;
+  }
+  CHECK(with_chunk >= 1);
 }

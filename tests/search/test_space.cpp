@@ -131,6 +131,54 @@ TEST_CASE("per-process threads reach LL and Simple calls and the chunk only Simp
   CHECK(a.comm_ctas[0].second >= 4);
 }
 
+TEST_CASE("under NCCL 2.30 each tuner op class gains a chunk axis, clamped as NCCL clamps it when applied",
+          "[search]") {
+  auto f = phi2_fsdp();
+  model::ClusterSpec c = f.cluster;
+  c.nccl_version = "2.30.7";
+  const model::CostModel m230(c);
+  search::SpaceContext context = f.problem.space;
+  context.model = &m230;
+  const auto classes = classes_of(f);
+  const auto decisions = search::comm_decisions(context, classes);
+  CHECK(find(decisions, DecisionKind::process) != nullptr);  // NCCL_BUFFSIZE stays a process knob
+  const search::Decision* gather = nullptr;
+  for (const auto& d : decisions) {
+    if (d.kind() == DecisionKind::op_class && key_of(d).collective == model::Collective::allgather)
+      gather = &d;
+  }
+  REQUIRE(gather != nullptr);
+  // The 16 (protocol, channels) options of 2.28 (above), each with NCCL's own chunk and the grid's up to
+  // Simple ring's 2 MiB ceiling: 16 × 6.
+  CHECK(gather->options.size() == 16 * 6);
+  CHECK(gather->grid.axes == std::array<std::size_t, 3>{8, 1, 6});
+  CHECK(gather->options.front().label == "ring/ll ch 1 chunk default");
+  CHECK(gather->options.back().label == "ring/simple ch 32 chunk 2M");
+
+  // A completed default sets no chunk (the tuner leaves NCCL's); a chosen chunk is applied as NCCL clamps
+  // it: Simple ring at BUFFSIZE / 2, LL at its fixed 32 KiB.
+  search::Choice choice = search::complete_choice(context, classes, search::default_choice(context));
+  REQUIRE(choice.classes.size() >= 2);
+  for (const auto& [key, config] : choice.classes) {
+    if (model::tuner_collective(key.collective)) CHECK(config.chunk_bytes == 0);
+  }
+  auto it = choice.classes.begin();
+  it->second = model::CollConfig{model::Algo::ring, model::Proto::ll, 2, 0, 128 << 10};
+  std::next(it)->second = model::CollConfig{model::Algo::ring, model::Proto::simple, 4, 0, 2 << 20};
+  auto a = search::to_assignment(context, choice);
+  CHECK(search::effective_config(a, it->first).chunk_bytes == 32 << 10);
+  CHECK(search::effective_config(a, std::next(it)->first).chunk_bytes == 2 << 20);
+  choice.chunk_bytes = 512 << 10;  // NCCL_BUFFSIZE 1 MiB: the ring ceiling falls to 512 KiB
+  a = search::to_assignment(context, choice);
+  CHECK(search::effective_config(a, std::next(it)->first).chunk_bytes == 512 << 10);
+  // Under 2.28 the same choice is per process only: the class's chunk gives way to NCCL_BUFFSIZE's.
+  a = search::to_assignment(f.problem.space, choice);
+  CHECK(search::effective_config(a, std::next(it)->first).chunk_bytes == 512 << 10);
+  choice.chunk_bytes = 0;
+  a = search::to_assignment(f.problem.space, choice);
+  CHECK(search::effective_config(a, std::next(it)->first).chunk_bytes == 2 << 20);  // stored, unclamped
+}
+
 TEST_CASE("a communicator that runs all-to-all gets a CTAs decision under nccl and none per call",
           "[search]") {
   auto f = test::TuneFixture("olmoe-1b-7b", "a40-nvlink-ib400", 16,
