@@ -40,11 +40,11 @@ VTRAIN_CLUSTER = os.path.join(ROOT, "tests", "data", "vtrain", "cluster-vtrain-a
 # FlashAttention-2's attention fractions per llm-foundry cluster (model/cost_compute.cpp).
 FLASH2 = {"dgx-a100": (0.62, 0.52), "dgx-a100-40gb": (0.62, 0.52), "dgx-h100": (0.35, 0.30)}
 SM80 = {"dgx-a100", "dgx-a100-40gb"}
-PRIOR = {"g": 0.88, "r": 0.5, "L": 80.0}  # the values before this fit
+PRIOR = {"g": 0.74, "r": 0.575, "L": 75.0}  # the values before this fit (before the ring's pipeline fill)
 GRID = {
     "g": [round(0.70 + 0.01 * i, 2) for i in range(13)],
     "r": [round(0.45 + 0.025 * i, 3) for i in range(11)],
-    "L": [60.0, 65.0, 70.0, 75.0, 80.0, 85.0, 90.0],
+    "L": [50.0 + 5.0 * i for i in range(9)],
 }
 # llm-foundry's H100 FP8 rows are a set of their own: FP8 GEMMs leave attention a larger share, so a change
 # of FlashAttention-1's speed moves them more than the BF16 rows (and a fit over the cluster hid that).

@@ -51,13 +51,15 @@ TEST_CASE("check compares version-0 documents with themselves and with the docum
     CHECK(doc.at("kind") == "check");
     CHECK(doc.at("version") == 1);
   }
-  // The same prediction today: a version-0 baseline against a version-1 current passes.
+  // The same prediction today: a version-0 baseline against a version-1 current passes. The model has
+  // moved since the baseline was recorded (the ring's pipeline fill, issue 26: +4.3% on this iteration, +7.2%
+  // on its exposed communication), so within a tolerance that holds that move and no more.
   const std::string dir = lagom::test::temp_dir("documents-v0-check");
   const auto now = run_lagom(with(with({"simulate"}, k_small), {"--json", "--quiet"}));
   REQUIRE(now.exit_code == 0);
   lagom::test::write_file(dir + "/now.json", now.out);
   const auto r = run_lagom(
-      {"check", "--baseline", k_v0 + "/simulate.json", "--current", dir + "/now.json", "--tolerance", "0"});
+      {"check", "--baseline", k_v0 + "/simulate.json", "--current", dir + "/now.json", "--tolerance", "8"});
   INFO(r.out + r.err);
   CHECK(r.exit_code == 0);
 }
@@ -84,9 +86,10 @@ TEST_CASE("simulate --comm-config, check --predicted and adapt --once read a ver
       run_lagom(with(with({"simulate"}, k_small), {"--comm-config", config, "--json", "--quiet"}));
   INFO(sim.err);
   REQUIRE(sim.exit_code == 0);
-  // The tune's prediction, reproduced from its file (the model has not moved since: scripts/predictions.sh).
+  // The tune's prediction, reproduced from its file up to what the model has moved since it was recorded
+  // (the ring's pipeline fill, issue 26: +4.3%; exact before that, scripts/predictions.sh).
   CHECK(nlohmann::json::parse(sim.out).at("iteration_time_s").get<double>() ==
-        Approx(tuned.at("predicted_iteration_time_s").get<double>()).epsilon(1e-12));
+        Approx(tuned.at("predicted_iteration_time_s").get<double>()).epsilon(0.06));
 
   const std::string dir = lagom::test::temp_dir("documents-v0-predicted");
   // One record of no op class (3 ranks): every op class has "no records", and the check passes.

@@ -297,11 +297,11 @@ TEST_CASE("the fitted network constants are the H100 data's best and hold out of
   INFO("leave-one-cluster-out median " << median(cluster_out) << " max "
                                        << *std::max_element(cluster_out.begin(), cluster_out.end())
                                        << "; highest predicted/measured " << highest);
-  // Measured: 9.4% median, 31.7% worst leaving one cluster out (issue 26's target: median <= 10%). The
-  // highest ratio is 1.27: mid-size calls (16-64 MiB) are predicted too fast on every cluster, NVLSTree on
-  // H100 (344 against 270 GB/s at 64 MiB) and LL128/Simple rings on the A100 node (140 against 113 at
-  // 16 MiB), while 1 MiB and >= 256 MiB hold. Issue 26 asks for <= 1.15 and that is not met yet: the bound
-  // below keeps it from getting worse until the mid-size ramp is modelled.
+  // Measured: 8.9% median, 31.7% worst leaving one cluster out (issue 26's target: median <= 10%; 9.4%
+  // before the ring's pipeline fill). The highest ratio is 1.275: mid-size NVLSTree calls (16-64 MiB) on
+  // H100 are predicted too fast (344 against 270 GB/s at 64 MiB); the A100 node's rings, 1.25 before the
+  // fill, are at most 1.19 (16 MiB LL128, one process for 8 GPUs). Issue 26 asks for <= 1.15 and that is
+  // not met yet: the bound below keeps it from getting worse until NVLSTree's ramp is modelled.
   CHECK(median(cluster_out) <= 0.10);
   CHECK(highest <= 1.28);
 }
@@ -321,17 +321,20 @@ TEST_CASE("NCCL's default on one A100 node is ring, LL for small and Simple for 
   CHECK(large.chunk_bytes == 2 * 1024 * 1024);  // BUFFSIZE / 2
 }
 
-TEST_CASE("ring simple all-reduce on 8 A100 prices NCCL's latency plus bytes over the link limit",
-          "[model]") {
+TEST_CASE(
+    "ring simple all-reduce on 8 A100 prices NCCL's latency, bytes over the link limit and one chunk's fill",
+    "[model]") {
   const CostModel model = model_of("dgx-a100");
   const CollConfig ring{Algo::ring, Proto::simple, 24, 512, 2 << 20};
   const CollectiveCost cost = model.collective_cost(Collective::allreduce, 1 << 30, CommGroup{8, 1}, ring);
   // latency = launch 4 + base 8.4 + 14 steps × 3.4 µs = 60 µs; per channel 1 GiB / 8 / 24 = 5.59 MB per
   // step, 2.67 chunks of 2 MiB → 1.67 × 3.4 µs extra per 233 µs: 24·24·0.976 = 562 GB/s > link 300·0.78 =
-  // 234.
+  // 234. The ring's pipeline fill: one chunk (2 MiB, below the step's 5.59 MB) at a channel's share of
+  // that rate, 234 / 24 = 9.75 GB/s: 215 µs.
   CHECK(cost.latency_us == Approx(4 + 8.4 + 14 * 3.4));
   CHECK(cost.link_GBps == Approx(234.0));
-  const double expected_us = 60.0 + (1 << 30) * 1.75 / (234.0 * 1e3);
+  const double fill_us = (2 << 20) / (234.0 / 24 * 1e3);
+  const double expected_us = 60.0 + (1 << 30) * 1.75 / (234.0 * 1e3) + fill_us;
   CHECK(cost.time_us == Approx(expected_us).epsilon(1e-9));
   CHECK(cost.busbw_GBps == Approx((1 << 30) / (expected_us * 1e3) * 1.75));
 }

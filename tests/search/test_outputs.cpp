@@ -109,7 +109,9 @@ TEST_CASE("under NCCL 2.30 a class's chunk reaches the tuner file's chunk column
   f.problem.space.model = &m230;
   auto r = search::run_search(search::SearchKind::lagom, f.problem).value();
   // The winners' chunks as tune found them, then one Simple class set to 4 MiB by hand (above Simple
-  // ring's 2 MiB ceiling: NCCL would clamp it, so the file says 2 MiB).
+  // ring's 2 MiB ceiling at the default NCCL_BUFFSIZE, which the process keeps here: NCCL would clamp it,
+  // so the file says 2 MiB).
+  r.choice.chunk_bytes = 0;
   simulator::OpClassKey chosen{};
   for (auto& [key, config] : r.choice.classes) {
     if (!model::tuner_collective(key.collective) || config.proto != model::Proto::simple) continue;
