@@ -574,21 +574,25 @@ double nvls_tree_cta_bus(const ClusterSpec& cluster, const CommGroup& g, int nod
   return per_ch_nvls_tree(cluster, nodes_col(nodes)) * std::max(1, comm.nvls.channels) / default_ctas;
 }
 
-// The ring's pipeline fill: a ring call moves each channel's data chunk by chunk, and its links carry data
-// at the bandwidth term's rate only once the first chunk is under way, so a call costs about one chunk's
-// transfer time at the channel's share of the bus rate beyond latency + bytes / bandwidth. The chunk of a
-// step is the smaller of the configured chunk and the step's data per channel (bytes / ranks / channels;
-// broadcast and reduce pipeline the whole buffer). Measured (docs/model.md "Collectives", the mid-size
-// ramp): on one A100 node (nccl-tests, one process per GPU) the excess over latency + bytes / bandwidth is
-// 0.7-1.4 chunk times from 16 MiB to 1 GiB; with this term vTrain's 7,168 all-reduce table entries
-// (2-8 A100s, not used to set it) fall from a 5.4% to a 2.5% median error. One chunk: no fitted constant.
-// Not applied to tree, NVLS, NVLSTree, CollNet or PAT, whose pipelines have other shapes (unmeasured here).
+// The ring's pipeline fill: a ring call moves each channel's data chunk by chunk and a rank forwards a chunk
+// only once it holds all of it (store and forward at chunk granularity), so the last chunk reaches its last
+// rank one chunk's transfer time after the links went idle elsewhere: beyond latency + bytes / bandwidth a
+// call costs about one chunk's transfer at the channel's share of the bus rate. A ring of one step (an
+// all-gather or reduce-scatter on 2 ranks) forwards nothing and has no fill. The chunk of a step is the
+// smaller of the configured chunk and the step's data per channel (bytes / ranks / channels; broadcast and
+// reduce pipeline the whole buffer). Measured (docs/model.md "The physical price"): on one A100 node
+// (nccl-tests, one process per GPU) the excess over latency + bytes / bandwidth is 0.7-1.4 chunk times from
+// 16 MiB to 1 GiB; with this term vTrain's 7,168 all-reduce table entries (2-8 A100s, not used to set it)
+// fall from a 5.4% to a 2.5% median error. One chunk: no fitted constant. Not applied to tree, NVLS,
+// NVLSTree, CollNet or PAT, whose pipelines have other shapes (unmeasured here).
 double ring_fill_us(Collective c, double bytes, int ranks, const CollConfig& cfg, double bus_GBps) {
+  const int steps = c == Collective::allreduce ? 2 * (ranks - 1) : ranks - 1;
+  if (steps < 2 || bus_GBps <= 0) return 0.0;
   const int channels = std::max(1, cfg.channels);
   const double per_step =
       (c == Collective::broadcast || c == Collective::reduce ? bytes : bytes / ranks) / channels;
   const double chunk = std::min(per_step, static_cast<double>(std::max<std::int64_t>(4096, cfg.chunk_bytes)));
-  return bus_GBps > 0 ? chunk / (1e3 * bus_GBps / channels) : 0.0;
+  return chunk / (1e3 * bus_GBps / channels);
 }
 
 }  // namespace

@@ -180,9 +180,8 @@ TEST_CASE("a config written by lagom tune drives the plugin: tuned entries win, 
   CHECK(with_chunk == 0);  // NCCL 2.28 (the default): no per-call chunk
 }
 
-TEST_CASE(
-    "under NCCL 2.30 tuner v6 gives each call of a tuned config its class's chunk, NCCL's own where none",
-    "[shim]") {
+TEST_CASE("under NCCL 2.30 tune chooses chunks per op class and tuner v6 gives each call its class's chunk",
+          "[shim]") {
   // The same scenario on a DGX H100 pair under 2.30.7: the chunk axis is searched per class and written
   // to the config's chunk column; every class's calls get tune's chunk on both sides of every bin edge.
   std::vector<std::string> args{
@@ -194,9 +193,7 @@ TEST_CASE(
   REQUIRE(v6.table->getChunkSize != nullptr);
   const auto [checked, with_chunk] = check_tune_drives_plugin(args, v6);
   CHECK(checked >= 2);
-  // Lagom's price charges a smaller chunk its extra synchronisations and a larger one nothing, so NCCL's
-  // own chunk (Simple ring's ceiling) wins every class here and the calls keep it; a class whose chunk
-  // wins is checked above against tune's report (tests/search/test_outputs.cpp writes one by hand).
-  INFO("classes with a chunk of their own: " << with_chunk);
-  CHECK(with_chunk <= checked);
+  // With the ring's pipeline fill a shorter chunk wins some classes (the TP all-gather here: 128 KiB);
+  // their calls get it, the others keep NCCL's.
+  CHECK(with_chunk >= 1);
 }
