@@ -31,36 +31,19 @@ void put_error(char* err, int err_len, const std::string& message) {
 
 // Check macros: keep the call and the library's message; the module's line (never __FILE__: the build
 // machine's path would reach the user's message).
-#define LAGOM_CUDA(call)                                                    \
-  do {                                                                      \
-    const cudaError_t lagom_rc_ = (call);                                   \
-    if (lagom_rc_ != cudaSuccess) {                                         \
-      put_error(err, err_len,                                               \
-                std::string(#call) + ": " + cudaGetErrorString(lagom_rc_) + \
-                    " (module.cu:" + std::to_string(__LINE__) + ")");       \
-      return 1;                                                             \
-    }                                                                       \
+#define LAGOM_CHECK(call, ok, message)                                                                       \
+  do {                                                                                                       \
+    const auto lagom_rc_ = (call);                                                                           \
+    if (lagom_rc_ != (ok)) {                                                                                 \
+      put_error(                                                                                             \
+          err, err_len,                                                                                      \
+          std::string(#call) + ": " + message(lagom_rc_) + " (module.cu:" + std::to_string(__LINE__) + ")"); \
+      return 1;                                                                                              \
+    }                                                                                                        \
   } while (0)
-#define LAGOM_NCCL(call)                                                    \
-  do {                                                                      \
-    const ncclResult_t lagom_rc_ = (call);                                  \
-    if (lagom_rc_ != ncclSuccess) {                                         \
-      put_error(err, err_len,                                               \
-                std::string(#call) + ": " + ncclGetErrorString(lagom_rc_) + \
-                    " (module.cu:" + std::to_string(__LINE__) + ")");       \
-      return 1;                                                             \
-    }                                                                       \
-  } while (0)
-#define LAGOM_CUBLAS(call)                                                     \
-  do {                                                                         \
-    const cublasStatus_t lagom_rc_ = (call);                                   \
-    if (lagom_rc_ != CUBLAS_STATUS_SUCCESS) {                                  \
-      put_error(err, err_len,                                                  \
-                std::string(#call) + ": " + cublasGetStatusString(lagom_rc_) + \
-                    " (module.cu:" + std::to_string(__LINE__) + ")");          \
-      return 1;                                                                \
-    }                                                                          \
-  } while (0)
+#define LAGOM_CUDA(call) LAGOM_CHECK(call, cudaSuccess, cudaGetErrorString)
+#define LAGOM_NCCL(call) LAGOM_CHECK(call, ncclSuccess, ncclGetErrorString)
+#define LAGOM_CUBLAS(call) LAGOM_CHECK(call, CUBLAS_STATUS_SUCCESS, cublasGetStatusString)
 
 // Same data rule as the mpi backend: small integers, so sums over ranks are exact in float.
 __device__ __host__ inline float value_of(int rank, long long index) {

@@ -40,6 +40,14 @@ struct TuneFixture {
     problem.space.runtime = runtime;
   }
 
+  // A cost model of this fixture's cluster under another NCCL release (model::nccl_emulation): point a
+  // search space's model at it to search what that release lets a deployment set.
+  [[nodiscard]] model::CostModel model_with_nccl(const std::string& version) const {
+    model::ClusterSpec c = cluster;
+    c.nccl_version = version;
+    return model::CostModel(c);
+  }
+
  private:
   template <typename Edit>
   static std::unique_ptr<simulator::Scenario> make(const std::string& model_name,

@@ -103,9 +103,7 @@ TEST_CASE("lagom.env holds only lines of the shim's grammar, locates itself and 
 TEST_CASE("under NCCL 2.30 a class's chunk reaches the tuner file's chunk column as NCCL will apply it",
           "[search]") {
   auto f = fsdp();
-  model::ClusterSpec c = f.cluster;
-  c.nccl_version = "2.30.7";
-  const model::CostModel m230(c);
+  const model::CostModel m230 = f.model_with_nccl("2.30.7");
   f.problem.space.model = &m230;
   auto r = search::run_search(search::SearchKind::lagom, f.problem).value();
   // The winners' chunks as tune found them, then one Simple class set to 4 MiB by hand (above Simple

@@ -134,9 +134,7 @@ TEST_CASE("per-process threads reach LL and Simple calls and the chunk only Simp
 TEST_CASE("under NCCL 2.30 each tuner op class gains a chunk axis, clamped as NCCL clamps it when applied",
           "[search]") {
   auto f = phi2_fsdp();
-  model::ClusterSpec c = f.cluster;
-  c.nccl_version = "2.30.7";
-  const model::CostModel m230(c);
+  const model::CostModel m230 = f.model_with_nccl("2.30.7");
   search::SpaceContext context = f.problem.space;
   context.model = &m230;
   const auto classes = classes_of(f);
