@@ -98,6 +98,10 @@ TEST_CASE("predicted all-reduce busbw on vTrain's A100 cluster matches vTrain's 
   CHECK(median(all_errors) <= 0.06);
   CHECK(median(pow2_errors) <= 0.15);
   CHECK(worst_large <= 0.40);
+  // Issue 26: the ring's pipeline fill took these from 5.4% and 25.3% to 2.5% and 17.0% (the tables did not
+  // set it); held so that a later change cannot give it back unseen.
+  CHECK(median(all_errors) <= 0.035);
+  CHECK(worst_large <= 0.20);
 }
 
 namespace {
@@ -202,6 +206,7 @@ TEST_CASE("predicted all-reduce busbw matches the published nccl-tests runs on A
   // more than 30%.
   CHECK(median(h100) <= 0.10);
   CHECK(median(a100) <= 0.08);
+  CHECK(median(a100) <= 0.05);  // issue 26: 6.2% -> 3.9% with the ring's pipeline fill
   CHECK(*std::max_element(h100.begin(), h100.end()) <= 0.30);
   CHECK(*std::max_element(a100.begin(), a100.end()) <= 0.30);
 }
@@ -337,6 +342,33 @@ TEST_CASE(
   const double expected_us = 60.0 + (1 << 30) * 1.75 / (234.0 * 1e3) + fill_us;
   CHECK(cost.time_us == Approx(expected_us).epsilon(1e-9));
   CHECK(cost.busbw_GBps == Approx((1 << 30) / (expected_us * 1e3) * 1.75));
+}
+
+TEST_CASE("the ring's fill is one chunk where a chunk is forwarded and none on a one-step ring", "[model]") {
+  // 1 GiB all-gathers on one dgx-a100 node, ring Simple, 24 channels, link-bound at 300 × 0.78 = 234 GB/s.
+  const CostModel model = model_of("dgx-a100");
+  const CollConfig ring{Algo::ring, Proto::simple, 24, 512, 2 << 20};
+  const double bytes = 1 << 30;
+  // 2 ranks: one step, nothing forwarded: latency + bytes × 1/2 over the link.
+  const CollectiveCost two = model.collective_cost(Collective::allgather, bytes, CommGroup{2, 1}, ring);
+  CHECK(two.link_GBps == Approx(234.0));
+  CHECK(two.time_us - two.latency_us == Approx(bytes * 0.5 / (234.0 * 1e3)).epsilon(1e-9));
+  // 4 ranks: three steps; the step's 1 GiB / 4 / 24 = 11.2 MB per channel exceeds the 2 MiB chunk, so the
+  // fill is one 2 MiB chunk at 234 / 24 GB/s.
+  const CollectiveCost four = model.collective_cost(Collective::allgather, bytes, CommGroup{4, 1}, ring);
+  const double fill_us = (2 << 20) / (234.0 / 24 * 1e3);
+  CHECK(four.time_us - four.latency_us == Approx(bytes * 0.75 / (234.0 * 1e3) + fill_us).epsilon(1e-9));
+  // A smaller chunk shortens the fill (here link-bound, so its extra synchronisations cost nothing).
+  CollConfig small = ring;
+  small.chunk_bytes = 256 << 10;
+  const CollectiveCost shorter = model.collective_cost(Collective::allgather, bytes, CommGroup{4, 1}, small);
+  CHECK(shorter.time_us < four.time_us);
+  // A step smaller than the chunk fills with the step: 4 MiB over 4 ranks and 24 channels, 43,690 B.
+  const double tiny = 4 << 20;
+  const CollectiveCost step = model.collective_cost(Collective::allgather, tiny, CommGroup{4, 1}, ring);
+  const CollectiveCost step_small =
+      model.collective_cost(Collective::allgather, tiny, CommGroup{4, 1}, small);
+  CHECK(step.time_us == Approx(step_small.time_us).epsilon(1e-9));
 }
 
 TEST_CASE("a group beyond one node uses the cluster's network", "[model]") {
