@@ -595,6 +595,42 @@ double ring_fill_us(Collective c, double bytes, int ranks, const CollConfig& cfg
   return chunk / (1e3 * bus_GBps / channels);
 }
 
+// The chunk of an NVLSTree call: the communicator's chunk capped by the tree's largest, halved for calls
+// too small to give every concurrent (channel, head) slice several chunks (NVIDIA/nccl@v2.28.9-1:
+// src/enqueue.cc:2056-2068, the same from v2.24.3-1:1816-1828 to v2.30.7-1).
+double nvls_tree_chunk(const NcclComm& comm, double bytes, int channels) {
+  const double ops = static_cast<double>(std::max(1, channels)) * std::max(1, comm.nvls.channels);
+  double chunk = static_cast<double>(std::min(comm.nvls_chunk, comm.nvls_tree_max_chunk));
+  if (bytes < 32 * ops * chunk && chunk > 262144) chunk = 262144;
+  if (bytes < 16 * ops * chunk && chunk > 131072) chunk = 131072;
+  if (bytes < 4 * ops * chunk && chunk > 65536) chunk = 65536;
+  if (bytes < ops * chunk && chunk > 32768) chunk = 32768;
+  return chunk;
+}
+
+// NVLSTree's pipeline fill. An NVLSTree all-reduce splits the buffer over channels x heads concurrent
+// slices and moves each slice chunk by chunk through a chain of stages: the NVLS reduce inside the node,
+// the tree up and down through the NICs, the NVLS multicast. The stages overlap once the pipe is full; the
+// first chunk crosses the chain alone. The fill is k_nvls_tree_fill_chunks chunk times, a chunk time being
+// one chunk (or the whole slice, when smaller) at the slice's share of the call's rate (algbw / (channels
+// x heads)); NCCL's chunk halves for smaller calls (nvls_tree_chunk), so the fill grows with the call up to
+// 64 MiB and then stays. It replaces NCCL's NVLink NVLSTree latency (25 us), which stands for the same
+// stages in NCCL's own model. Measured (docs/model.md "The physical price"): the H100 nccl-tests rows' time
+// above latency + bytes / bandwidth grows with NCCL's chunk (32 KiB below 8 MiB, 64 KiB to 64 MiB,
+// 128 KiB above on 2 nodes); 1.5 chunk times is the best fit, with the network start-up per channel,
+// that predicts no H100 row above 1.15x its measured rate (tests/model/test_collectives.cpp). A chain
+// of four stages fills in three chunk times at its slowest stage's rate; the two stages inside the node
+// run at NVLink rates, well above the slice's, so between one and three.
+constexpr double k_nvls_tree_fill_chunks = 1.5;
+double nvls_tree_fill_us(const NcclComm& comm, double bytes, double factor, int channels, double bus_GBps) {
+  if (bus_GBps <= 0) return 0.0;
+  const double ops = static_cast<double>(std::max(1, channels)) * std::max(1, comm.nvls.channels);
+  const double slice_GBps = bus_GBps / factor / ops;
+  const double slice = bytes / ops;
+  return k_nvls_tree_fill_chunks * std::min(slice, nvls_tree_chunk(comm, bytes, channels)) /
+         (1e3 * slice_GBps);
+}
+
 }  // namespace
 
 double CostModel::physical_busbw(Collective c, double bytes, const CommGroup& g, const CollConfig& cfg,
@@ -868,7 +904,10 @@ CollectiveCost CostModel::collective_cost(Collective c, double bytes, const Comm
       time_bw_us = std::max(intra_us, inter_us);
     }
   } else {
-    const double intra_lat = k_hw_lat[intra_link][idx(cfg.algo)][idx(cfg.proto)] * intra_scale;
+    // NCCL's NVLink latency of NVLSTree (25 us) stands for its intra-node stages' share of the pipeline
+    // in NCCL's model; Lagom prices the pipeline as its fill (nvls_tree_fill_us), so not twice.
+    const double intra_lat =
+        cfg.algo == Algo::nvls_tree ? 0.0 : k_hw_lat[intra_link][idx(cfg.algo)][idx(cfg.proto)] * intra_scale;
     double inter_lat = net_lat(m_cluster, cfg.algo, cfg.proto, ppn) * inter_scale;
     double intra_for_ring = intra_lat;
     if (cfg.algo == Algo::ring && nodes > 1 && (c == Collective::broadcast || c == Collective::reduce)) {
@@ -880,6 +919,8 @@ CollectiveCost CostModel::collective_cost(Collective c, double bytes, const Comm
     const double bus = physical_busbw(c, bytes, g, cfg, &link);
     time_bw_us = bytes * factor / (1e3 * bus);
     if (cfg.algo == Algo::ring) time_bw_us += ring_fill_us(c, bytes, n, cfg, bus);
+    if (cfg.algo == Algo::nvls_tree)
+      time_bw_us += nvls_tree_fill_us(nccl_comm(m_cluster, g), bytes, factor, cfg.channels, bus);
   }
 
   // A calibrated fit replaces latency and bandwidth for its (collective, algo, proto, ranks, nodes); the

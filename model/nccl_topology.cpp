@@ -261,6 +261,38 @@ int nvls_channels(const ClusterSpec& c, const NcclLinks& l, int g, int nodes, co
   return min_net_bw >= 48.0 ? 24 : 32;
 }
 
+// comm->nvlsChunkSize and comm->nvlsTreeMaxChunkSize (nvls.cc): NVLS_CHUNKSIZE 128 KiB; the tree's
+// largest chunk NVLSTREE_MAX_CHUNKSIZE, by default 64 KiB from 4 nodes on and the chunk below
+// (NVIDIA/nccl@v2.26.2-1:src/enqueue.cc:1893-1896, v2.28.9-1:2061-2064). From 2.30 ncclNvlsTreeSm100Tuning
+// sets both on sm100 across nodes by minNetBw and ranks per node (v2.30.7-1:src/transport/nvls.cc:164-197,
+// fallback :227-229). Its path test (GPU to NIC through at most a PCIe switch, :179, :194) holds for the
+// rail-aligned NICs Lagom's clusters describe (the LL128 rule in nccl_comm assumes the same).
+struct NvlsTreeChunks {
+  std::int64_t chunk = 128 * 1024, tree_max = 0;
+};
+NvlsTreeChunks nvls_tree_chunks(const ClusterSpec& c, const NcclLinks& l, int g, int nodes,
+                                const NcclVersion& release) {
+  constexpr std::int64_t k64 = 64 * 1024, k128 = 128 * 1024, k256 = 256 * 1024;
+  NvlsTreeChunks out;
+  if (c.gpu.sm_arch >= 100 && nodes > 1 && !(release < k_nccl_2_30)) {
+    const double min_net_bw = std::min({l.gpu_pcie_GBps, l.nic_pcie_GBps, l.nic_GBps});
+    if (nodes == 2 && min_net_bw >= 48.0) {
+      out.tree_max = k128;
+      if (g <= 4) {
+        out = {k256, k256};
+      } else if (g >= 16 || (g <= 8 && min_net_bw < 96.0)) {
+        out.tree_max = k64;
+      }
+    } else if (min_net_bw >= 96.0) {
+      out = g <= 8 ? NvlsTreeChunks{k256, k256} : NvlsTreeChunks{k128, g < 32 ? k128 : k64};
+    } else if (min_net_bw >= 48.0) {
+      out.tree_max = k64;
+    }
+  }
+  if (out.tree_max == 0) out.tree_max = nodes >= 4 ? k64 : out.chunk;
+  return out;
+}
+
 // The release nccl_emulation follows, without its warning (the cost model asks it for every call).
 NcclVersion emulated_release(std::string_view nccl_version) {
   const auto v = parse_nccl_version(nccl_version);
@@ -399,6 +431,9 @@ NcclComm nccl_comm(const ClusterSpec& cluster, const CommGroup& group) {
     comm.nvls = nvls_search(cluster, links, g, comm.nodes, release);
     if (comm.nvls.channels >= 2) {
       comm.nvls_ctas = nvls_channels(cluster, links, g, comm.nodes, release);
+      const NvlsTreeChunks chunks = nvls_tree_chunks(cluster, links, g, comm.nodes, release);
+      comm.nvls_chunk = chunks.chunk;
+      comm.nvls_tree_max_chunk = chunks.tree_max;
     } else {
       comm.nvls = NcclGraph{};
     }

@@ -93,6 +93,10 @@ struct NcclComm {
   // comm->nvlsChannels: the CTAs of an NVLS or NVLSTree call (nvls.cc:178-199; 2.30 tunes it on sm100
   // across nodes, model/nccl_topology.cpp nvls_channels).
   int nvls_ctas = 0;
+  // comm->nvlsChunkSize and comm->nvlsTreeMaxChunkSize, the chunks an NVLSTree call starts from
+  // (nvls_tree_chunks in model/nccl_topology.cpp); enqueue.cc halves them for smaller calls.
+  std::int64_t nvls_chunk = 128 * 1024;
+  std::int64_t nvls_tree_max_chunk = 128 * 1024;
   int simple_threads = 512;  // comm->maxThreads[RING][SIMPLE] (tuning.cc:231-233)
   bool ll128_inter = false;  // LL128 allowed over this communicator's network paths (tuning.cc:480-493)
 };

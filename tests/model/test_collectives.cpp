@@ -214,12 +214,13 @@ TEST_CASE("predicted all-reduce busbw matches the published nccl-tests runs on A
 TEST_CASE("the fitted network constants are the H100 data's best and hold out of sample", "[model]") {
   // Three physical constants are fitted on the H100 rows: the network start-up of a call per channel
   // (nic.call_us_per_channel), one channel's connection rate (gpu.net_channel_GBps) and the NDR NIC
-  // efficiency (up to the 0.98 the NIC-bound ring measures directly). The preset's values must
-  // be the grid's best over all cases, and leaving one case out at a time (fit on the other three,
-  // predict it) must stay within the acceptance bounds.
+  // efficiency (up to the 0.98 the NIC-bound ring measures directly), with NVLSTree's pipeline fill of
+  // 1.5 chunk times (model/cost_collectives.cpp; 1.25-2.0 scanned with this grid, docs/model.md). The
+  // preset's values must be the grid's best over all cases, and leaving one case out at a time (fit on
+  // the other three, predict it) must stay within the acceptance bounds.
   const ClusterSpec h100 = cluster_preset("dgx-h100").value();
   const ClusterSpec a100 = cluster_preset("dgx-a100").value();
-  const std::vector<double> calls{1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0};
+  const std::vector<double> calls{1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0};
   const std::vector<double> rates{20.0, 21.5, 22.9, 24.5, 26.0};
   const std::vector<double> efficiencies{0.94, 0.96, 0.98};
   const std::vector<std::string> cases{"h100-2node-a", "h100-2node-b", "h100-2node-b-ring", "h100-4node-a"};
@@ -251,9 +252,23 @@ TEST_CASE("the fitted network constants are the H100 data's best and hold out of
     }
     return sum / count;
   };
+  // The highest predicted / measured ratio over the cases given.
+  auto highest_of = [](const Point& p, const std::vector<std::string>& which) {
+    double highest = 0;
+    for (const auto& name : which) {
+      for (double e : p.errors.at(name)) highest = std::max(highest, 1.0 + e);
+    }
+    return highest;
+  };
+  // The best fit that is not optimistic: the least loss among the constants that predict no case's point
+  // above 1.15x its measured rate (issue 26: a planner pays for optimism), else the least loss.
   auto best_for = [&](const std::vector<std::string>& which) {
-    return *std::min_element(grid.begin(), grid.end(),
-                             [&](const Point& a, const Point& b) { return loss(a, which) < loss(b, which); });
+    auto better = [&](const Point& a, const Point& b) {
+      const bool a_ok = highest_of(a, which) <= 1.15, b_ok = highest_of(b, which) <= 1.15;
+      if (a_ok != b_ok) return a_ok;
+      return loss(a, which) < loss(b, which);
+    };
+    return *std::min_element(grid.begin(), grid.end(), better);
   };
   const Point all = best_for(cases);
   UNSCOPED_INFO("all cases: call " << all.call << " us, channel " << all.rate << " GB/s, NIC " << all.eff
@@ -272,10 +287,11 @@ TEST_CASE("the fitted network constants are the H100 data's best and hold out of
                              << fit.eff);
     for (double e : fit.errors.at(out)) held_out.push_back(std::abs(e));
   }
-  // Measured (docs/model.md): 10.6% median, 31.7% worst out of sample (in sample: 6.7%, 27.5%).
+  // Measured (docs/model.md): 5.3% median, 27.0% worst out of sample (in sample: 1.9%, 27.0%; before
+  // NVLSTree's pipeline fill 11.4%, 31.7%).
   INFO("cross-validated H100 median " << median(held_out) << " max "
                                       << *std::max_element(held_out.begin(), held_out.end()));
-  CHECK(median(held_out) <= 0.12);
+  CHECK(median(held_out) <= 0.07);
   // Leaving one cluster out: h100-2node-b and its forced-ring run are one cluster, so both leave together
   // (issue 26 asks for this split: a case left out whose twin stays in sample flatters the fit). The A100
   // rows use none of the fitted constants: they are out of sample for every fit. Also the largest ratio
@@ -295,20 +311,21 @@ TEST_CASE("the fitted network constants are the H100 data's best and hold out of
     }
   }
   for (double e : absolute(all.errors, "a100")) cluster_out.push_back(e);
-  double highest = 0;
-  for (const auto& [name, values] : all.errors) {
-    for (double e : values) highest = std::max(highest, 1.0 + e);
-  }
-  INFO("leave-one-cluster-out median " << median(cluster_out) << " max "
-                                       << *std::max_element(cluster_out.begin(), cluster_out.end())
-                                       << "; highest predicted/measured " << highest);
-  // Measured: 8.9% median, 31.7% worst leaving one cluster out (issue 26's target: median <= 10%; 9.4%
-  // before the ring's pipeline fill). The highest ratio is 1.275: mid-size NVLSTree calls (16-64 MiB) on
-  // H100 are predicted too fast (344 against 270 GB/s at 64 MiB); the A100 node's rings, 1.25 before the
-  // fill, are at most 1.19 (16 MiB LL128, one process for 8 GPUs). Issue 26 asks for <= 1.15 and that is
-  // not met yet: the bound below keeps it from getting worse until NVLSTree's ramp is modelled.
+  const double highest = highest_of(all, cases);
+  double highest_a100 = 0;
+  for (double e : all.errors.at("a100-node-g8")) highest_a100 = std::max(highest_a100, 1.0 + e);
+  for (double e : all.errors.at("a100-node-mpi")) highest_a100 = std::max(highest_a100, 1.0 + e);
+  INFO("leave-one-cluster-out median "
+       << median(cluster_out) << " max " << *std::max_element(cluster_out.begin(), cluster_out.end())
+       << "; highest predicted/measured H100 " << highest << ", A100 " << highest_a100);
+  // Measured: 5.3% median, 24.3% worst leaving one cluster out (issue 26's target: median <= 10%; 9.4%
+  // before the ring's fill, 8.9% before NVLSTree's). The highest H100 ratio is 1.144 (the forced ring at
+  // 4 MiB); NVLSTree's mid-size calls, 1.275 before its pipeline fill, are at most 1.11. On A100 the highest
+  // is 1.19: 16 MiB LL128 on the node driven by one process for 8 GPUs (nccl-tests -g 8; one process per
+  // GPU, as frameworks run, is 1.12 at that size), whose mid-size slowdown Lagom does not model.
   CHECK(median(cluster_out) <= 0.10);
-  CHECK(highest <= 1.28);
+  CHECK(highest <= 1.15);
+  CHECK(highest_a100 <= 1.20);
 }
 
 TEST_CASE("NCCL's default on one A100 node is ring, LL for small and Simple for large all-reduces",
@@ -369,6 +386,41 @@ TEST_CASE("the ring's fill is one chunk where a chunk is forwarded and none on a
   const CollectiveCost step_small =
       model.collective_cost(Collective::allgather, tiny, CommGroup{4, 1}, small);
   CHECK(step.time_us == Approx(step_small.time_us).epsilon(1e-9));
+}
+
+TEST_CASE("NVLSTree's fill is 1.5 of NCCL's chunks (halved below 64 and 8 MiB) or of the slice when smaller",
+          "[model]") {
+  // An NVLSTree call costs latency + B + 1.5 chunk times, B = bytes x factor / bus and a chunk time one
+  // chunk (or the slice, bytes / slices, when smaller) at bus / factor / slices: time - latency =
+  // B x (1 + 1.5 x slices x min(chunk, slice) / bytes). On 2 dgx-h100 nodes (NCCL 2.28) the slices are
+  // 16 CTAs x 8 NVLS heads = 128 and NCCL's chunk (enqueue.cc) 128 KiB from 64 MiB, 64 KiB from 8 MiB,
+  // 32 KiB below. The bus rate that formula implies is continuous across NCCL's chunk steps only when
+  // the step is where NCCL puts it (a 2x jump of the time's excess otherwise).
+  const CostModel model = model_of("dgx-h100");
+  const CollConfig tree{Algo::nvls_tree, Proto::simple};
+  auto implied_bus = [&](const CommGroup& g, double bytes, double chunk) {
+    const CollectiveCost cost = model.collective_cost(Collective::allreduce, bytes, g, tree);
+    REQUIRE(cost.config.channels == 16);
+    const double factor = 2.0 * (g.ranks - 1) / g.ranks;
+    const double slices = 16.0 * 8;
+    const double excess = 1 + 1.5 * slices * std::min(chunk, bytes / slices) / bytes;
+    return bytes * factor * excess / (1e3 * (cost.time_us - cost.latency_us));
+  };
+  const CommGroup two{16, 2};
+  const double mib = 1 << 20;
+  CHECK(implied_bus(two, 64 * mib - 4096, 65536) == Approx(implied_bus(two, 64 * mib, 131072)).epsilon(1e-3));
+  CHECK(implied_bus(two, 8 * mib - 4096, 32768) == Approx(implied_bus(two, 8 * mib, 65536)).epsilon(1e-3));
+  // Below 4 MiB a slice (bytes / 128) is smaller than the 32 KiB chunk: the fill is 1.5 slice times.
+  CHECK(implied_bus(two, 1 * mib, 32768) == Approx(implied_bus(two, 1 * mib + 4096, 32768)).epsilon(1e-3));
+  // From 4 nodes NCCL caps the tree's chunk at 64 KiB (NVLSTREE_MAX_CHUNKSIZE's default): no step at
+  // 64 MiB.
+  const CommGroup four{32, 4};
+  CHECK(implied_bus(four, 64 * mib - 4096, 65536) ==
+        Approx(implied_bus(four, 64 * mib, 65536)).epsilon(1e-3));
+  // The fill makes a mid-size call slower than latency + bytes / bandwidth: 64 MiB pays 1.375 x B.
+  const CollectiveCost mid = model.collective_cost(Collective::allreduce, 64 * mib, two, tree);
+  const double bus = implied_bus(two, 64 * mib, 131072);
+  CHECK(mid.time_us - mid.latency_us == Approx(1.375 * 64 * mib * 1.875 / (1e3 * bus)));
 }
 
 TEST_CASE("a group beyond one node uses the cluster's network", "[model]") {
