@@ -213,6 +213,7 @@ for label, changes, expect in [
     ("p2p-peer-out-of-range", {"kind": "p2p", "collective": "send", "peer": 16}, ['"peer" is 16']),
     ("enqueue-not-ce", {"clock": "enqueue"}, ['"clock" is "enqueue"']),
     ("mpi-gpu-clock", {"source": "mpi"}, ['"clock" is "gpu"', "source"]),
+    ("unknown-field", {"stream": 3}, ['"stream" is not a field of a record']),
 ]:
     add(f"records-{label}", ["db", "--db", "out.db", "import", "r.jsonl"],
         {"r.jsonl": record_line() + record_line(**changes)}, ["r.jsonl:2: "] + expect)
