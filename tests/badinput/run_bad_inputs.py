@@ -604,6 +604,22 @@ for argv, files, expect in [
      ["--db x.db", "--baseline and --current are files"]),
 ]:
     add("no-effect-" + "-".join(a.strip("-") for a in argv[:1] + argv[-2:]), argv, files, expect)
+# A value given twice where one replaces the other (or a runs file counted twice): refused, naming it.
+RUNS_ONE = b"model,cluster,gpus,global-batch,measured_iteration_s\nllama3-8b,dgx-a100,8,8,1.0\n"
+for argv, expect in [
+    (PLAN_BASE + ["--price", "2", "--price", "3"], ["--price", "every cluster given twice"]),
+    (PLAN_BASE + ["--cluster", "dgx-a100"], ["--cluster dgx-a100: given twice"]),
+    (["plan", "--model", "llama3-8b", "--cluster", "dgx-a100", "--cluster", "dgx-h100", "--gpus", "8",
+      "--global-batch", "8", "--tokens", "1T", "--price", "dgx-h100=2", "--price", "dgx-h100=3"],
+     ["'dgx-h100' given twice"]),
+    (["check", "--baseline", "b.json", "--current", "b.json", "--tolerance", "5,10"],
+     ["the default tolerance given twice"]),
+    (["check", "--baseline", "b.json", "--current", "b.json", "--tolerance", "mfu=3,mfu=10"], ["'mfu' given twice"]),
+    (["validate", "runs.csv", "./runs.csv"], ["./runs.csv: given twice (as runs.csv)"]),
+    (["calibrate", "runs.csv", "sub/../runs.csv", "--cluster", "dgx-a100"], ["sub/../runs.csv: given twice"]),
+]:
+    add("given-twice-" + "-".join(a.strip("-./") for a in argv[:1] + argv[-2:]), argv,
+        {"b.json": SIMULATED_BYTES, "runs.csv": RUNS_ONE, "sub/x": b""}, expect)
 # A tune document's op class of a negative size or no ranks is impossible: refused before report charts it.
 TUNED_OP = {"name": "tp.allreduce.1024", "collective": "allreduce", "group": "tp", "bytes": 1024, "ranks": 8,
             "nodes": 1, "count": 4, "algo": "ring", "proto": "ll", "channels": 4, "threads": 512,
