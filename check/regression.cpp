@@ -75,6 +75,12 @@ Result<Tolerance> parse_tolerance(const std::string& text) {
     }
     return *pct;
   };
+  // Each tolerance once: a second value for the same metric (or a second default) would silently replace
+  // the first.
+  bool default_given = false;
+  auto twice = [&text](const std::string& what) {
+    return make_error(ErrorCode::invalid_input, fmt::format("--tolerance: '{}': {} given twice", text, what));
+  };
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = text.find(',', start);
@@ -82,6 +88,8 @@ Result<Tolerance> parse_tolerance(const std::string& text) {
         text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     const std::size_t eq = item.find('=');
     if (eq == std::string::npos) {
+      if (default_given) return twice("the default tolerance");
+      default_given = true;
       LAGOM_TRY(tolerance.default_pct, parse_pct(item));
     } else {
       const std::string field = item.substr(0, eq);
@@ -89,6 +97,7 @@ Result<Tolerance> parse_tolerance(const std::string& text) {
         return make_error(ErrorCode::invalid_input,
                           fmt::format("--tolerance: '{}': empty metric name", text));
       LAGOM_TRY(double pct, parse_pct(item.substr(eq + 1)));
+      if (tolerance.per_field_pct.count(field) > 0) return twice(fmt::format("'{}'", field));
       tolerance.per_field_pct[field] = pct;
     }
     if (comma == std::string::npos) break;

@@ -116,6 +116,25 @@ std::string describe_parse_error(const CLI::ParseError& e, const CLI::App* comma
   return prefix + e.what();
 }
 
+// An empty argument (`--seq ''`, `--out=`, `lagom model ''`) would read as the flag's default, or as no
+// path at all: CLI11 converts "" to 0 for a number. One rule for every command: it is an error naming the
+// flag, before any command runs. "" when `args` (the command's, after its name) holds none.
+std::string empty_argument(const std::vector<std::string>& args) {
+  for (std::size_t i = 2; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.size() > 2 && arg.rfind("--", 0) == 0 && arg.back() == '=') {
+      return fmt::format("{}: {}: an empty value (leave the flag out for its default)", args[1],
+                         arg.substr(0, arg.size() - 1));
+    }
+    if (!arg.empty()) continue;
+    if (args[i - 1].size() > 1 && args[i - 1][0] == '-') {
+      return fmt::format("{}: {}: an empty value (leave the flag out for its default)", args[1], args[i - 1]);
+    }
+    return fmt::format("{}: an empty argument", args[1]);
+  }
+  return "";
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -147,6 +166,11 @@ int run_cli(int argc, char** argv) {
       print_stderr(fmt::format("lagom: error: unknown command '{}' (see 'lagom --help')\n", args[1]));
       return k_exit_usage;
     }
+  }
+
+  if (const std::string empty = empty_argument(args); !empty.empty()) {
+    print_stderr(fmt::format("lagom: error: {}\n", empty));
+    return k_exit_usage;
   }
 
   try {

@@ -1,6 +1,8 @@
 // `lagom bench-overlap`: runs one overlap plan (model/overlap_plan.h) on the executor at hand, checks it
 // against an fp64 reference, and reports compute-only, communication-only and overlapped time with the
 // plan pricing's prediction beside the measurement.
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,15 +21,17 @@ namespace lagom::cli {
 
 namespace {
 
+constexpr int k_max_reps = 10000;  // --reps and --warmup
+
 struct BenchOverlapOptions {
   std::string kernel;
   model::OverlapMethod method;  // parsed at the flag
   std::string m, n, k;          // sizes: digits with optional K/M/G suffix
   std::optional<int> ranks;
-  int reps = 10;
+  int reps = 10;  // 1..k_max_reps
   int warmup = 1;
   std::string executor = "auto";
-  std::uint64_t seed = 20260427;
+  std::int64_t seed = 20260427;  // 0..2^63-1 (a negative one would wrap into an unsigned seed)
 };
 
 std::int64_t parse_dim(const std::string& text, const char* name) {
@@ -81,8 +85,10 @@ void run(const BenchOverlapOptions& o, const Context& context) {
   request.m = parse_dim(o.m, "m");
   request.n = parse_dim(o.n, "n");
   request.k = parse_dim(o.k, "k");
-  if (o.reps < 1) fail(ErrorCode::invalid_input, "bench-overlap: --reps must be at least 1");
-  if (o.warmup < 0) fail(ErrorCode::invalid_input, "bench-overlap: --warmup must not be negative");
+  // Repetitions are a measurement's, not a soak test's: beyond k_max_reps a run would not end in any
+  // reasonable time for the sizes it is meant for (docs/cli.md#lagom-bench-overlap).
+  bounded("--reps", o.reps, 1, k_max_reps);
+  bounded("--warmup", o.warmup, 0, k_max_reps);
   if (o.ranks && *o.ranks < 1) fail(ErrorCode::invalid_input, "bench-overlap: --ranks must be at least 1");
   // Each rank is a thread (threads executor) or a stream: beyond a few thousand it is no experiment.
   if (o.ranks && *o.ranks > 4096) {
@@ -120,7 +126,7 @@ void run(const BenchOverlapOptions& o, const Context& context) {
   kernels::BenchOptions options;
   options.reps = o.reps;
   options.warmup = o.warmup;
-  options.seed = o.seed;
+  options.seed = static_cast<std::uint64_t>(o.seed);
   if (printer) {
     context.progress().begin(
         fmt::format("bench-overlap {} {} on {} ({} ranks)", o.kernel, model::to_string(plan.request.method),
@@ -166,7 +172,12 @@ void add_bench_overlap_command(CLI::App& app, Context& context) {
   command->add_option("--reps", options->reps, "Timed repetitions; medians are reported")->default_val(10);
   command->add_option("--warmup", options->warmup, "Untimed repetitions first")->default_val(1);
   command->add_option("--executor", options->executor, "auto | threads | mpi | cuda")->default_val("auto");
-  command->add_option("--seed", options->seed, "Seed of the random inputs")->default_val(20260427);
+  command->add_option_function<std::int64_t>(
+      "--seed",
+      [options](const std::int64_t& v) {
+        options->seed = bounded("--seed", v, std::int64_t{0}, std::numeric_limits<std::int64_t>::max());
+      },
+      "Seed of the random inputs [20260427]");
   command->callback([options, &context] { run(*options, context); });
 }
 

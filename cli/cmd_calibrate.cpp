@@ -10,6 +10,7 @@
 #include "documents/calibrate.h"
 #include "inputs/cluster_source.h"
 #include "validate/calibrate.h"
+#include "validate/runs_csv.h"
 
 namespace lagom::cli {
 
@@ -81,6 +82,8 @@ void run_calibrate(const CalibrateFlags& flags, const Context& context) {
   }
   const int threads =
       flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  if (const Status distinct = validate::distinct_runs_files(flags.files); !distinct.ok())
+    throw CommandFailed{distinct.error()};
   const ClusterSource base = unwrap(resolve_cluster_source(flags.cluster, "", std::nullopt, 0, std::nullopt));
   if (base.calibration) {
     fail(ErrorCode::invalid_input, "--cluster " + flags.cluster +

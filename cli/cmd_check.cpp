@@ -29,11 +29,15 @@ struct CheckOptions {
   std::int64_t run_id = 0;      // the production run of --predicted
 };
 
-Result<nlohmann::json> load_document(const std::string& what, const CheckOptions& options) {
-  namespace fs = std::filesystem;
+// A --baseline or --current that names a run of --db: digits, and no file of that name.
+bool is_run_id(const std::string& what) {
   std::error_code ec;
-  const bool is_run_id = !what.empty() && what.find_first_not_of("0123456789") == std::string::npos;
-  if (is_run_id && !fs::exists(what, ec)) {
+  return !what.empty() && what.find_first_not_of("0123456789") == std::string::npos &&
+         !std::filesystem::exists(what, ec);
+}
+
+Result<nlohmann::json> load_document(const std::string& what, const CheckOptions& options) {
+  if (is_run_id(what)) {
     auto doc = documents::export_run_document(options.db_path, std::stoll(what));
     if (!doc.ok()) return doc.error().with_context(fmt::format("{}: run {}", options.db_path, what));
     return doc;
@@ -189,7 +193,7 @@ void add_check_command(CLI::App& app, Context& context) {
   command->add_option("--junit", options->junit_path, "Also write a JUnit XML report to FILE")
       ->excludes(predicted);
   add_common_flags(*command, context);
-  command->callback([options, &context] {
+  command->callback([options, command, &context] {
     if (!options->predicted.empty()) {
       run_check_predicted({options->predicted, options->db_path, options->run_id, options->tolerance},
                           context);
@@ -198,6 +202,13 @@ void add_check_command(CLI::App& app, Context& context) {
     if (options->baseline.empty() || options->current.empty()) {
       fail(ErrorCode::invalid_input,
            "check: --baseline and --current are required (or --predicted with --run)");
+    }
+    // --db is read for a run id only: with two files it would have no effect (docs/cli.md#lagom-check).
+    if (command->count("--db") > 0 && !is_run_id(options->baseline) && !is_run_id(options->current)) {
+      fail(ErrorCode::invalid_input,
+           fmt::format("check: --db {}: it is read for run ids, and --baseline and --current are files: the "
+                       "flag would have no effect",
+                       options->db_path));
     }
     run_check(*options, context);
   });

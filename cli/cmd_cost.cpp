@@ -29,8 +29,8 @@ struct CostOptions {
   int ranks = 0;
   std::string cluster;
   std::string algo, proto;
-  int channels = 0;
-  int threads = 0;
+  std::optional<int> channels;  // --channels [the communicator's], at least 1
+  std::optional<int> threads;   // --threads [512; 640 for ll128]
   std::string chunk_bytes;
   std::string cta_policy;  // --cta-policy [default]
   std::string gemm;
@@ -98,11 +98,13 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
   if (!o.algo.empty()) algo = flag_value("cost: --algo", k_algo_names.parse_or_error(o.algo));
   if (!o.proto.empty()) proto = flag_value("cost: --proto", k_proto_names.parse_or_error(o.proto));
   CollConfig config = cost.nccl_choice(collective, bytes, group, algo, proto);
-  if (o.channels != 0) config.channels = o.channels;
-  if (o.threads != 0) config.threads = o.threads;
+  if (o.channels) config.channels = *o.channels;
+  if (o.threads) config.threads = *o.threads;
   if (!o.chunk_bytes.empty()) {
     const auto chunk = units::parse_size(o.chunk_bytes);
     if (!chunk.ok()) fail(ErrorCode::invalid_input, "cost: --chunk-bytes: " + chunk.error().message);
+    if (chunk.value() < 1)
+      fail(ErrorCode::invalid_input, "cost: --chunk-bytes: 0 is no chunk (at least 1 byte)");
     config.chunk_bytes = chunk.value();
   }
   const Status valid = cost.validate_config(collective, bytes, group, config);
@@ -115,7 +117,7 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
     // its kernel as under the default policy, so the flag would not act.
     const Status ce = cost.copy_engine_support(collective, group);
     if (!ce.ok()) fail(ErrorCode::invalid_input, "cost: --cta-policy zero: " + ce.error().message);
-    if (!o.algo.empty() || !o.proto.empty() || o.channels != 0 || o.threads != 0 || !o.chunk_bytes.empty()) {
+    if (!o.algo.empty() || !o.proto.empty() || o.channels || o.threads || !o.chunk_bytes.empty()) {
       fail(ErrorCode::invalid_input,
            "cost: --cta-policy zero: the call runs on the copy engines, which take no --algo, --proto, "
            "--channels, --threads or --chunk-bytes");
@@ -229,8 +231,14 @@ void add_cost_command(CLI::App& app, Context& context) {
   command->add_option("--algo", o->algo,
                       "tree|ring|collnet_direct|collnet_chain|nvls|nvls_tree|pat (default: NCCL's choice)");
   command->add_option("--proto", o->proto, "ll|ll128|simple (default: NCCL's choice)");
-  command->add_option("--channels", o->channels, "Channels (CTAs) of the call (default: the communicator's)");
-  command->add_option("--threads", o->threads, "Threads per channel (default 512; 640 for ll128)");
+  // 0 is the cost model's "NCCL's choice" (CollConfig): given on the command line it would be silently
+  // the default, so each is at least 1 at the flag; validate_config checks the rest (the cluster's limit).
+  command->add_option_function<int>(
+      "--channels", [o](const int& v) { o->channels = bounded("--channels", v, 1, 1 << 20); },
+      "Channels (CTAs) of the call (default: the communicator's)");
+  command->add_option_function<int>(
+      "--threads", [o](const int& v) { o->threads = bounded("--threads", v, 1, 1 << 20); },
+      "Threads per channel (default 512; 640 for ll128)");
   command->add_option("--chunk-bytes", o->chunk_bytes,
                       "Pipeline chunk per channel (default: BUFFSIZE/2 for simple)");
   command->add_option(

@@ -110,7 +110,8 @@ void add_model_command(CLI::App& app, Context& context) {
       ->add_option("MODEL", flags->model, "A preset name, a Lagom workload JSON or a HuggingFace config.json")
       ->required();
   command->add_option_function<long>(
-      "--seq", [flags](const long& v) { flags->seq = v; }, "Sequence length (required to price a HF config)");
+      "--seq", [flags](const long& v) { flags->seq = bounded("--seq", v, 1L, 2147483647L); },
+      "Sequence length (required to price a HF config)");
   command->callback([flags, &context] { run_model(*flags, context); });
 }
 

@@ -171,6 +171,13 @@ void print_plan(const plan::PlanResult& result) {
 void run_plan(const PlanFlags& flags, const Context& context) {
   if (flags.model.empty()) fail(ErrorCode::invalid_input, "--model: required");
   if (flags.clusters.empty()) fail(ErrorCode::invalid_input, "--cluster: required (one or more)");
+  // A cluster named twice would be planned twice as one row set and its second --price lost.
+  for (std::size_t i = 0; i < flags.clusters.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (flags.clusters[i] == flags.clusters[j])
+        fail(ErrorCode::invalid_input, fmt::format("--cluster {}: given twice", flags.clusters[i]));
+    }
+  }
   if (flags.gpus.empty())
     fail(ErrorCode::invalid_input, "--gpus: required (a list 1024,2048 or a range 256..16384)");
   if (flags.tokens.empty()) fail(ErrorCode::invalid_input, "--tokens: required (e.g. 15T)");

@@ -108,14 +108,15 @@ void add_profile_command(CLI::App& app, Context& context) {
                       "mpi or nccl backend: measure the collectives and sizes of a tune's op classes "
                       "(its lagom-config.json) instead of a sweep: the job's collectives replayed, whose "
                       "--records `lagom adapt` judges against the tune");
-  command->callback([flags, &context] {
+  command->callback([flags, command, &context] {
     auto options = flags->options;
     options.collectives = split_list(flags->collectives);
     if (!flags->replay.empty()) {
-      if (!flags->min_bytes.empty() || !flags->max_bytes.empty() || !flags->collectives.empty()) {
+      if (!flags->min_bytes.empty() || !flags->max_bytes.empty() || !flags->collectives.empty() ||
+          command->count("--step-factor") > 0) {
         fail(ErrorCode::invalid_input,
-             "profile: --replay measures the config's op classes: not with --min-bytes, --max-bytes or "
-             "--collectives");
+             "profile: --replay measures the config's op classes: not with --min-bytes, --max-bytes, "
+             "--step-factor or --collectives");
       }
       auto classes = check::read_predictions(flags->replay);
       if (!classes.ok()) throw CommandFailed{classes.error().with_context("profile: --replay")};

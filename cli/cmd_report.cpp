@@ -31,6 +31,8 @@ struct ReportFlags {
   std::string title = "Lagom report";
   int top = 50;
   std::string chart_js = k_debian_chart_js;
+  bool db_given = false,
+       top_given = false;  // --db, --top on the command line (each acts on some inputs only)
 };
 
 Result<std::string> read_chart_library(const std::string& path) {
@@ -85,6 +87,14 @@ void run_report(const ReportFlags& flags, const Context& context) {
     fail(ErrorCode::invalid_input, "report: no input (give documents, or --run ID with --db PATH)");
   }
   if (flags.top < 1) fail(ErrorCode::invalid_input, "report: --top: must be at least 1");
+  // --db is read only for --run, --top only by an explore section: given where they cannot act, they are
+  // refused as every flag without effect is (docs/cli.md#lagom-report).
+  if (flags.db_given && flags.runs.empty()) {
+    fail(ErrorCode::invalid_input,
+         fmt::format("report: --db {}: it holds the profile runs of --run, and no --run is given: the flag "
+                     "would have no effect",
+                     flags.db_path));
+  }
   // The library first: a missing package is the likeliest failure and needs no input read to be told.
   auto library_read = read_chart_library(flags.chart_js);
   if (!library_read.ok()) throw CommandFailed{library_read.error().with_context("report")};
@@ -117,7 +127,17 @@ void run_report(const ReportFlags& flags, const Context& context) {
     add(*document, source);
   }
   std::string kinds;
-  for (const auto& entry : listing) kinds += (kinds.empty() ? "" : ", ") + entry.kind;
+  bool explored = false;
+  for (const auto& entry : listing) {
+    kinds += (kinds.empty() ? "" : ", ") + entry.kind;
+    explored = explored || entry.kind == report::to_string(report::Kind::explore);
+  }
+  if (flags.top_given && !explored) {
+    fail(ErrorCode::invalid_input,
+         fmt::format("report: --top {}: it limits an explore section's table, and no input is an explore "
+                     "document ({}): the flag would have no effect",
+                     flags.top, kinds));
+  }
   page.subtitle = fmt::format("{} section{}: {}", listing.size(), listing.size() == 1 ? "" : "s", kinds);
   page.footer = fmt::format(
       "Written by lagom {} ({}). Charts by Chart.js {} (MIT licence; the notice is at the end of this file), "
@@ -154,7 +174,11 @@ void add_report_command(CLI::App& app, Context& context) {
   command->add_option("--chart-js", flags->chart_js, "Chart.js UMD build to inline (Debian: libjs-chart.js)")
       ->capture_default_str();
   add_common_flags(*command, context);
-  command->callback([flags, &context] { run_report(*flags, context); });
+  command->callback([flags, command, &context] {
+    flags->db_given = command->count("--db") > 0;
+    flags->top_given = command->count("--top") > 0;
+    run_report(*flags, context);
+  });
 }
 
 }  // namespace lagom::cli

@@ -1,5 +1,6 @@
 // `lagom simulate`: one training iteration on the cost model (simulator/), as a human summary or --json,
 // with an optional Chrome/Perfetto trace and a tuned communication config.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -41,6 +42,35 @@ struct SimulateFlags {
   SimulateRunFlags run;  // --tokens, --price (cli/simulate_run.h)
 };
 
+// A --comm-config entry for an op class or communicator the run never issues changes nothing: said, naming
+// it, rather than applied silently (docs/simulator.md#--comm-config-file).
+void warn_unused_entries(const simulator::CommAssignment& assignment,
+                         const simulator::SimulationResult& result, const std::string& file,
+                         Progress& progress) {
+  std::string classes, groups;
+  for (const auto& [key, config] : assignment.per_class) {
+    const bool issued = std::any_of(result.op_classes.begin(), result.op_classes.end(),
+                                    [&key](const simulator::OpClass& c) { return c.key == key; });
+    if (!issued) classes += (classes.empty() ? "" : ", ") + simulator::op_class_name(key);
+  }
+  for (const auto& [group, ctas] : assignment.comm_ctas) {
+    const bool issued =
+        std::any_of(result.op_classes.begin(), result.op_classes.end(),
+                    [group = group](const simulator::OpClass& c) { return c.key.group == group; });
+    if (!issued) groups += (groups.empty() ? "" : ", ") + std::string(model::to_string(group));
+  }
+  if (!classes.empty()) {
+    progress.warn(
+        fmt::format("{}: ops: this run issues no op class {}: those entries have no effect", file, classes));
+  }
+  if (!groups.empty()) {
+    progress.warn(
+        fmt::format("{}: communicators: this run issues no collective on {}: those entries have no "
+                    "effect",
+                    file, groups));
+  }
+}
+
 void run_simulate(const SimulateFlags& flags, const Context& context) {
   const auto scenario = unwrap(load_scenario(flags.spec, flags.strategy, &context.progress()));
   const model::WorkloadSpec& workload = scenario->workload;
@@ -59,6 +89,8 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
   options.timeline = !flags.trace.empty() || wants_run(flags.run);
   const simulator::SimulationResult result =
       unwrap(simulator::simulate(workload, cluster, strategy, costs, assignment, options));
+  if (!flags.comm_config.empty())
+    warn_unused_entries(assignment, result, flags.comm_config, context.progress());
   const std::optional<plan::PlanRow> run = unwrap(simulate_run(flags.run, *scenario, result));
   if (!flags.trace.empty()) {
     check(write_output_file(flags.trace, simulator::chrome_trace(result).dump()));

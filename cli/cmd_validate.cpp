@@ -9,10 +9,12 @@
 #include "cli/app.h"
 #include "cli/output.h"
 #include "documents/validate.h"
+#include "validate/runs_csv.h"
 #include "validate/validate.h"
 
 namespace lagom::cli {
 
+using validate::distinct_runs_files;
 using validate::error_stats;
 using validate::ErrorStats;
 using validate::grouped_stats;
@@ -124,6 +126,8 @@ void run_validate(const ValidateFlags& flags, const Context& context) {
   if (flags.max_mape_pct && !(*flags.max_mape_pct >= 0)) {
     fail(ErrorCode::invalid_input, "--max-mape: must be a percentage >= 0");
   }
+  if (const Status distinct = distinct_runs_files(flags.files); !distinct.ok())
+    throw CommandFailed{distinct.error()};
   std::vector<ValidatedRun> runs;
   for (const auto& file : flags.files) {
     const RunsTable table = unwrap(read_runs_table(file));

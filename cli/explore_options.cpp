@@ -5,6 +5,8 @@
 #include <set>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "inputs/flag_context.h"
 
 namespace lagom::cli {
@@ -43,6 +45,16 @@ Result<search::ExploreOptions> explore_options(const inputs::StrategyFlags& flag
     if (!f.has(key)) free.insert(key);
   }
   LAGOM_TRY_STATUS(inputs::check_flag_contexts(flags, workload, base, free));
+  // Each candidate runs 1f1b, or interleaved when its vpp > 1 (search/explore.cpp): another schedule, or
+  // interleaved without a pinned vpp > 1, would not be what the candidates run.
+  const bool runs_it = base.schedule == model::Schedule::one_f_one_b ||
+                       (base.schedule == model::Schedule::interleaved && f.has("vpp") && base.vpp > 1);
+  if (f.has("schedule") && !runs_it) {
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("--schedule {}: each candidate runs 1f1b, or interleaved when its vpp > 1 "
+                                  "(pin --vpp N > 1 for interleaved): the flag would have no effect",
+                                  to_string(base.schedule)));
+  }
   return options;
 }
 

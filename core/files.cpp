@@ -21,8 +21,21 @@ namespace lagom::files {
 
 namespace {
 
+// A path that cannot name a file (a directory, a folder that is a file or does not exist) is the user's
+// to correct, exit 2 (invalid_input); any other refusal is the environment's (io: a full disk, a
+// read-only folder), which the commands make a failure (docs/cli.md#exit-codes).
 Error write_error(const std::string& path, int error) {
-  return make_error(ErrorCode::io, fmt::format("{}: cannot write ({})", path, std::strerror(error)));
+  switch (error) {
+    case EISDIR:
+      return make_error(ErrorCode::invalid_input, fmt::format("{}: is a directory, not a file", path));
+    case ENOTDIR:
+    case ENOENT:
+    case ENAMETOOLONG:
+      return make_error(ErrorCode::invalid_input, fmt::format("{}: not a path a file can be written to ({})",
+                                                              path, std::strerror(error)));
+    default:
+      return make_error(ErrorCode::io, fmt::format("{}: cannot write ({})", path, std::strerror(error)));
+  }
 }
 
 // Every byte of `text` to `fd`; 0 or the errno of the failure.

@@ -88,6 +88,13 @@ Result<TunedOp> read_tuned_op(const FieldReader& r) {
   TunedOp op;
   LAGOM_TRY(op.name, r.string(f::k_name, std::nullopt));
   LAGOM_TRY(op.count, read_quantity(r, f::k_count));
+  // The call's size and communicator: an impossible one (a negative size, no ranks) is refused like a
+  // negative time (documents/bounds.h), whichever command reads the document.
+  LAGOM_TRY(op.bytes, r.integer(f::k_bytes, 0, 0, std::numeric_limits<std::int64_t>::max()));
+  LAGOM_TRY(const std::int64_t ranks, r.integer(f::k_ranks, 0, 1));
+  LAGOM_TRY(const std::int64_t nodes, r.integer(f::k_nodes, 0, 1));
+  op.ranks = static_cast<int>(ranks);
+  op.nodes = static_cast<int>(nodes);
   LAGOM_TRY(op.algo, r.string(f::k_algo, std::nullopt));
   LAGOM_TRY(op.proto, r.string(f::k_proto, std::nullopt));
   LAGOM_TRY(op.channels, r.integer(f::k_channels, std::nullopt, 0));

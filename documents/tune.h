@@ -40,8 +40,10 @@ struct OpDefault {
 // One ops[] entry as a reader of the tune's result shows it: the knobs chosen, the predicted time of one
 // call, the calls per iteration and NCCL's own choice.
 struct TunedOp {
-  std::string name;  // the op class, e.g. "dp.allreduce.25165824"
-  double count = 0;  // calls per iteration
+  std::string name;          // the op class, e.g. "dp.allreduce.25165824"
+  double count = 0;          // calls per iteration
+  std::int64_t bytes = 0;    // nccl-tests' size of one call, >= 0 (0 where a hand-written file has none)
+  int ranks = 0, nodes = 0;  // the communicator: ranks >= 1, nodes >= 1 (0 where an older file has none)
   std::string algo, proto;
   int channels = 0;
   double predicted_time_us = 0;

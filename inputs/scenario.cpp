@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <string_view>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -17,17 +18,29 @@
 
 namespace lagom::inputs {
 
+namespace {
+constexpr int k_int_max = std::numeric_limits<int>::max();
+}  // namespace
+
 void add_spec_flags(CLI::App& command, SpecFlags& flags) {
   command.add_option("--model", flags.model,
                      "Model: a preset name, a lagom workload JSON or a HuggingFace config.json");
-  command.add_option("--layers", flags.layers,
-                     "Layers (with --hidden --heads --vocab --seq instead of --model)");
-  command.add_option("--hidden", flags.hidden, "Hidden size");
-  command.add_option("--heads", flags.heads, "Attention heads");
-  command.add_option("--kv-heads", flags.kv_heads, "Key/value heads [= heads]");
-  command.add_option("--ffn-hidden", flags.ffn_hidden, "FFN width [= 4·hidden]");
-  command.add_option("--vocab", flags.vocab, "Vocabulary size");
-  command.add_option("--seq", flags.seq, "Sequence length");
+  // A shape is a count of at least 1: 0 is the field's "not given", so a 0 on the command line would be
+  // silently the model's value; bounded at the flag as every count is (core/failure.h).
+  const auto shape = [&command](const std::string& flag, auto& field, const std::string& help) {
+    using T = std::remove_reference_t<decltype(field)>;
+    command.add_option_function<long>(
+        flag,
+        [&field, flag](const long& v) { field = static_cast<T>(bounded(flag, v, 1L, long{k_int_max})); },
+        help);
+  };
+  shape("--layers", flags.layers, "Layers (with --hidden --heads --vocab --seq instead of --model)");
+  shape("--hidden", flags.hidden, "Hidden size");
+  shape("--heads", flags.heads, "Attention heads");
+  shape("--kv-heads", flags.kv_heads, "Key/value heads [= heads]");
+  shape("--ffn-hidden", flags.ffn_hidden, "FFN width [= 4·hidden]");
+  shape("--vocab", flags.vocab, "Vocabulary size");
+  shape("--seq", flags.seq, "Sequence length");
   command.add_option("--cluster", flags.cluster, "Cluster: a preset name or a cluster JSON file");
   command.add_option("--db", flags.db,
                      "Profile database: its fits replace the model's defaults (localhost: ./lagom.db)");

@@ -114,7 +114,9 @@ Result<Prices> parse_prices(const std::vector<std::string>& prices,
   for (const std::string& p : prices) {
     const auto eq = p.rfind('=');
     LAGOM_TRY(const double x, parse_quantity(eq == std::string::npos ? p : p.substr(eq + 1)));
+    // Each price once: a second one for the same clusters would silently replace the first.
     if (eq == std::string::npos) {
+      if (out.all) return make_error(ErrorCode::invalid_input, "the price of every cluster given twice");
       out.all = x;
       continue;
     }
@@ -122,6 +124,9 @@ Result<Prices> parse_prices(const std::vector<std::string>& prices,
     if (std::find(clusters.begin(), clusters.end(), name) == clusters.end()) {
       return make_error(ErrorCode::invalid_input,
                         fmt::format("'{}' is not one of the --cluster names", name));
+    }
+    if (out.by_cluster.count(name) > 0) {
+      return make_error(ErrorCode::invalid_input, fmt::format("the price of '{}' given twice", name));
     }
     out.by_cluster[name] = x;
   }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/units.h"
 #include "lagom/build_info.h"
@@ -294,6 +295,22 @@ Result<std::vector<std::string>> profile_suites(const ProfileOptions& options, c
                                                     " suite (use --backend mpi under mpirun, or nccl)");
   } else {
     suites = {suite_name};
+  }
+  // The sweep's settings act only on a suite that runs collectives: under the compute suite alone (also
+  // every suite of the cpu backend) they would change nothing, so they are refused, each named.
+  const bool sweeps = std::find(suites.begin(), suites.end(), "comm") != suites.end() ||
+                      std::find(suites.begin(), suites.end(), "interference") != suites.end();
+  std::vector<std::string> sweep_flags;
+  if (options.min_bytes != 0) sweep_flags.emplace_back("--min-bytes");
+  if (options.max_bytes != 0) sweep_flags.emplace_back("--max-bytes");
+  if (options.step_factor != 0) sweep_flags.emplace_back("--step-factor");
+  if (!options.collectives.empty()) sweep_flags.emplace_back("--collectives");
+  if (!sweeps && !sweep_flags.empty()) {
+    return make_error(
+        ErrorCode::invalid_input,
+        fmt::format("{}: backend {} runs no collective here (suites: {}): the flag would have no "
+                    "effect",
+                    fmt::join(sweep_flags, ", "), backend, fmt::join(suites, ", ")));
   }
   if (!options.records_dir.empty()) {
     if (backend != "mpi" || std::find(suites.begin(), suites.end(), "comm") == suites.end()) {

@@ -1,5 +1,7 @@
 // The reader of docs/records.md: strict (every field present and typed), so a record that parses is one
 // the writer wrote.
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <limits>
 
@@ -54,6 +56,25 @@ T read_integer(const Json& doc, const char* name, T min = std::numeric_limits<T>
       throw FieldError{std::string("\"") + name + "\" is out of range"};
     }
     return static_cast<T>(v);
+  }
+}
+
+// Every field of a line is one of the format's (docs/records.md): a writer writes exactly these, so a line
+// with another field is not a writer's line, and its field would be silently ignored.
+constexpr std::array k_record_fields{"version", "kind",      "source",   "host",       "pid",   "comm_hash",
+                                     "rank",    "n_ranks",   "n_nodes",  "collective", "count", "dtype",
+                                     "bytes",   "algorithm", "protocol", "channels",   "seq",   "peer",
+                                     "clock",   "start_ns",  "end_ns"};
+constexpr std::array k_summary_fields{"version",      "kind",          "host",    "pid",         "recorded",
+                                      "dropped_full", "dropped_slots", "untimed", "write_failed"};
+
+template <std::size_t N>
+void check_no_other_fields(const Json& doc, const std::array<const char*, N>& known, const char* what) {
+  for (const auto& item : doc.items()) {
+    if (std::find_if(known.begin(), known.end(), [&item](const char* f) { return item.key() == f; }) ==
+        known.end()) {
+      throw FieldError{"\"" + item.key() + "\" is not a field of " + what + " (docs/records.md)"};
+    }
   }
 }
 
@@ -175,6 +196,7 @@ ParsedLine parse_record_line(std::string_view line) {
     if (!kind.is_string()) throw FieldError{"\"kind\" must be a string"};
     const auto& kind_name = kind.get_ref<const std::string&>();
     if (kind_name == "summary") {
+      check_no_other_fields(doc, k_summary_fields, "a summary line");
       Summary& s = out.summary;
       read_text(doc, "host", s.host);
       s.pid = read_integer<std::int64_t>(doc, "pid");
@@ -194,6 +216,7 @@ ParsedLine parse_record_line(std::string_view line) {
     } else {
       throw FieldError{"\"kind\" must be collective, p2p or summary, not \"" + kind_name + "\""};
     }
+    check_no_other_fields(doc, k_record_fields, "a record");
     read_text(doc, "source", r.source);
     read_text(doc, "host", r.host);
     r.pid = read_integer<std::int64_t>(doc, "pid");

@@ -43,6 +43,18 @@ Result<std::vector<std::string>> split_line(const std::string& line) {
 
 }  // namespace
 
+Status distinct_runs_files(const std::vector<std::string>& paths) {
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (paths[i] == paths[j] || files::same_file(paths[i], paths[j])) {
+        return make_error(ErrorCode::invalid_input,
+                          fmt::format("{}: given twice (as {})", paths[i], paths[j]));
+      }
+    }
+  }
+  return {};
+}
+
 Result<RunsTable> read_runs_table(const std::string& path) {
   LAGOM_TRY(const std::string content, files::read_input(path));
   std::istringstream in(content);

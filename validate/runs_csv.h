@@ -25,4 +25,8 @@ struct RunsTable {
 // is not the header's, a malformed quote, a repeated or empty column name, or a file without a header.
 Result<RunsTable> read_runs_table(const std::string& path);
 
+// invalid_input when two of `paths` name one file, by any spelling (validate and calibrate would count its
+// runs twice): "PATH: given twice (as FIRST)".
+Status distinct_runs_files(const std::vector<std::string>& paths);
+
 }  // namespace lagom::validate

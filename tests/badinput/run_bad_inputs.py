@@ -213,6 +213,7 @@ for label, changes, expect in [
     ("p2p-peer-out-of-range", {"kind": "p2p", "collective": "send", "peer": 16}, ['"peer" is 16']),
     ("enqueue-not-ce", {"clock": "enqueue"}, ['"clock" is "enqueue"']),
     ("mpi-gpu-clock", {"source": "mpi"}, ['"clock" is "gpu"', "source"]),
+    ("unknown-field", {"stream": 3}, ['"stream" is not a field of a record']),
 ]:
     add(f"records-{label}", ["db", "--db", "out.db", "import", "r.jsonl"],
         {"r.jsonl": record_line() + record_line(**changes)}, ["r.jsonl:2: "] + expect)
@@ -239,6 +240,8 @@ add("nccl-tests-nodes-100", ["db", "--db", "out.db", "import", "all_reduce.log",
 CHART_JS = b"/*!\n * Chart.js v0.0.1-test\n */\nwindow.Chart = function () {};\n"  # the header report looks for
 # Documents that no run can produce (documents/bounds.h): report refuses them naming the field's path, and
 # writes no page.
+SIMULATED_BYTES = subprocess.run([LAGOM, "simulate", "--model", "gpt2", "--cluster", "dgx-a100", "--gpus", "8",
+                                  "--global-batch", "8", "--json"], capture_output=True, check=True).stdout
 SIMULATED = json.loads(subprocess.run([LAGOM, "simulate", "--model", "gpt2", "--cluster", "dgx-a100", "--gpus", "8",
                                        "--global-batch", "8", "--json"], capture_output=True, text=True,
                                       check=True).stdout)
@@ -527,6 +530,106 @@ doc["operations"] = {"gpu_idle_w": 800, "gpu_full_w": 400}
 add("cluster-operations-idle-above-full", ["plan", "--model", "llama3-8b", "--cluster", "c.json", "--gpus", "8",
                                            "--global-batch", "8", "--tokens", "1T"],
     {"c.json": dump(doc)}, ["c.json", "operations.gpu_idle_w"])
+
+# An empty value, in every command: it would read as the flag's default (CLI11 makes "" a 0), so it is refused
+# before the command runs, naming the flag (docs/cli.md#conventions).
+for argv, flag in [(SIM + ["--model", "llama3-8b", "--seq", ""], "--seq"),
+                   (SIM + ["--model", "llama3-8b", "--memory-reserve-gib="], "--memory-reserve-gib"),
+                   (EXPLORE + ["--top", ""], "--top"), (TUNE + ["--out", ""], "--out"),
+                   (PLAN_BASE + ["--deadline", ""], "--deadline"),
+                   (["cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster", "dgx-a100",
+                     "--channels", ""], "--channels"),
+                   (["check", "--baseline", "b.json", "--current", "b.json", "--tolerance", ""], "--tolerance"),
+                   (["report", "b.json", "--out", "r.html", "--title", ""], "--title"),
+                   (["validate", "runs.csv", "--max-mape", ""], "--max-mape"),
+                   (["calibrate", "runs.csv", "--cluster", "dgx-a100", "--out", ""], "--out"),
+                   (["bench-overlap", "--kernel", "ag-gemm", "--method", "flash", "--m", "64", "--n", "64", "--k",
+                     "64", "--reps", ""], "--reps"),
+                   (["adapt", "--watch", "w", "--config", "c", "--window", ""], "--window"),
+                   (["profile", "--backend", "cpu", "--db", ""], "--db"), (["db", "--db", "", "list"], "--db"),
+                   (["presets", "--show", ""], "--show"), (["model", ""], "an empty argument")]:
+    add(f"empty-value-{argv[0]}{flag}", argv, {"b.json": dump(good), "runs.csv": b"model\n"},
+        [f"{argv[0]}: {flag}" if flag.startswith("--") else flag, "empty"])
+# A shape or knob of 0 would silently be the model's value or NCCL's choice: refused at the flag.
+for argv, flag in [(["simulate", "--layers", "0", "--hidden", "64", "--heads", "8", "--vocab", "100", "--seq", "64",
+                     "--cluster", "dgx-a100", "--gpus", "8", "--global-batch", "8"], "--layers"),
+                   (SIM + ["--model", "llama3-8b", "--seq", "0"], "--seq"),
+                   (EXPLORE + ["--ffn-hidden", "-4"], "--ffn-hidden"), (TUNE + ["--vocab", "0"], "--vocab"),
+                   (["model", "llama3-8b", "--seq", "-1"], "--seq"),
+                   (["cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster", "dgx-a100",
+                     "--channels", "0"], "--channels"),
+                   (["cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster", "dgx-a100",
+                     "--threads", "0"], "--threads"),
+                   (["cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8", "--cluster", "dgx-a100",
+                     "--chunk-bytes", "0"], "--chunk-bytes"),
+                   (["bench-overlap", "--kernel", "ag-gemm", "--method", "flash", "--m", "64", "--n", "64", "--k",
+                     "64", "--seed", "-1"], "--seed")]:
+    add(f"zero-or-negative{flag}-{argv[0]}", argv, {}, [flag])
+# Repetitions that would run for hours: bounded at the flag (the suite's timeout catches a hang).
+for flag in ["--reps", "--warmup"]:
+    add(f"limit-bench-overlap{flag}", ["bench-overlap", "--kernel", "ag-gemm", "--method", "flash", "--m", "64", "--n",
+                                       "64", "--k", "64", "--executor", "threads", flag, "2000000000"], {},
+        [flag, "10000"])
+# An output path that is a directory, or passes through a file: the user's path to correct, exit 2, not the
+# environment's exit 1.
+for command, argv in [("simulate", SIM + ["--model", "llama3-8b", "--trace", "d"]),
+                      ("report", ["report", "b.json", "--out", "d", "--chart-js", "lib.js"]),
+                      ("check", ["check", "--baseline", "b.json", "--current", "b.json", "--junit", "d"]),
+                      ("calibrate", ["calibrate", "runs.csv", "--cluster", "dgx-a100", "--fit", "kernel_launch_us",
+                                     "--cv", "none", "--out", "d"])]:
+    add(f"output-is-a-directory-{command}", argv,
+        {"d/keep": b"x", "b.json": SIMULATED_BYTES, "lib.js": CHART_JS,
+         "runs.csv": f"model,cluster,gpus,global-batch,measured_iteration_s\ngpt2,dgx-a100,8,8,"
+                     f"{SIMULATED['iteration_time_s']}\n".encode()},  # a fit calibrate accepts
+        ["d: is a directory, not a file"])
+add("output-under-a-file-simulate", SIM + ["--model", "llama3-8b", "--trace", "f/t.json"], {"f": b"mine"},
+    ["f/t.json: not a path a file can be written to"])
+add("output-under-a-file-report", ["report", "b.json", "--out", "f/r.html", "--chart-js", "lib.js"],
+    {"f": b"mine", "b.json": SIMULATED_BYTES, "lib.js": CHART_JS}, ["f/r.html: not a path a file can be written to"])
+# Flags of other commands that cannot act in their context (docs/cli.md: explore, profile, report, check).
+for argv, files, expect in [
+    (EXPLORE + ["--schedule", "gpipe"], {}, ["--schedule gpipe", "would have no effect"]),
+    (EXPLORE + ["--schedule", "interleaved"], {}, ["--schedule interleaved", "pin --vpp"]),
+    (["profile", "--backend", "cpu", "--suite", "compute", "--quick", "--db", "p.db", "--min-bytes", "1K"], {},
+     ["--min-bytes", "runs no collective", "would have no effect"]),
+    (["profile", "--backend", "cpu", "--quick", "--db", "p.db", "--collectives", "allreduce", "--step-factor", "4"], {},
+     ["--step-factor, --collectives", "runs no collective"]),
+    (["profile", "--backend", "cpu", "--db", "p.db", "--replay", "c.json", "--step-factor", "4"], {"c.json": b"{}"},
+     ["--replay", "--step-factor"]),
+    (["report", "b.json", "--out", "r.html", "--chart-js", "lib.js", "--top", "5"],
+     {"b.json": SIMULATED_BYTES, "lib.js": CHART_JS}, ["--top 5", "no input is an explore document"]),
+    (["report", "b.json", "--out", "r.html", "--chart-js", "lib.js", "--db", "x.db"],
+     {"b.json": SIMULATED_BYTES, "lib.js": CHART_JS}, ["--db x.db", "no --run is given"]),
+    (["check", "--baseline", "b.json", "--current", "b.json", "--db", "x.db"], {"b.json": SIMULATED_BYTES},
+     ["--db x.db", "--baseline and --current are files"]),
+]:
+    add("no-effect-" + "-".join(a.strip("-") for a in argv[:1] + argv[-2:]), argv, files, expect)
+# A value given twice where one replaces the other (or a runs file counted twice): refused, naming it.
+RUNS_ONE = b"model,cluster,gpus,global-batch,measured_iteration_s\nllama3-8b,dgx-a100,8,8,1.0\n"
+for argv, expect in [
+    (PLAN_BASE + ["--price", "2", "--price", "3"], ["--price", "every cluster given twice"]),
+    (PLAN_BASE + ["--cluster", "dgx-a100"], ["--cluster dgx-a100: given twice"]),
+    (["plan", "--model", "llama3-8b", "--cluster", "dgx-a100", "--cluster", "dgx-h100", "--gpus", "8",
+      "--global-batch", "8", "--tokens", "1T", "--price", "dgx-h100=2", "--price", "dgx-h100=3"],
+     ["'dgx-h100' given twice"]),
+    (["check", "--baseline", "b.json", "--current", "b.json", "--tolerance", "5,10"],
+     ["the default tolerance given twice"]),
+    (["check", "--baseline", "b.json", "--current", "b.json", "--tolerance", "mfu=3,mfu=10"], ["'mfu' given twice"]),
+    (["validate", "runs.csv", "./runs.csv"], ["./runs.csv: given twice (as runs.csv)"]),
+    (["calibrate", "runs.csv", "sub/../runs.csv", "--cluster", "dgx-a100"], ["sub/../runs.csv: given twice"]),
+]:
+    add("given-twice-" + "-".join(a.strip("-./") for a in argv[:1] + argv[-2:]), argv,
+        {"b.json": SIMULATED_BYTES, "runs.csv": RUNS_ONE, "sub/x": b""}, expect)
+# A tune document's op class of a negative size or no ranks is impossible: refused before report charts it.
+TUNED_OP = {"name": "tp.allreduce.1024", "collective": "allreduce", "group": "tp", "bytes": 1024, "ranks": 8,
+            "nodes": 1, "count": 4, "algo": "ring", "proto": "ll", "channels": 4, "threads": 512,
+            "chunk_bytes": 32768, "scope": "per call (tuner plugin)", "predicted_time_us": 10.0}
+for field, value in [("bytes", -1), ("ranks", 0), ("nodes", -2)]:
+    doc = {"kind": "tune", "version": 1, "search": "lagom", "runtime": "nccl", "model": "gpt2",
+           "predicted_iteration_time_s": 1.0, "baseline_iteration_time_s": 1.1, "speedup": 1.1, "evaluations": 3,
+           "ops": [dict(TUNED_OP, **{field: value})]}
+    add(f"report-tune-ops.{field}={value}", ["report", "t.json", "--out", "r.html", "--chart-js", "lib.js"],
+        {"t.json": dump(doc), "lib.js": CHART_JS}, ["t.json", f"ops[0].{field}"])
 
 # nccl_tuner.conf for the tuner plugin (shim/tuner_rules.h): the plugin warns once, naming the file and line,
 # and NCCL keeps its own choices; it never crashes. (name, file bytes, [substrings the warning must contain])

@@ -56,3 +56,27 @@ TEST_CASE("a lagom-config.json whose ops[0].ranks no int holds is refused by eve
     CHECK(r.err.find(why) != std::string::npos);
   }
 }
+
+TEST_CASE("a comm config entry for an op class or communicator the run never issues is named in a warning",
+          "[cli]") {
+  const std::string dir = lagom::test::temp_dir("config-unused");
+  const std::string config = dir + "/k.json";
+  lagom::test::write_file(config, R"({"ops": [{"collective": "allreduce", "group": "ep", "bytes": 1024,
+                                              "algo": "ring", "proto": "simple"}],
+                                      "communicators": [{"group": "cp", "ctas": 4}]})");
+  const auto r = run_lagom(with({"simulate"}, with(k_small, {"--comm-config", config, "--quiet"})));
+  CHECK(r.exit_code == 0);
+  CHECK(r.err == "lagom: warning: " + config +
+                     ": ops: this run issues no op class ep.allreduce.1024: those entries have no effect\n"
+                     "lagom: warning: " +
+                     config +
+                     ": communicators: this run issues no collective on cp: those entries have no effect\n");
+  // A config tune wrote for the same run names only what the run issues: no warning.
+  const auto tuned =
+      run_lagom(with({"tune"}, with(k_small, {"--search", "default", "--out", dir + "/out", "--quiet"})));
+  REQUIRE(tuned.exit_code == 0);
+  const auto replay = run_lagom(
+      with({"simulate"}, with(k_small, {"--comm-config", dir + "/out/lagom-config.json", "--quiet"})));
+  CHECK(replay.exit_code == 0);
+  CHECK(replay.err.empty());
+}

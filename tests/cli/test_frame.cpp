@@ -80,3 +80,29 @@ TEST_CASE("lagom-<command> links dispatch on the program name", "[cli]") {
   CHECK(r.exit_code == 2);
   CHECK(r.err.rfind("lagom: error: simulate: ", 0) == 0);
 }
+
+TEST_CASE("an empty value is refused naming its flag, never read as the flag's default", "[cli]") {
+  const auto spaced = run_lagom({"simulate", "--model", "gpt2", "--seq", "", "--cluster", "dgx-h100",
+                                 "--gpus", "8", "--global-batch", "8"});
+  CHECK(spaced.exit_code == 2);
+  CHECK(spaced.err == "lagom: error: simulate: --seq: an empty value (leave the flag out for its default)\n");
+  CHECK(spaced.out.empty());
+  const auto joined = run_lagom({"db", "--db=", "list"});
+  CHECK(joined.exit_code == 2);
+  CHECK(joined.err == "lagom: error: db: --db: an empty value (leave the flag out for its default)\n");
+  const auto positional = run_lagom({"model", ""});
+  CHECK(positional.exit_code == 2);
+  CHECK(positional.err == "lagom: error: model: an empty argument\n");
+}
+
+TEST_CASE(
+    "a shape or knob flag of 0 is refused at the flag, never read as the model's value or NCCL's choice",
+    "[cli]") {
+  const auto seq = run_lagom({"model", "gpt2", "--seq", "0"});
+  CHECK(seq.exit_code == 2);
+  CHECK(seq.err == "lagom: error: --seq: 0 is not within 1..2147483647\n");
+  const auto channels = run_lagom({"cost", "--collective", "allreduce", "--bytes", "1M", "--ranks", "8",
+                                   "--cluster", "dgx-a100", "--channels", "0"});
+  CHECK(channels.exit_code == 2);
+  CHECK(channels.err == "lagom: error: --channels: 0 is not within 1..1048576\n");
+}

@@ -39,10 +39,29 @@ TEST_CASE("a set of files is written whole or not at all", "[core]") {
   const auto status =
       lagom::files::write_all_atomically({{dir + "/one", "new one"}, {dir + "/missing/two", "x"}});
   REQUIRE_FALSE(status.ok());
-  CHECK(status.error().code == lagom::ErrorCode::io);
-  CHECK(status.error().message.rfind(dir + "/missing/two: cannot write (", 0) == 0);
+  CHECK(status.error().code == lagom::ErrorCode::invalid_input);  // the user's path: exit 2
+  CHECK(status.error().message ==
+        dir + "/missing/two: not a path a file can be written to (No such file or directory)");
   CHECK(read_file(dir + "/one") == "old one");
   CHECK(entries(dir) == 1);
+}
+
+TEST_CASE("an output path naming a directory or passing through a file is bad input, not the environment's",
+          "[core]") {
+  const std::string dir = temp_dir("files-not-a-file");
+  std::filesystem::create_directory(dir + "/folder");
+  write_file(dir + "/plain", "mine");
+  const auto into_folder = lagom::files::write_atomically(dir + "/folder", "x");
+  REQUIRE_FALSE(into_folder.ok());
+  CHECK(into_folder.error().code == lagom::ErrorCode::invalid_input);
+  CHECK(into_folder.error().message == dir + "/folder: is a directory, not a file");
+  const auto under_file = lagom::files::write_atomically(dir + "/plain/out.json", "x");
+  REQUIRE_FALSE(under_file.ok());
+  CHECK(under_file.error().code == lagom::ErrorCode::invalid_input);
+  CHECK(under_file.error().message ==
+        dir + "/plain/out.json: not a path a file can be written to (Not a directory)");
+  CHECK(read_file(dir + "/plain") == "mine");
+  CHECK(entries(dir) == 2);
 }
 
 TEST_CASE("a write to a full device is an error, not a success", "[core]") {
