@@ -41,6 +41,18 @@ std::string pp(const WorkloadSpec&, const Strategy& s) {
 bool interleaved(const WorkloadSpec&, const Strategy& s) {
   return s.vpp > 1;
 }
+bool tensor_parallel(const WorkloadSpec&, const Strategy& s) {
+  return s.tp > 1;
+}
+std::string tp(const WorkloadSpec&, const Strategy& s) {
+  return fmt::format("tp={}", s.tp);
+}
+bool no_sp(const WorkloadSpec&, const Strategy& s) {
+  return !s.sp;
+}
+std::string sp(const WorkloadSpec&, const Strategy&) {
+  return "sequence parallelism already sends a TP rank's share";
+}
 std::string vpp(const WorkloadSpec&, const Strategy& s) {
   return fmt::format("vpp={}", s.vpp);
 }
@@ -73,6 +85,9 @@ std::string one_replica(const WorkloadSpec& w, const Strategy& s) {
 
 const std::vector<FlagContext>& flag_contexts() {
   static const std::vector<FlagContext> table{
+      {"pp_tp_split", {"pp"}, pipeline, "pp > 1", pp},
+      {"pp_tp_split", {"tp"}, tensor_parallel, "tp > 1", tp},
+      {"pp_tp_split", {"sp"}, no_sp, "no sequence parallelism", sp},
       {"cp_comm_type", {"cp"}, context_parallel, "cp > 1", cp},
       {"schedule", {"pp", "vpp"}, pipeline, "pp > 1", pp},
       {"zero",

@@ -951,7 +951,21 @@ ComputeOp CostModel::optimizer_op(const WorkloadSpec& w, const Strategy& s) cons
 double CostModel::pp_message_bytes(const WorkloadSpec& w, const Strategy& s) const {
   const double e = s.precision == Precision::fp32 || s.precision == Precision::tf32 ? 4.0 : 2.0;
   return static_cast<double>(s.micro_batch) * static_cast<double>(w.seq) / s.cp * w.hidden * e /
-         (s.sp ? s.tp : 1);
+         (s.sp || pipeline_splits_over_tp(s) ? s.tp : 1);
+}
+
+bool pipeline_splits_over_tp(const Strategy& s) {
+  // Megatron-DeepSpeed splits a stage's output over its TP ranks before the send and gathers it after the
+  // receive: DeepSpeed's pipeline engine by default (pipe_partitioned and grad_partitioned, true unless
+  // the config says otherwise; microsoft/DeepSpeed runtime/pipe/engine.py:144-145, runtime/config.py's
+  // pipeline defaults), Megatron's own schedule with --scatter-gather-tensors-in-pipeline, on by default
+  // (microsoft/Megatron-DeepSpeed@f4157bea megatron/arguments.py:1183-1185, p2p_communication.py:51-78,
+  // :115-121). Megatron-Core sends the whole tensor (Megatron-LM 23.04's core p2p_communication.py no
+  // longer reads the flag); under sequence parallelism the tensor is already split. --pp-tp-split
+  // overrides the stack's way.
+  if (s.sp || s.tp < 2) return false;
+  if (s.pp_tp_split != PipelineSplit::stack) return s.pp_tp_split == PipelineSplit::on;
+  return s.stack == Stack::megatron_deepspeed;
 }
 
 double CostModel::model_flops_per_iteration(const WorkloadSpec& w, long global_batch) {

@@ -79,6 +79,10 @@ struct MemoryBreakdown {
 
 // ---------------------------------------------------------------------------------------------------
 
+// Whether the stack sends a pipeline stage's activations (and their gradients) split over the stage's TP
+// ranks and all-gathers them over TP after the receive (Megatron-DeepSpeed without sequence parallelism).
+[[nodiscard]] bool pipeline_splits_over_tp(const Strategy& strategy);
+
 class CostModel {
  public:
   // `cluster` must be resolved (a preset, a parsed file, or cluster_from_calibration()).
@@ -119,7 +123,9 @@ class CostModel {
                                              Phase phase) const;
   // The optimizer step of one pipeline stage (Adam, fp32 master weights) on its shard.
   [[nodiscard]] ComputeOp optimizer_op(const WorkloadSpec& workload, const Strategy& strategy) const;
-  // Bytes of one pipeline send/recv of activations (one micro-batch, one direction).
+  // Bytes of one pipeline send/recv of activations (one micro-batch, one direction): a TP rank's share
+  // under sequence parallelism or when the stack splits the tensor (pipeline_splits_over_tp), else the
+  // whole tensor.
   [[nodiscard]] double pp_message_bytes(const WorkloadSpec& workload, const Strategy& strategy) const;
 
   // Model FLOPs per iteration (docs/model.md#flops-convention), the whole model, all GPUs.

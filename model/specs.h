@@ -396,6 +396,17 @@ inline constexpr auto k_stack_names = enum_table<Stack>(
 constexpr const auto& enum_names(Stack) {
   return k_stack_names;
 }
+// Whether a pipeline transfer is split over the stage's TP ranks: each rank sends its share and the
+// receiver all-gathers the tensor over TP before its pass (Megatron's scatter-gather in the pipeline,
+// DeepSpeed's pipe_partitioned / grad_partitioned). `stack`: as the stack does (model::
+// pipeline_splits_over_tp: on for megatron-deepspeed, off for megatron-core). Only without sequence
+// parallelism, whose transfer is already a TP rank's share.
+enum class PipelineSplit { stack, on, off };
+inline constexpr auto k_pipeline_split_names = enum_table<PipelineSplit>(
+    {{PipelineSplit::stack, "stack"}, {PipelineSplit::on, "on"}, {PipelineSplit::off, "off"}});
+constexpr const auto& enum_names(PipelineSplit) {
+  return k_pipeline_split_names;
+}
 // A stack's host costs, microseconds. An op or a collective call takes at least the larger of the stack's
 // cost and the cluster's launch floor.
 struct StackCosts {
@@ -446,8 +457,9 @@ struct Strategy {
   double bucket_mb = 25;     // DP gradient bucket, MB (10^6 bytes, PyTorch DDP's bucket_cap_mb)
   Precision precision = Precision::bf16;
   Attention attention = Attention::flash;
-  Stack stack = Stack::megatron_core;    // the software stack's host costs (StackCosts)
-  CpCommType cp_comm = CpCommType::a2a;  // with cp > 1 (Megatron's cp_comm_type)
+  Stack stack = Stack::megatron_core;                // the software stack's host costs (StackCosts)
+  PipelineSplit pp_tp_split = PipelineSplit::stack;  // pipeline transfers split over TP (PipelineSplit)
+  CpCommType cp_comm = CpCommType::a2a;              // with cp > 1 (Megatron's cp_comm_type)
   // MoE as Megatron-Core runs it (docs/model.md "Mixture of experts"): the token dispatcher; the capacity
   // factor (0 = none: dropless; else capacity = ⌈local tokens·top_k/experts·factor⌉ rows per expert per
   // source rank, rows beyond it dropped); inputs padded to capacity (needs a factor); one grouped GEMM for

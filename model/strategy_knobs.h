@@ -220,6 +220,11 @@ void for_each_knob(S& s, Visit&& visit) {
                     "megatron-deepspeed (eager Megatron-LM/DeepSpeed 2021-2023) [megatron-core]"},
                    k_stack_names},
         s.stack);
+  visit(ChoiceKnob{{"pp_tp_split", "--pp-tp-split",
+                    "stack|on|off: a pipeline transfer split over the stage's TP ranks, all-gathered after "
+                    "the receive (Megatron-DeepSpeed's scatter-gather) [stack: on for megatron-deepspeed]"},
+                   k_pipeline_split_names},
+        s.pp_tp_split);
   visit(ChoiceKnob{{"cp_comm_type", "--cp-comm-type",
                     "CP attention: a2a (Ulysses), p2p (K/V ring), allgather (K/V all-gather) [a2a]"},
                    k_cp_comm_type_names},

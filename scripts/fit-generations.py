@@ -17,7 +17,8 @@ g as `gpu.gemm_fraction_16` of a copy of the cluster; r through the equivalence,
 FlashAttention-2's (sm80: 0.62 / 0.52, the architecture's own; sm90: 0.35 / 0.30, FlashAttention-2's
 sm80 kernels there), which is how model/cost_compute.cpp prices flash1 (the head-dim scale is applied
 to both alike); L as `kernel_launch_us` of a copy of vTrain's cluster file, the runs set to the
-megatron-core stack (no host cost of its own) and the copy's collective_launch_us to the eager stack's 30.
+megatron-core stack (no host cost of its own) with the eager stack's pipeline transfers (`pp-tp-split on`)
+and the copy's collective_launch_us to the eager stack's 30.
 
 It prints the joint fit, the fit with each data set left out (that set predicted by constants fitted on
 the others; a constant that only the left-out set determines stays at its previous value) and the best
@@ -40,7 +41,7 @@ VTRAIN_CLUSTER = os.path.join(ROOT, "tests", "data", "vtrain", "cluster-vtrain-a
 # FlashAttention-2's attention fractions per llm-foundry cluster (model/cost_compute.cpp).
 FLASH2 = {"dgx-a100": (0.62, 0.52), "dgx-a100-40gb": (0.62, 0.52), "dgx-h100": (0.35, 0.30)}
 SM80 = {"dgx-a100", "dgx-a100-40gb"}
-PRIOR = {"g": 0.74, "r": 0.575, "L": 75.0}  # the values before this fit (before the ring's pipeline fill)
+PRIOR = {"g": 0.75, "r": 0.575, "L": 75.0}  # the values before this fit (before pipeline transfers split over TP)
 GRID = {
     "g": [round(0.70 + 0.01 * i, 2) for i in range(13)],
     "r": [round(0.45 + 0.025 * i, 3) for i in range(11)],
@@ -84,7 +85,14 @@ class Pricer:
                 text = open(os.path.join(DATA, name + ".csv")).read()
                 runs = os.path.join(self.work, f"{name}-{g}-{L}.csv")
                 text = text.replace("../vtrain/cluster-vtrain-a100.json", path)
-                open(runs, "w").write(text.replace(",megatron-deepspeed,", ",megatron-core,"))
+                text = text.replace(",megatron-deepspeed,", ",megatron-core,")
+                # The stack's other effect: its pipeline transfers split over TP (--pp-tp-split on).
+                lines = text.split("\n")
+                header = next(i for i, line in enumerate(lines) if line and not line.startswith("#"))
+                for i in range(header, len(lines)):
+                    if lines[i]:
+                        lines[i] += ",pp-tp-split" if i == header else ",on"
+                open(runs, "w").write("\n".join(lines))
                 errors[name] = [r["error_pct"] for r in self.validate(runs)]
             self.cache[key] = errors
         return self.cache[key]

@@ -280,12 +280,17 @@ void Emitter::emit_embedding_sync() {
 }
 
 // Pipeline transfers (activations forward, gradients backward), on the sender's pp stream; Megatron's p2p
-// is synchronous, so the sender's next compute waits for its send, unless p2p-overlap (below).
+// is synchronous, so the sender's next compute waits for its send, unless p2p-overlap (below). A stack
+// that splits the transfer over TP has the receiver all-gather it before its pass.
 void Emitter::emit_transfers() {
   if (!m_plan.transfer) return;
   const int p = m_strategy.pp, v = m_strategy.vpp;
   const CommTask& t = *m_plan.transfer;
   const int cls = m_classes.find_or_add(t.collective, t.group, t.bytes);
+  const int gather_cls = m_plan.transfer_gather ? m_classes.find_or_add(m_plan.transfer_gather->collective,
+                                                                        m_plan.transfer_gather->group,
+                                                                        m_plan.transfer_gather->bytes)
+                                                : -1;
   // Megatron overlaps p2p only in the interleaved schedule (overlap_p2p_comm).
   const bool overlap = m_strategy.p2p_overlap && m_strategy.schedule == model::Schedule::interleaved;
   for (int s = 0; s < p; ++s) {
@@ -310,7 +315,15 @@ void Emitter::emit_transfers() {
       info.micro_batch = op.micro_batch;
       const int transfer = emit_comm(s, StreamKind::pp, cls, t.count, to_stage, info);
       m_graph.engine.add_dependency(from.last, transfer);
-      m_graph.engine.add_dependency(transfer, to.first);
+      int arrived = transfer;
+      if (gather_cls >= 0) {
+        // The receiver gathers the split tensor over its TP ranks before its pass. Queued behind the send on
+        // the sender's pp stream, whose order is the passes' (a stream runs its tasks in order; the
+        // receiver's streams hold its own passes' tasks in another order).
+        arrived = emit_comm(s, StreamKind::pp, gather_cls, m_plan.transfer_gather->count, to_stage, info);
+        m_graph.engine.add_dependency(transfer, arrived);
+      }
+      m_graph.engine.add_dependency(arrived, to.first);
       // The pass its sending stage waits for it before: blocking, the next one; with p2p-overlap, the one
       // after the next send in the same direction was issued (schedules.py waits for the previous send's
       // handle right after issuing the next: NVIDIA/Megatron-LM@aa6207e2:

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "model/cost_model.h"
+
 namespace lagom::simulator {
 
 namespace {
@@ -406,6 +408,10 @@ Result<IterationPlan> plan_iteration(const model::WorkloadSpec& workload, const 
   for (int s = 0; s < strategy.pp; ++s) plan.stages.push_back(planner.plan_stage(s));
   if (strategy.pp > 1) {
     plan.transfer = CommTask{model::Collective::sendrecv, model::Group::pp, costs.pp_message_bytes(), 1};
+    if (model::pipeline_splits_over_tp(strategy)) {
+      plan.transfer_gather =
+          CommTask{model::Collective::allgather, model::Group::tp, costs.pp_message_bytes() * strategy.tp, 1};
+    }
   }
   if (tied_embedding_sync(workload, strategy)) {
     plan.embedding_sync =

@@ -147,6 +147,9 @@ struct IterationPlan {
   LayerPlans layers;
   std::vector<StagePlan> stages;
   std::optional<CommTask> transfer;  // pp > 1: one pipeline send/recv (activations or their gradients)
+  // A stack that splits the transfer over TP (model::pipeline_splits_over_tp): the receiver's all-gather
+  // of the whole tensor over its TP group, before its pass.
+  std::optional<CommTask> transfer_gather;
   // Tied embedding over stages: the all-reduce of its gradient between the first and the last stage, after
   // their gradient sync and before their optimizer steps (Megatron's embedding group).
   std::optional<CommTask> embedding_sync;

@@ -400,6 +400,9 @@ for flags, expect in [
     (["--loss-in-pipeline-split"], ["loss-in-pipeline-split", "pp minus the counted stages"]),
     (["--p2p-overlap", "on"], ["--p2p-overlap", "vpp > 1"]),
     (["--cp-comm-type", "p2p"], ["--cp-comm-type", "cp > 1"]),
+    (["--tp", "4", "--pp-tp-split", "on"], ["--pp-tp-split", "pp > 1"]),
+    (["--pp", "2", "--pp-tp-split", "off"], ["--pp-tp-split", "tp > 1"]),
+    (["--tp", "2", "--pp", "2", "--sp", "--pp-tp-split", "on"], ["--pp-tp-split", "sequence parallelism"]),
     (["--tp", "8", "--dp-overlap", "off"], ["--dp-overlap", "dp·cp > 1"]),
     (["--tp", "8", "--bucket-mb", "50"], ["--bucket-mb", "dp·cp > 1"]),
 ]:

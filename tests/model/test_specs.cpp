@@ -249,3 +249,31 @@ TEST_CASE(
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message.find("megatron-core") != std::string::npos);
 }
+
+TEST_CASE("Megatron-DeepSpeed sends a TP rank's share of a pipeline transfer; Megatron-Core the whole tensor",
+          "[model]") {
+  const CostModel model(cluster_preset("dgx-a100").value());
+  const WorkloadSpec w = workload_preset("llama3-8b").value();
+  Strategy s;
+  s.tp = 4;
+  s.pp = 2;
+  s.micro_batch = 2;
+  const double whole = 2.0 * w.seq * w.hidden * 2;  // micro-batch × seq × hidden × 2 bytes
+  s.stack = Stack::megatron_core;
+  CHECK_FALSE(pipeline_splits_over_tp(s));
+  CHECK(model.pp_message_bytes(w, s) == Approx(whole));
+  s.stack = Stack::megatron_deepspeed;
+  CHECK(pipeline_splits_over_tp(s));
+  CHECK(model.pp_message_bytes(w, s) == Approx(whole / 4));
+  // Under sequence parallelism both send the share, and nothing is gathered after the receive.
+  s.sp = true;
+  CHECK_FALSE(pipeline_splits_over_tp(s));
+  CHECK(model.pp_message_bytes(w, s) == Approx(whole / 4));
+  s.stack = Stack::megatron_core;
+  CHECK(model.pp_message_bytes(w, s) == Approx(whole / 4));
+  // Without TP there is nothing to split.
+  s.sp = false;
+  s.tp = 1;
+  s.stack = Stack::megatron_deepspeed;
+  CHECK_FALSE(pipeline_splits_over_tp(s));
+}

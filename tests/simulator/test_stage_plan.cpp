@@ -393,3 +393,35 @@ TEST_CASE("FP8 primary weights are all-gathered as FP8 bytes; the gradients stay
     CHECK(gathers == 2);
   }
 }
+
+TEST_CASE("a pipeline transfer split over TP is all-gathered before the receiver's pass", "[simulator]") {
+  // 2 layers over p = 2, tp 2, m = 1, F = 100, B = 200 µs. Megatron-DeepSpeed without SP sends each TP
+  // rank's share (the fake's 1e5 bytes, 10 µs) and the receiver all-gathers the whole tensor over TP
+  // (2e5 bytes, 20 µs) before its pass: the forward's and the backward's transfer each wait 20 µs more
+  // than Megatron-Core's whole-tensor send of the same fake size.
+  FakeCosts costs;
+  costs.pp_bytes = 100000;
+  const auto w = fake_workload(2);
+  auto s = fake_strategy(2, 1, 1, 1);
+  s.tp = 2;
+  s.gpus = 4;
+  s.stack = model::Stack::megatron_deepspeed;
+  const model::ClusterSpec cluster = fake_cluster();
+  const simulator::CommAssignment assignment;
+  simulator::OpClassTable classes(costs, s, cluster, assignment);
+  const auto plan = plan_of(w, s, costs, assignment, classes);
+  REQUIRE(plan.transfer_gather.has_value());
+  CHECK(plan.transfer_gather->collective == model::Collective::allgather);
+  CHECK(plan.transfer_gather->group == model::Group::tp);
+  CHECK(plan.transfer_gather->bytes == 200000);
+  const double split_us = simulated(w, s, costs).iteration_time_s * 1e6;
+  s.stack = model::Stack::megatron_core;
+  simulator::OpClassTable core_classes(costs, s, cluster, assignment);
+  CHECK_FALSE(plan_of(w, s, costs, assignment, core_classes).transfer_gather.has_value());
+  const double whole_us = simulated(w, s, costs).iteration_time_s * 1e6;
+  CHECK(split_us - whole_us == Approx(40).epsilon(1e-9));
+  s.stack = model::Stack::megatron_deepspeed;
+  const auto bound = simulator::iteration_lower_bound_us(w, fake_cluster(), s, costs);
+  REQUIRE(bound.ok());
+  CHECK(*bound <= split_us);
+}
