@@ -48,7 +48,8 @@ void warn_unused_entries(const simulator::CommAssignment& assignment,
                          const simulator::SimulationResult& result, const std::string& file,
                          Progress& progress) {
   std::string classes, groups;
-  for (const auto& [key, config] : assignment.per_class) {
+  for (const auto& entry : assignment.per_class) {
+    const auto& key = entry.first;
     const bool issued = std::any_of(result.op_classes.begin(), result.op_classes.end(),
                                     [&key](const simulator::OpClass& c) { return c.key == key; });
     if (!issued) classes += (classes.empty() ? "" : ", ") + simulator::op_class_name(key);
