@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "model/cost_model.h"
+
 namespace lagom::documents {
 
 using model::CpCommType;
@@ -54,6 +56,13 @@ nlohmann::json deepspeed_config(const model::WorkloadSpec& w, const model::Strat
   if (s.precision == model::Precision::fp16) doc["fp16"] = {{"enabled", true}};
   if (s.recompute == Recompute::full) doc["activation_checkpointing"] = {{"partition_activations", false}};
   if (s.tp > 1) doc["tensor_parallel"] = {{"autotp_size", s.tp}};
+  // The pipeline's transfers as priced (model::pipeline_splits_over_tp; DeepSpeed's engine splits them
+  // over the model-parallel ranks unless told otherwise: microsoft/DeepSpeed@v0.16.4
+  // deepspeed/runtime/pipe/engine.py:144-145).
+  if (s.pp > 1) {
+    const bool split = model::pipeline_splits_over_tp(s);
+    doc["pipeline"] = {{"pipe_partitioned", split}, {"grad_partitioned", split}};
+  }
   return doc;
 }
 

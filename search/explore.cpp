@@ -104,6 +104,7 @@ std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& w,
                           s.schedule = vpp > 1 ? model::Schedule::interleaved : model::Schedule::one_f_one_b;
                           auto resolved = model::resolve_strategy(s, w, cluster);
                           if (!resolved.ok()) continue;
+                          *resolved = with_framework_pipeline_split(profile, *resolved);
                           if (!p.bucket_mb) resolved->bucket_mb = default_bucket_mb(profile, w, *resolved);
                           if (check_strategy(profile, *resolved).ok())
                             out.push_back(std::move(resolved).value());

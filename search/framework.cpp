@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "model/cost_model.h"
 #include "search/space.h"
 
 namespace lagom::search {
@@ -116,6 +117,10 @@ FrameworkProfile make_megatron() {
   // needs torch >= 2.9). The param all-gathers of --use-distributed-optimizer and --use-megatron-fsdp run
   // on those buffers; the TP, CP and EP collectives do not (activations from the caching allocator).
   p.symmetric_groups = {Group::dp, Group::dp_shard, Group::expert_dp};
+  // Megatron-Core sends a stage's whole output (its p2p_communication.py no longer reads
+  // --scatter-gather-tensors-in-pipeline: NVIDIA/Megatron-LM@23.04 megatron/core/pipeline_parallel/).
+  p.pipeline_split = model::PipelineSplit::off;
+  p.pipeline_split_settable = false;
   return p;
 }
 
@@ -150,6 +155,9 @@ FrameworkProfile make_torch() {
   // torchtitan adds parallelism.enable_fsdp_symm_mem (b5bcd76c: config/configs.py:160,
   // distributed/fsdp.py:102-109, FSDPModule.set_symm_mem_for_comm); whether those gathers then run as NCCL
   // symmetric-window calls depends on torch's symmetric-memory backend, not read here: not offered.
+  // torch.distributed.pipelining sends a stage's output tensors whole.
+  p.pipeline_split = model::PipelineSplit::off;
+  p.pipeline_split_settable = false;
   return p;
 }
 
@@ -173,6 +181,9 @@ FrameworkProfile make_deepspeed() {
   p.priorities = {IssuePriority::as_scheduled};
   // DeepSpeed 0.16.4 registers no NCCL buffers (no ncclCommRegister, symmetric memory or CTA policy in its
   // Python source): its collectives run NCCL's kernels whatever the policy.
+  // Its pipeline engine splits a stage's output over the model-parallel ranks (pipe_partitioned and
+  // grad_partitioned, true by default: [D] runtime/pipe/engine.py:144-145); the config sets either way.
+  p.pipeline_split = model::PipelineSplit::on;
   return p;
 }
 
@@ -272,6 +283,12 @@ Status check_strategy(const FrameworkProfile& p, const model::Strategy& s) {
                                  "every k-th layer is torchtitan's selective_ac_option = \"k\")",
                                  s.recompute_every, p.name));
   }
+  if (!p.pipeline_split_settable && s.pp > 1 &&
+      model::pipeline_splits_over_tp(s) != (p.pipeline_split == model::PipelineSplit::on)) {
+    return refuse(p, fmt::format("pp-tp-split {} is not available ({} sends a pipeline stage's output {})",
+                                 model::to_string(s.pp_tp_split), p.name,
+                                 p.pipeline_split == model::PipelineSplit::on ? "split over TP" : "whole"));
+  }
   if (s.vpp > 1 && !p.interleaved_pipeline)
     return refuse(p, "vpp > 1 is not available (no interleaved pipeline schedule)");
   if (s.ep > 1 && !p.expert_parallel) return refuse(p, "ep > 1 is not available (no expert parallelism)");
@@ -324,6 +341,11 @@ double layer_parameters(const model::WorkloadSpec& w) {
   const double embedding =
       static_cast<double>(w.vocab) * static_cast<double>(w.hidden) * (w.tied_embeddings ? 1.0 : 2.0);
   return (w.parameters() - embedding) / std::max(1, w.layers);
+}
+
+model::Strategy with_framework_pipeline_split(const FrameworkProfile& profile, model::Strategy strategy) {
+  if (strategy.pp_tp_split == model::PipelineSplit::stack) strategy.pp_tp_split = profile.pipeline_split;
+  return strategy;
 }
 
 double default_bucket_mb(const FrameworkProfile& p, const model::WorkloadSpec& w, const model::Strategy& s) {

@@ -89,6 +89,12 @@ struct FrameworkProfile {
   // that CTA policy zero moves their AllGather/AlltoAll to the copy engines (search::cta_policy_acts);
   // empty: the framework registers none and NCCL runs its kernels whatever the policy.
   std::vector<model::Group> symmetric_groups;
+  // How its pipeline sends a stage's output without sequence parallelism (model::PipelineSplit): `on`,
+  // split over TP and all-gathered after the receive; `off`, whole; `stack`, as --stack says (any). Its
+  // default for a strategy that does not pin --pp-tp-split (default_pipeline_split), and with
+  // pipeline_split_settable the other value is the framework's too (written in its config).
+  model::PipelineSplit pipeline_split = model::PipelineSplit::stack;
+  bool pipeline_split_settable = true;
 };
 
 // The one table per framework (search/framework.cpp cites each entry's source).
@@ -105,6 +111,10 @@ Status check_priority(const FrameworkProfile& profile, simulator::IssuePriority 
 // back.
 double bucket_mb_of(const FrameworkProfile& profile, double value, const model::Strategy& strategy);
 double bucket_in_unit(const FrameworkProfile& profile, double mb, const model::Strategy& strategy);
+// `strategy` with the framework's own pipeline transfers when it does not pin --pp-tp-split (its value is
+// `stack`): the baseline tune compares against, and every candidate explore returns.
+model::Strategy with_framework_pipeline_split(const FrameworkProfile& profile, model::Strategy strategy);
+
 // The framework's own default bucket for `strategy` (resolved), in MB: Megatron-Core max(4e7, 1e6·dp·cp)
 // parameters, torch DDP 25 MiB and FSDP2 one layer's gradients (it reduces per wrapped block), DeepSpeed
 // 5e8 elements; any: the strategy's bucket_mb (Lagom's 25 MB).

@@ -43,6 +43,16 @@ TEST_CASE("torch and DeepSpeed settings say the wrapper, the bucket and the pref
         autotp.at("train_micro_batch_size_per_gpu").get<long>() *
             autotp.at("gradient_accumulation_steps").get<long>() * 16);
   CHECK(autotp.at("tensor_parallel").at("autotp_size") == 2);
+  CHECK(!autotp.contains("pipeline"));  // no pipeline
+  // A pipeline's transfers as priced: split over TP (DeepSpeed's default) or whole, both written.
+  model::Strategy pipe = tp;
+  pipe.pp = 2, pipe.dp = 4;
+  pipe.pp_tp_split = model::PipelineSplit::on;
+  CHECK(documents::deepspeed_config(w, pipe, knobs).at("pipeline") ==
+        nlohmann::json{{"pipe_partitioned", true}, {"grad_partitioned", true}});
+  pipe.pp_tp_split = model::PipelineSplit::off;
+  CHECK(documents::deepspeed_config(w, pipe, knobs).at("pipeline") ==
+        nlohmann::json{{"pipe_partitioned", false}, {"grad_partitioned", false}});
   // Two layers of llama3-8b (hidden 4096, 8 KV heads of 128, FFN 14336 SwiGLU): 2 · 218,120,192 (attention
   // 41,943,040, norms 16,384, FFN 176,160,768).
   CHECK(ds.at("zero_optimization").at("stage3_prefetch_bucket_size").get<double>() ==

@@ -107,6 +107,53 @@ TEST_CASE("a framework refuses the methods it does not run", "[search]") {
             .ok());
 }
 
+TEST_CASE(
+    "each framework's pipeline sends a stage's output its own way: DeepSpeed split over TP and the others "
+    "whole",
+    "[search]") {
+  model::Strategy s;
+  s.tp = 2, s.pp = 2;
+  // Not pinned (stack): the framework's own way; pinned: kept.
+  CHECK(search::with_framework_pipeline_split(framework_profile(Framework::deepspeed), s).pp_tp_split ==
+        model::PipelineSplit::on);
+  CHECK(search::with_framework_pipeline_split(framework_profile(Framework::megatron_lm), s).pp_tp_split ==
+        model::PipelineSplit::off);
+  CHECK(search::with_framework_pipeline_split(framework_profile(Framework::torch_fsdp), s).pp_tp_split ==
+        model::PipelineSplit::off);
+  CHECK(search::with_framework_pipeline_split(framework_profile(Framework::any), s).pp_tp_split ==
+        model::PipelineSplit::stack);
+  model::Strategy pinned = s;
+  pinned.pp_tp_split = model::PipelineSplit::off;
+  CHECK(search::with_framework_pipeline_split(framework_profile(Framework::deepspeed), pinned).pp_tp_split ==
+        model::PipelineSplit::off);
+  // Megatron-Core cannot split (nor can torch's pipelining); DeepSpeed's config sets either way.
+  pinned.pp_tp_split = model::PipelineSplit::on;
+  const auto megatron = search::check_strategy(framework_profile(Framework::megatron_lm), pinned);
+  REQUIRE(!megatron.ok());
+  CHECK(
+      megatron.error().message ==
+      "--framework megatron-lm: pp-tp-split on is not available (megatron-lm sends a pipeline stage's output "
+      "whole)");
+  CHECK(!search::check_strategy(framework_profile(Framework::torch_fsdp), pinned).ok());
+  CHECK(search::check_strategy(framework_profile(Framework::deepspeed), pinned).ok());
+  // The eager stack splits by its own default: under megatron-lm that is refused unless set off.
+  model::Strategy eager = s;
+  eager.stack = model::Stack::megatron_deepspeed;
+  CHECK(!search::check_strategy(framework_profile(Framework::megatron_lm), eager).ok());
+  CHECK(search::check_strategy(
+            framework_profile(Framework::megatron_lm),
+            search::with_framework_pipeline_split(framework_profile(Framework::megatron_lm), eager))
+            .ok());
+  // Without a pipeline, or under SP, there is nothing to split and every framework runs it.
+  model::Strategy flat = pinned;
+  flat.pp = 1;
+  CHECK(search::check_strategy(framework_profile(Framework::megatron_lm), flat).ok());
+  // explore under deepspeed returns its candidates with the split, as DeepSpeed runs them.
+  for (const auto& c : candidates(Framework::deepspeed, "llama3-8b", 16, 64)) {
+    CHECK(c.pp_tp_split == model::PipelineSplit::on);
+  }
+}
+
 TEST_CASE("bucket sizes convert to the framework's units: parameters, MiB, elements", "[search]") {
   model::Strategy bf16;  // bf16 gradients: 2 bytes each
   const auto& megatron = framework_profile(Framework::megatron_lm);

@@ -186,8 +186,10 @@ TEST_CASE("the speedup split holds under every framework, each against that fram
     REQUIRE(run.exit_code == 0);
     const auto doc = nlohmann::json::parse(run.out);
     const double speedup = doc.at("speedup"), nccl = doc.at("speedup_nccl"), fw = doc.at("speedup_framework");
-    CHECK(nccl >= 1.0);
-    CHECK(fw >= 1.0);
+    // Never below the baseline, up to rounding: a split that keeps the baseline's knobs is priced on
+    // another path (an explicit assignment of the defaults), equal to within an ulp.
+    CHECK(nccl >= 1.0 - 1e-9);
+    CHECK(fw >= 1.0 - 1e-9);
     CHECK(speedup >= std::max(nccl, fw) - 1e-9);
   }
 }
