@@ -242,14 +242,16 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   auto scenario = unwrap(load_scenario(flags.spec, strategy_flags, &context.progress()));
   // The baseline is the framework's defaults: its own bucket size unless --bucket-mb pins one, its own
   // pipeline transfers unless --pp-tp-split does.
-  if (framework != search::Framework::any &&
-      (!flags.strategy.has("bucket_mb") || !strategy_flags.has("pp_tp_split"))) {
+  if (framework != search::Framework::any) {
     StrategyFlags with_defaults = strategy_flags;
     if (!flags.strategy.has("bucket_mb"))
       with_defaults.values.bucket_mb =
           search::default_bucket_mb(profile, scenario->workload, scenario->strategy);
-    with_defaults.values = search::with_framework_pipeline_split(profile, with_defaults.values);
-    scenario = unwrap(load_scenario(flags.spec, with_defaults));
+    with_defaults.values.pp_tp_split =
+        search::with_framework_pipeline_split(profile, scenario->strategy).pp_tp_split;
+    if (with_defaults.values.bucket_mb != strategy_flags.values.bucket_mb ||
+        with_defaults.values.pp_tp_split != strategy_flags.values.pp_tp_split)
+      scenario = unwrap(load_scenario(flags.spec, with_defaults));
   }
   check(search::check_strategy(profile, scenario->strategy));
   const model::WorkloadSpec& workload = scenario->workload;

@@ -595,11 +595,10 @@ double ring_fill_us(Collective c, double bytes, int ranks, const CollConfig& cfg
   return chunk / (1e3 * bus_GBps / channels);
 }
 
-// The chunk of an NVLSTree call: the communicator's chunk capped by the tree's largest, halved for calls
-// too small to give every concurrent (channel, head) slice several chunks (NVIDIA/nccl@v2.28.9-1:
-// src/enqueue.cc:2056-2068, the same from v2.24.3-1:1816-1828 to v2.30.7-1).
-double nvls_tree_chunk(const NcclComm& comm, double bytes, int channels) {
-  const double ops = static_cast<double>(std::max(1, channels)) * std::max(1, comm.nvls.channels);
+// The chunk of an NVLSTree call over `ops` concurrent (channel, head) slices: the communicator's chunk
+// capped by the tree's largest, halved for calls too small to give every slice several chunks
+// (NVIDIA/nccl@v2.28.9-1: src/enqueue.cc:2056-2068, the same from v2.24.3-1:1816-1828 to v2.30.7-1).
+double nvls_tree_chunk(const NcclComm& comm, double bytes, double ops) {
   double chunk = static_cast<double>(std::min(comm.nvls_chunk, comm.nvls_tree_max_chunk));
   if (bytes < 32 * ops * chunk && chunk > 262144) chunk = 262144;
   if (bytes < 16 * ops * chunk && chunk > 131072) chunk = 131072;
@@ -627,8 +626,7 @@ double nvls_tree_fill_us(const NcclComm& comm, double bytes, double factor, int 
   const double ops = static_cast<double>(std::max(1, channels)) * std::max(1, comm.nvls.channels);
   const double slice_GBps = bus_GBps / factor / ops;
   const double slice = bytes / ops;
-  return k_nvls_tree_fill_chunks * std::min(slice, nvls_tree_chunk(comm, bytes, channels)) /
-         (1e3 * slice_GBps);
+  return k_nvls_tree_fill_chunks * std::min(slice, nvls_tree_chunk(comm, bytes, ops)) / (1e3 * slice_GBps);
 }
 
 }  // namespace

@@ -136,7 +136,8 @@ Status check_framework_pins(const ExploreOptions& options) {
   // The CP method is searched unless pinned; a pinned one is checked as if CP ran.
   s.cp = p.cp_comm ? std::max(2, s.cp) : 1;
   if (p.tp_overlap && p.tp_overlap->kind != model::OverlapMethodKind::none) s.sp = true;
-  return check_strategy(framework_profile(options.framework), s);
+  const FrameworkProfile& profile = framework_profile(options.framework);
+  return check_strategy(profile, with_framework_pipeline_split(profile, s));
 }
 
 namespace {

@@ -344,7 +344,11 @@ double layer_parameters(const model::WorkloadSpec& w) {
 }
 
 model::Strategy with_framework_pipeline_split(const FrameworkProfile& profile, model::Strategy strategy) {
-  if (strategy.pp_tp_split == model::PipelineSplit::stack) strategy.pp_tp_split = profile.pipeline_split;
+  // Only where a split can act (model::pipeline_splits_over_tp): elsewhere the value would mean nothing,
+  // and given back as a flag it is refused by the flag contexts.
+  const bool can_act = strategy.pp > 1 && strategy.tp > 1 && !strategy.sp;
+  if (can_act && strategy.pp_tp_split == model::PipelineSplit::stack)
+    strategy.pp_tp_split = profile.pipeline_split;
   return strategy;
 }
 

@@ -417,10 +417,14 @@ TEST_CASE("NVLSTree's fill is 1.5 of NCCL's chunks (halved below 64 and 8 MiB) o
   const CommGroup four{32, 4};
   CHECK(implied_bus(four, 64 * mib - 4096, 65536) ==
         Approx(implied_bus(four, 64 * mib, 65536)).epsilon(1e-3));
-  // The fill makes a mid-size call slower than latency + bytes / bandwidth: 64 MiB pays 1.375 x B.
+  // With the fill counted, the bus rate is the large calls' (4 GiB, where the fill is 1% of the time);
+  // latency + bytes / rate alone would price 64 MiB at 1/1.375 of that rate, as the measured runs show
+  // (nccl-tests: 270 against 469 GB/s busbw at 16 GiB).
+  const double large = implied_bus(two, 4096 * mib, 131072);
+  CHECK(implied_bus(two, 64 * mib, 131072) == Approx(large).epsilon(0.02));
   const CollectiveCost mid = model.collective_cost(Collective::allreduce, 64 * mib, two, tree);
-  const double bus = implied_bus(two, 64 * mib, 131072);
-  CHECK(mid.time_us - mid.latency_us == Approx(1.375 * 64 * mib * 1.875 / (1e3 * bus)));
+  const double two_term = 64 * mib * 1.875 / (1e3 * (mid.time_us - mid.latency_us));
+  CHECK(two_term < 0.8 * large);
 }
 
 TEST_CASE("a group beyond one node uses the cluster's network", "[model]") {

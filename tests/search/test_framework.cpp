@@ -148,10 +148,21 @@ TEST_CASE(
   model::Strategy flat = pinned;
   flat.pp = 1;
   CHECK(search::check_strategy(framework_profile(Framework::megatron_lm), flat).ok());
-  // explore under deepspeed returns its candidates with the split, as DeepSpeed runs them.
+  // Where a split cannot act (one stage) the strategy keeps `stack`: given back as a flag, a value there
+  // would be refused by the flag contexts.
+  model::Strategy one_stage = s;
+  one_stage.pp = 1;
+  CHECK(
+      search::with_framework_pipeline_split(framework_profile(Framework::deepspeed), one_stage).pp_tp_split ==
+      model::PipelineSplit::stack);
+  // explore under deepspeed returns its pipelined TP candidates with the split, as DeepSpeed runs them.
+  int split = 0;
   for (const auto& c : candidates(Framework::deepspeed, "llama3-8b", 16, 64)) {
-    CHECK(c.pp_tp_split == model::PipelineSplit::on);
+    const bool acts = c.pp > 1 && c.tp > 1;
+    CHECK(c.pp_tp_split == (acts ? model::PipelineSplit::on : model::PipelineSplit::stack));
+    split += acts;
   }
+  CHECK(split > 0);
 }
 
 TEST_CASE("bucket sizes convert to the framework's units: parameters, MiB, elements", "[search]") {

@@ -24,6 +24,15 @@ simulator::IterationPlan plan_of(const model::WorkloadSpec& w, const model::Stra
   return std::move(plan).value();
 }
 
+// The plan on the fake cluster with no knob assignment, its op classes its own.
+simulator::IterationPlan plan_of(const model::WorkloadSpec& w, const model::Strategy& s,
+                                 const FakeCosts& costs) {
+  const model::ClusterSpec cluster = fake_cluster();
+  const simulator::CommAssignment assignment;
+  simulator::OpClassTable classes(costs, s, cluster, assignment);
+  return plan_of(w, s, costs, assignment, classes);
+}
+
 }  // namespace
 
 TEST_CASE("each chunk of the plan carries its own layers, pieces and parameters", "[simulator]") {
@@ -374,12 +383,9 @@ TEST_CASE("FP8 primary weights are all-gathered as FP8 bytes; the gradients stay
   s.zero = 1;
   s.bucket_per_chunk = true;
   s.precision = model::Precision::fp8;
-  const model::ClusterSpec cluster = fake_cluster();
-  const simulator::CommAssignment assignment;
   for (const bool fp8_params : {true, false}) {
     s.fp8_params = fp8_params;
-    simulator::OpClassTable classes(costs, s, cluster, assignment);
-    const auto plan = plan_of(w, s, costs, assignment, classes);
+    const auto plan = plan_of(w, s, costs);
     const auto& stage = plan.stages[0];
     CHECK(stage.pieces[0].param_bytes == (fp8_params ? 1010000.0 : 2e6));
     int gathers = 0;
@@ -406,18 +412,14 @@ TEST_CASE("a pipeline transfer split over TP is all-gathered before the receiver
   s.tp = 2;
   s.gpus = 4;
   s.stack = model::Stack::megatron_deepspeed;
-  const model::ClusterSpec cluster = fake_cluster();
-  const simulator::CommAssignment assignment;
-  simulator::OpClassTable classes(costs, s, cluster, assignment);
-  const auto plan = plan_of(w, s, costs, assignment, classes);
+  const auto plan = plan_of(w, s, costs);
   REQUIRE(plan.transfer_gather.has_value());
   CHECK(plan.transfer_gather->collective == model::Collective::allgather);
   CHECK(plan.transfer_gather->group == model::Group::tp);
   CHECK(plan.transfer_gather->bytes == 200000);
   const double split_us = simulated(w, s, costs).iteration_time_s * 1e6;
   s.stack = model::Stack::megatron_core;
-  simulator::OpClassTable core_classes(costs, s, cluster, assignment);
-  CHECK_FALSE(plan_of(w, s, costs, assignment, core_classes).transfer_gather.has_value());
+  CHECK_FALSE(plan_of(w, s, costs).transfer_gather.has_value());
   const double whole_us = simulated(w, s, costs).iteration_time_s * 1e6;
   CHECK(split_us - whole_us == Approx(40).epsilon(1e-9));
   s.stack = model::Stack::megatron_deepspeed;
