@@ -128,6 +128,26 @@ double head_dim_scale(int sm_arch, double d, double peak_ratio) {
 // Hardware FLOPs of a causal fused attention kernel over a full one: the kernel skips the key blocks
 // entirely above the diagonal and computes the diagonal blocks in full (FlashAttention-2, arXiv:2307.08691
 // §3.1.1): with n = ⌈s / 128⌉ blocks per side, n(n + 1)/2 of n² blocks.
+// Whether Megatron's fused scale-mask-softmax kernel runs the standard attention's softmax, or its torch
+// fallback does (FusedScaleMaskSoftmax.is_kernel_available, microsoft/Megatron-DeepSpeed@fc7f4f03
+// megatron/model/fused_softmax.py:152-172; the same test in Megatron-Core's fusions/fused_softmax.py):
+// 16-bit input, 16 < sk <= 4096, sq and sk multiples of 4, and the kernel's rows per CTA dividing the
+// batch of score matrices (causal: b · heads per rank; padding mask: sq). Rows per CTA, from
+// get_batch_per_block (megatron/fused_kernels/scaled_masked_softmax.h:419-431): 128 threads in warps of
+// min(next power of two of sk, 32), each warp 2 rows when that power of two is at most 128, else 1.
+// E.g. seq 1024, 16 heads at tp 8 and micro-batch 1: 2 score matrices per rank, not a multiple of 4:
+// the fallback.
+bool fused_softmax_runs(bool input_16bit, double sq, double sk, double attn_batches, bool causal) {
+  const auto q = static_cast<long long>(sq), k = static_cast<long long>(sk);
+  const auto batches = static_cast<long long>(attn_batches);
+  if (!input_16bit || k <= 16 || k > 4096 || q % 4 != 0 || k % 4 != 0 || batches % 4 != 0) return false;
+  long long pow2 = 1;
+  while (pow2 < k) pow2 *= 2;
+  const long long warp = std::min<long long>(pow2, 32);
+  const long long rows_per_block = (128 / warp) * (pow2 <= 128 ? 2 : 1);
+  return causal ? batches % rows_per_block == 0 : q % rows_per_block == 0;
+}
+
 double causal_fraction(double seq) {
   const double n = std::max(1.0, std::ceil(seq / k_tile));
   return (n + 1.0) / (2.0 * n);
@@ -460,9 +480,29 @@ struct LayerBuilder {
       compute(prefix + ".scores", OpKind::attention, 2.0 * batch * seq * seq * d,
               e * batch * (2.0 * seq * d + seq * seq), scores);
       // softmax: read scores, write probabilities; with dropout also the dropped-out probabilities and a
-      // 1-byte mask
+      // 1-byte mask. Where Megatron's fused kernel cannot run (fused_softmax_runs), its torch fallback runs
+      // one kernel per op (microsoft/Megatron-DeepSpeed@fc7f4f03 megatron/model/fused_softmax.py:192-207;
+      // NVIDIA/Megatron-LM@d98e8a64dd megatron/core/fusions/fused_softmax.py:299-340), and the backward the
+      // autograd node of each. Megatron-DeepSpeed's defaults scale Q·K^T by 1/layer, which puts the softmax
+      // in fp32 (--no-query-key-layer-scaling off: megatron/arguments.py:731-737,
+      // megatron/model/transformer.py: 184-196): to fp32 (read e, write 4), × scale (8), masked_fill_ (8),
+      // softmax (8), back (read 4, write e): 5 kernels, 2e + 28 bytes. Megatron-Core's defaults (no layer
+      // scaling, softmax in fp32: megatron/core/transformer/transformer_config.py:481-487): 4 kernels, 2e +
+      // 20 bytes. With fp32 activations there is nothing to cast: 3 kernels, 6e bytes, and 2 kernels, 4e
+      // bytes.
+      const bool fused = fused_softmax_runs(e == 2.0, q_rows, kv_rows, batch, causal);
+      const bool layer_scaling = s.stack == Stack::megatron_deepspeed;
+      const bool cast = e == 2.0;
+      const int fallback_kernels = (layer_scaling ? 3 : 2) + (cast ? 2 : 0);
+      const double softmax_bytes = fused  ? 2.0 * e
+                                   : cast ? 2.0 * e + (layer_scaling ? 28.0 : 20.0)
+                                          : (layer_scaling ? 6.0 : 4.0) * e;
       compute(prefix + ".softmax", OpKind::elementwise, 0,
-              batch * seq * seq * (2.0 * e + (s.dropout > 0 ? e + 1.0 : 0.0)));
+              batch * seq * seq * (softmax_bytes + (s.dropout > 0 ? e + 1.0 : 0.0)));
+      if (!fused) {
+        steps.back().compute.launches = fallback_kernels;
+        steps.back().compute.backward_launches = fallback_kernels;
+      }
       GemmShape values{static_cast<std::int64_t>(seq), static_cast<std::int64_t>(d),
                        static_cast<std::int64_t>(seq), static_cast<std::int64_t>(batch)};
       compute(prefix + ".values", OpKind::attention, 2.0 * batch * seq * seq * d,

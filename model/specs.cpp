@@ -54,14 +54,18 @@ StackCosts stack_costs(Stack stack) {
     case Stack::megatron_core:
       return {};  // fused kernels, the host ahead of the GPU: the cluster's launch floors alone
     case Stack::megatron_deepspeed:
-      // 75 µs per modelled op: fitted jointly with sm80's GEMM fraction and FlashAttention-1's speed on
+      // 74 µs per modelled op: fitted jointly with sm80's GEMM fraction and FlashAttention-1's speed on
       // every A100 run held (vTrain's Megatron-DeepSpeed runs and llm-foundry's; scripts/fit-generations.py,
-      // docs/calibrate.md "Across generations"); plausible range 20-150 µs: 4-10 eager kernels per modelled
-      // op at 5-15 µs of PyTorch dispatch each. 30 µs per collective call: chosen with the first dispatch
+      // docs/calibrate.md "Across generations": 75), then refitted alone, g and r held, once the softmax's
+      // torch fallback was priced (least squared log error over vTrain's two sets, 72-77 µs scanned;
+      // docs/calibrate.md). Plausible range 20-150 µs: 4-10 eager kernels per modelled op at 5-15 µs of
+      // PyTorch dispatch each; where an op's kernels are counted one by one (the softmax fallback, the MoE
+      // router) each costs a dispatch, which the fallback's rows bear out (each of its kernels costs about
+      // one dispatch there). 30 µs per collective call: chosen with the first dispatch
       // fit on vTrain's single-node rows, the smallest of the grid {30, 60, 80} (docs/simulator.md), never
       // fitted finer; vTrain's all-reduce tables are predicted with it (median 5.4%,
       // tests/model/test_collectives.cpp) but did not determine it.
-      return {75.0, 30.0};
+      return {74.0, 30.0};
   }
   return {};
 }

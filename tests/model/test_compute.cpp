@@ -527,3 +527,63 @@ TEST_CASE("FP8 conversions never separate a TP collective from the GEMM it overl
   CHECK(op_named(bwd, "attn.proj.grad_cast").bytes == 3.0 * mn / 8);
   CHECK(op_named(bwd, "attn.proj.transpose").bytes == 2.0 * mn + 2.0 * 8192 * 512);
 }
+
+TEST_CASE("standard attention's softmax runs Megatron's torch fallback where the fused kernel cannot",
+          "[model]") {
+  // 16 heads, seq 1024 (vTrain's shapes): at tp 8 a micro-batch of 1 gives 2 score matrices per rank, not a
+  // multiple of the fused kernel's 4 rows per CTA; a micro-batch of 2 gives 4.
+  WorkloadSpec w = workload_preset("gpt2").value();  // seq 1024, vocab 50257
+  w.hidden = 1024;
+  w.heads = w.kv_heads = 16;
+  w.ffn_hidden = 4096;
+  const ClusterSpec cluster = cluster_preset("dgx-a100").value();
+  const CostModel eager(cluster, std::nullopt, Stack::megatron_deepspeed);
+  const CostModel core(cluster);
+  auto strategy = [&](int tp, long micro_batch, Precision precision, Stack stack,
+                      const WorkloadSpec& workload) {
+    Strategy s;
+    s.gpus = tp;
+    s.tp = tp;
+    s.micro_batch = micro_batch;
+    s.global_batch = micro_batch;
+    s.attention = Attention::standard;
+    s.precision = precision;
+    s.stack = stack;
+    return resolve_strategy(s, workload, cluster).value();
+  };
+  const double matrices = 2.0 * 1024 * 1024;  // b · heads per rank · seq² at tp 8, micro-batch 1
+  const Strategy fallback = strategy(8, 1, Precision::fp16, Stack::megatron_deepspeed, w);
+  const ComputeOp f = op_named(eager.layer_steps(w, fallback, Phase::forward, 0), "attn.softmax");
+  const ComputeOp b = op_named(eager.layer_steps(w, fallback, Phase::backward, 0), "attn.softmax.bwd");
+  // Cast, scale, mask, softmax, cast back: 5 kernels, each a dispatch; 2·2 + 28 B per score.
+  CHECK(f.launches == 5);
+  CHECK(b.launches == 5);
+  CHECK(f.bytes == 32.0 * matrices);
+  CHECK(f.time_us == Approx(5.0 * eager.op_launch_floor_us()));
+  CHECK(b.time_us == Approx(5.0 * eager.op_launch_floor_us()));
+  // Micro-batch 2: 4 matrices per rank, the fused kernel: one launch, read and write 2 B.
+  const Strategy fused = strategy(8, 2, Precision::fp16, Stack::megatron_deepspeed, w);
+  const ComputeOp g = op_named(eager.layer_steps(w, fused, Phase::forward, 0), "attn.softmax");
+  CHECK(g.launches == 1);
+  CHECK(g.bytes == 4.0 * 2.0 * matrices);
+  CHECK(g.time_us == Approx(eager.op_launch_floor_us()));
+  // Megatron-Core's defaults (no layer scaling, softmax in fp32): cast, mask, softmax, cast back.
+  const Strategy core_fallback = strategy(8, 1, Precision::bf16, Stack::megatron_core, w);
+  const ComputeOp c = op_named(core.layer_steps(w, core_fallback, Phase::forward, 0), "attn.softmax");
+  CHECK(c.launches == 4);
+  CHECK(c.bytes == 24.0 * matrices);
+  // fp32 activations: the fused kernel needs 16-bit input; scale, mask and softmax, nothing to cast.
+  const ComputeOp x = op_named(
+      eager.layer_steps(w, strategy(1, 1, Precision::fp32, Stack::megatron_deepspeed, w), Phase::forward, 0),
+      "attn.softmax");
+  CHECK(x.launches == 3);
+  CHECK(x.bytes == 24.0 * 16.0 * 1024 * 1024);
+  // Beyond 4096 keys the fused kernel does not run either (16 matrices at tp 1: the count passes).
+  WorkloadSpec long_seq = w;
+  long_seq.seq = 8192;
+  const Strategy s8k = strategy(1, 1, Precision::fp16, Stack::megatron_deepspeed, long_seq);
+  CHECK(op_named(eager.layer_steps(long_seq, s8k, Phase::forward, 0), "attn.softmax").launches == 5);
+  long_seq.seq = 4096;
+  const Strategy s4k = strategy(1, 1, Precision::fp16, Stack::megatron_deepspeed, long_seq);
+  CHECK(op_named(eager.layer_steps(long_seq, s4k, Phase::forward, 0), "attn.softmax").launches == 1);
+}

@@ -186,13 +186,14 @@ TEST_CASE("simulate with a strategy explore reports reproduces its numbers exact
 
 TEST_CASE("the vTrain measurements are reproduced within the error thresholds, without a bias",
           "[simulator]") {
-  // Single-node 7.3% (bias +2.8%), multi-node 7.6% (-2.9%) since Megatron-DeepSpeed's pipeline transfers
-  // are split over TP (10.8%, +1.3% before); sm80's GEMM fraction, FlashAttention-1's speed and the stack's
-  // dispatch time are fitted jointly on every A100 run (scripts/fit-generations.py). Before that fit the
-  // multi-node rows were 11.7% with a bias of -8.7% (every A100 prediction optimistic).
-  const auto r = lagom::test::run(
-      std::string(LAGOM_SOURCE_DIR) + "/scripts/validate.sh",
-      {"--lagom", std::string(LAGOM_BIN_DIR) + "/lagom", "--max-mape-single", "8", "--max-mape-multi", "9"});
+  // Single-node 7.0% (bias +2.5%; 7.3%, +2.8% before the standard attention's softmax fallback was priced),
+  // multi-node 7.6% (-2.8%) since Megatron-DeepSpeed's pipeline transfers are split over TP (10.8%, +1.3%
+  // before); sm80's GEMM fraction, FlashAttention-1's speed and the stack's dispatch time are fitted
+  // jointly on every A100 run (scripts/fit-generations.py; the dispatch refitted alone since). Before that
+  // fit the multi-node rows were 11.7% with a bias of -8.7% (every A100 prediction optimistic).
+  const auto r = lagom::test::run(std::string(LAGOM_SOURCE_DIR) + "/scripts/validate.sh",
+                                  {"--lagom", std::string(LAGOM_BIN_DIR) + "/lagom", "--max-mape-single",
+                                   "7.5", "--max-mape-multi", "9"});
   INFO(r.out.substr(r.out.size() > 400 ? r.out.size() - 400 : 0));
   CHECK(r.exit_code == 0);
   for (const char* set : {"vtrain-single.csv", "vtrain-multi.csv"}) {
