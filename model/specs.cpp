@@ -60,8 +60,9 @@ StackCosts stack_costs(Stack stack) {
       // torch fallback was priced (least squared log error over vTrain's two sets, 72-77 µs scanned;
       // docs/calibrate.md). Plausible range 20-150 µs: 4-10 eager kernels per modelled op at 5-15 µs of
       // PyTorch dispatch each; where an op's kernels are counted one by one (the softmax fallback, the MoE
-      // router) each costs a dispatch, which the fallback's rows bear out (each of its kernels costs about
-      // one dispatch there). 30 µs per collective call: chosen with the first dispatch
+      // router) each costs a dispatch: vTrain's fallback rows cost 5-6 dispatches per pass more than the
+      // fused kernel (priced: 4).
+      // 30 µs per collective call: chosen with the first dispatch
       // fit on vTrain's single-node rows, the smallest of the grid {30, 60, 80} (docs/simulator.md), never
       // fitted finer; vTrain's all-reduce tables are predicted with it (median 5.4%,
       // tests/model/test_collectives.cpp) but did not determine it.
