@@ -149,6 +149,7 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
       document.chunk_bytes = 0;
     }
     document.nccl = documents::nccl_json(cost.cluster());
+    document.fabric = documents::fabric_json(cost.cluster(), group, collective, result.config);
     print_json(documents::to_json(document));
     return;
   }
@@ -170,6 +171,10 @@ void run_collective(const CostOptions& o, const Context& context, const model::C
                  fmt::format("{:.2f}", result.algbw_GBps), fmt::format("{:.2f}", result.busbw_GBps)});
   fmt::print("{}", table.render());
   fmt::print("{}\n", documents::nccl_text(cost.cluster()));
+  if (const std::string fabric = documents::fabric_text(cost.cluster(), group, collective, result.config);
+      !fabric.empty()) {
+    fmt::print("{}\n", fabric);
+  }
 }
 
 // The flags of one kind of pricing: given with the other, they would change nothing, so they are an error

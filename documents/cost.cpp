@@ -1,7 +1,10 @@
 // The `cost --json` documents.
 #include "documents/cost.h"
 
+#include <fmt/format.h>
+
 #include "documents/kind.h"
+#include "model/fabric.h"
 
 namespace lagom::documents {
 
@@ -33,7 +36,42 @@ nlohmann::json to_json(const CostCollectiveDocument& document) {
                             {"latency_us", document.latency_us},
                             {"cta_policy", document.cta_policy},
                             {"copy_engine", document.copy_engine},
-                            {"nccl", document.nccl}});
+                            {"nccl", document.nccl},
+                            {"fabric", document.fabric}});
+}
+
+nlohmann::json fabric_json(const model::ClusterSpec& cluster, const model::CommGroup& group,
+                           model::Collective collective, const model::CollConfig& config) {
+  if (group.nodes <= 1) return nullptr;
+  const model::FabricLoad load =
+      model::fabric_load(cluster, group, model::traffic_pattern(collective, config.algo), config.channels);
+  return {{"routing", to_string(model::resolved_routing(cluster))},
+          {"placement", to_string(cluster.nic.fabric.placement)},
+          {"leaf_nodes", cluster.nic.fabric.leaf_nodes},
+          {"leaves", load.leaves},
+          {"crossing_nics", load.crossing_nics},
+          {"uplinks", load.uplinks},
+          {"flows", load.flows},
+          {"slowdown", load.slowdown}};
+}
+
+std::string fabric_text(const model::ClusterSpec& cluster, const model::CommGroup& group,
+                        model::Collective collective, const model::CollConfig& config) {
+  if (group.nodes <= 1) return "";
+  const model::FabricLoad load =
+      model::fabric_load(cluster, group, model::traffic_pattern(collective, config.algo), config.channels);
+  const std::string how = fmt::format("{} routing, {} nodes", to_string(model::resolved_routing(cluster)),
+                                      to_string(cluster.nic.fabric.placement));
+  if (load.leaves <= 1) {
+    return fmt::format("# fabric: {}; all {} nodes under one leaf of {}: line rate", how, group.nodes,
+                       cluster.nic.fabric.leaf_nodes);
+  }
+  return fmt::format(
+      "# fabric: {} over {} leaves of {}: the busiest leaf sends {:.1f} NICs of traffic in {} flows to its "
+      "{} "
+      "uplinks: {:.2f}x the time at line rate",
+      how, load.leaves, cluster.nic.fabric.leaf_nodes, load.crossing_nics, load.flows, load.uplinks,
+      load.slowdown);
 }
 
 }  // namespace lagom::documents

@@ -7,6 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/collectives.h"
+#include "model/specs.h"
+
 namespace lagom::documents {
 
 // `cost --gemm M,N,K --json`.
@@ -34,7 +37,15 @@ struct CostCollectiveDocument {
   bool copy_engine = false;
   // documents/nccl.h nccl_json: the NCCL release whose defaults priced the call.
   nlohmann::json nccl = nullptr;
+  // Across nodes (model/fabric.h): the fabric's routing and placement, the leaves the call spans and what
+  // its busiest leaf sends to the spine, and the slowdown it costs; null on one node.
+  nlohmann::json fabric = nullptr;
 };
+// The `fabric` object of a call of `group` (null for one node) and its human line ("" for one node).
+nlohmann::json fabric_json(const model::ClusterSpec& cluster, const model::CommGroup& group,
+                           model::Collective collective, const model::CollConfig& config);
+std::string fabric_text(const model::ClusterSpec& cluster, const model::CommGroup& group,
+                        model::Collective collective, const model::CollConfig& config);
 
 // Each stamped with its kind and version.
 nlohmann::json to_json(const CostGemmDocument& document);

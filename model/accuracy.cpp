@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "lagom/accuracy_table.h"
+#include "model/fabric.h"
 
 namespace lagom::model {
 
@@ -21,6 +22,15 @@ RegimeKey regime_of(const ClusterSpec& cluster, const Strategy& strategy, const 
   key.moe = workload.moe.has_value();
   key.fp8 = strategy.precision == Precision::fp8;
   key.multi_node = strategy.gpus > cluster.gpus_per_node;
+  if (key.multi_node) {
+    std::vector<std::string> parts;
+    if (cluster.nic.kind != NicKind::ib) parts.emplace_back(to_string(cluster.nic.kind));
+    if (resolved_routing(cluster) == Routing::ecmp) parts.emplace_back("ECMP routing");
+    if (!cluster.nic.gpudirect) parts.emplace_back("no GPUDirect RDMA");
+    if (cluster.nic.fabric.oversubscription > 1)
+      parts.push_back(fmt::format("{:g}:1 oversubscribed", cluster.nic.fabric.oversubscription));
+    for (const std::string& part : parts) key.network += (key.network.empty() ? "" : ", ") + part;
+  }
   return key;
 }
 
@@ -322,6 +332,7 @@ PredictionInterval interval_for(const RegimeKey& key, int gpus, const std::vecto
     return out;
   }
   const Regime& r = *out.regime;
+  if (!key.network.empty()) out.differs.push_back("network (" + key.network + ")");
   if (gpus > r.max_gpus || gpus < r.min_gpus) {
     out.extrapolated = fmt::format("{} GPUs, outside its runs' {}–{}", gpus, r.min_gpus, r.max_gpus);
   }

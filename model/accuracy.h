@@ -39,6 +39,10 @@ struct RegimeKey {
   bool moe = false;         // a mixture-of-experts workload
   bool fp8 = false;         // --precision fp8
   bool multi_node = false;  // more than one node
+  // Multi-node only: how the cluster's network differs from every validated multi-node run's (InfiniBand,
+  // adaptive routing, GPUDirect RDMA, a non-blocking fabric), e.g. "roce, ECMP routing"; "" when it does
+  // not. interval_for names it among the dimensions that differ.
+  std::string network;
 };
 RegimeKey regime_of(const ClusterSpec& cluster, const Strategy& strategy, const WorkloadSpec& workload);
 

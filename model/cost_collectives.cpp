@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "model/cost_model.h"
+#include "model/fabric.h"
 #include "model/nccl_topology.h"
 
 namespace lagom::model {
@@ -528,7 +529,7 @@ namespace {
 // of `bytes` with `cfg`.
 struct BusRates {
   double nvlink = 0, fabric_pcie = 0, node_nic = 0, copy = 0, connection = 0;
-  int usable_nics = 1;
+  int nic_gpus = 1;  // GPUs whose PCIe link carries the node's NIC traffic: min(usable NICs, ranks per node)
 };
 BusRates bus_rates(const ClusterSpec& cluster, Collective c, double bytes, const CommGroup& g,
                    const CollConfig& cfg) {
@@ -541,8 +542,8 @@ BusRates bus_rates(const ClusterSpec& cluster, Collective c, double bytes, const
                                  ? pcie_x16_GBps(gpu_pcie_gen(cluster)) * k_pcie_efficiency
                                  : f.bw_GBps * f.efficiency;
   const NicRates net = nic_rates(cluster, g, k_pcie_efficiency);
-  const int usable_nics = net.usable;
-  const double node_nic = usable_nics * std::max(1e-9, net.per_nic_GBps);
+  const int nic_gpus = std::max(1, std::min(net.usable, g.ranks_per_node()));
+  const double node_nic = net.usable * std::max(1e-9, net.per_nic_GBps);
   const double threads = static_cast<double>(std::max(32, cfg.threads));
   const double thread_factor = (threads / (threads + k_threads_half)) / (512.0 / (512.0 + k_threads_half));
   double copy = cluster.gpu.channel_GBps * thread_factor * pe;
@@ -563,7 +564,7 @@ BusRates bus_rates(const ClusterSpec& cluster, Collective c, double bytes, const
   const double transfer_us = d_ch / (copy * 1e3);
   const double extra_us = std::max(0.0, chunks - 1.0) * hop_us;
   copy *= transfer_us > 0 ? transfer_us / (transfer_us + extra_us) : 1.0;
-  return BusRates{nvlink, fabric_pcie, node_nic, copy, connection, usable_nics};
+  return BusRates{nvlink, fabric_pcie, node_nic, copy, connection, nic_gpus};
 }
 
 // NCCL's measured NVLSTree rate per NVLS head channel (tuning.cc:193-197 perChMaxNVLSTreeBws, busbw) spread
@@ -642,7 +643,9 @@ double CostModel::physical_busbw(Collective c, double bytes, const CommGroup& g,
   const int channels = std::max(1, cfg.channels);
   const double factor = busbw_factor(c, n);
 
-  const BusRates r = bus_rates(m_cluster, c, bytes, g, cfg);
+  BusRates r = bus_rates(m_cluster, c, bytes, g, cfg);
+  // The leaf-spine fabric's share of the node's NIC rate for this pattern (model/fabric.h).
+  r.node_nic /= fabric_slowdown(m_cluster, g, traffic_pattern(c, cfg.algo), channels);
   // The busiest resource: worst = max(load / rate) in seconds per 10^9 bytes; link_worst over links only.
   double worst = 0, link_worst = 0;
   auto link = [&](double load, double rate) {
@@ -660,7 +663,7 @@ double CostModel::physical_busbw(Collective c, double bytes, const CommGroup& g,
   auto hops = [&](double per_gpu, double nic_bytes) {
     if (f.kind == FabricKind::nvswitch) {
       link(nodes > 1 ? per_gpu * (ppn - 1) / ppn : per_gpu, r.nvlink);
-      if (nodes > 1) link(nic_bytes / r.usable_nics, r.fabric_pcie);
+      if (nodes > 1) link(nic_bytes / r.nic_gpus, r.fabric_pcie);
     } else if (f.kind == FabricKind::nvlink_pairs && ppn == 2 && nodes == 1) {
       link(per_gpu, r.nvlink);
     } else if (f.kind == FabricKind::nvlink_pairs && ppn >= 2) {
@@ -719,7 +722,7 @@ double CostModel::physical_busbw(Collective c, double bytes, const CommGroup& g,
       if (cfg.algo == Algo::nvls_tree) {
         const TreeLoad t = double_tree_load(nodes);
         link(t.node_bytes_per_byte, r.node_nic);
-        link(t.node_bytes_per_byte / r.usable_nics, r.fabric_pcie);
+        link(t.node_bytes_per_byte / r.nic_gpus, r.fabric_pcie);
         cta(1.0 / channels, r.connection);
         cta(t.max_degree / static_cast<double>(channels), r.copy);
         const double per_cta_bus = nvls_tree_cta_bus(m_cluster, g, nodes);
@@ -883,8 +886,9 @@ CollectiveCost CostModel::collective_cost(Collective c, double bytes, const Comm
     const CommGroup intra_group{std::max(2, ppn), 1};
     const double intra_bw = physical_busbw(c, bytes, intra_group, ring_like, &link);
     const NicRates nic = nic_rates(m_cluster, g, k_pcie_efficiency);
-    const double per_nic = nic.per_nic_GBps;
-    const double node_nic = nic.node_GBps;
+    const double fabric = fabric_slowdown(m_cluster, g, traffic_pattern(c, cfg.algo), cfg.channels);
+    const double per_nic = nic.per_nic_GBps / fabric;
+    const double node_nic = nic.node_GBps / fabric;
     if (c == Collective::sendrecv) {
       lat = k_base_lat[idx(Algo::ring)][idx(cfg.proto)] + hop;
       const double bw = nodes > 1 ? per_nic : intra_bw;

@@ -107,11 +107,14 @@ int ring_channels_at(const ClusterSpec& c, const NcclLinks& l, int g, int nodes,
   if (nodes > 1) {
     const int whole = static_cast<int>(speed);
     if (whole <= 0) return 0;
-    const int usable = std::max(1, std::min(c.nic.count, g));
-    const int local_gpus = std::max(1, g / usable);  // GPUs on each NIC's PCIe switch
+    const int usable = usable_nics(c, g);
+    // The GPU PCIe bandwidth behind each NIC: the GPUs on its PCIe switch, or a share of one GPU's link
+    // where each GPU has several NICs.
+    const double gpu_side = usable <= g ? std::max(1, g / usable) * l.gpu_pcie_GBps
+                                        : l.gpu_pcie_GBps * g / static_cast<double>(usable);
     const int per_nic =
         std::min({static_cast<int>(l.nic_GBps / whole + eps), static_cast<int>(l.nic_pcie_GBps / speed + eps),
-                  static_cast<int>(local_gpus * l.gpu_pcie_GBps / speed + eps)});
+                  static_cast<int>(gpu_side / speed + eps)});
     nets = usable * per_nic;
   }
   int intra = k_ring_max_search;
@@ -353,13 +356,31 @@ int nic_pcie_gen(const ClusterSpec& cluster, double nic_share) {
   if (cluster.nic.pcie_gen > 0) return cluster.nic.pcie_gen;
   return cluster.nic.gbit * nic_share > 200 ? 5 : 4;
 }
+int usable_nics(const ClusterSpec& cluster, int ranks_per_node) {
+  const int nics = cluster.nic.count;
+  const int gpn = std::max(1, cluster.gpus_per_node);
+  if (nics > gpn) return std::max(1, nics * ranks_per_node / gpn);
+  return std::max(1, std::min(nics, ranks_per_node));
+}
+double resolved_host_memory_GBps(const ClusterSpec& cluster) {
+  if (cluster.nic.host_memory_GBps > 0) return cluster.nic.host_memory_GBps;
+  // Channels × MT/s × 8 bytes × 2 sockets: 8 × 3200 × 8 × 2 = 409.6 GB/s; 8 × 4800 × 8 × 2 = 614.4 GB/s.
+  return cluster.gpu.sm_arch >= 90 ? 614.4 : 409.6;
+}
 NicRates nic_rates(const ClusterSpec& cluster, const CommGroup& group, double pcie_efficiency) {
   NicRates rates;
-  rates.usable = std::max(1, std::min(cluster.nic.count, group.ranks_per_node()));
+  rates.usable = usable_nics(cluster, group.ranks_per_node());
   rates.line_GBps = cluster.nic.gbit * group.nic_share / 8.0;
-  rates.per_nic_GBps = std::min(rates.line_GBps * cluster.nic.efficiency,
-                                pcie_x16_GBps(nic_pcie_gen(cluster, group.nic_share)) * pcie_efficiency);
+  const double pcie = pcie_x16_GBps(nic_pcie_gen(cluster, group.nic_share)) * pcie_efficiency;
+  rates.per_nic_GBps =
+      std::min(rates.line_GBps * cluster.nic.efficiency, cluster.nic.gpudirect ? pcie : pcie / 2.0);
   rates.node_GBps = rates.usable * rates.per_nic_GBps;
+  if (!cluster.nic.gpudirect) {
+    // The node's share of DRAM: its NICs at nic_share of the node's traffic.
+    const double dram = resolved_host_memory_GBps(cluster) * k_host_memory_efficiency / 4.0 * group.nic_share;
+    rates.node_GBps = std::min(rates.node_GBps, dram);
+    rates.per_nic_GBps = rates.node_GBps / rates.usable;
+  }
   return rates;
 }
 double pcie_x16_GBps(int generation) {
@@ -453,32 +474,47 @@ int nccl_nvls_heads(const ClusterSpec& cluster, const CommGroup& group) {
   return heads >= 2 ? heads : 0;
 }
 
+TreeNeighbours nccl_btree_neighbours(int r, int n) {
+  TreeNeighbours out;
+  auto add = [&out](int v) { out.ranks[static_cast<std::size_t>(out.count++)] = v; };
+  int bit = 1;
+  while (bit < n && (bit & r) == 0) bit <<= 1;
+  if (r == 0) {
+    if (n > 1) add(bit >> 1);
+    return out;
+  }
+  int up = (r ^ bit) | (bit << 1);
+  if (up >= n) up = r ^ bit;
+  add(up);
+  int low = bit >> 1;
+  if (low != 0) add(r - low);  // always in range
+  int down1 = low == 0 ? -1 : r + low;
+  while (down1 >= n) {
+    down1 = low == 0 ? -1 : r + low;
+    low >>= 1;
+  }
+  if (down1 != -1) add(down1);
+  return out;
+}
+
+TreeNeighbours nccl_dtree_neighbours(int r, int n, int tree) {
+  if (tree == 0) return nccl_btree_neighbours(r, n);
+  const bool odd = n % 2 == 1;
+  TreeNeighbours out = nccl_btree_neighbours(odd ? (r - 1 + n) % n : n - 1 - r, n);
+  for (int i = 0; i < out.count; ++i) {
+    int& v = out.ranks[static_cast<std::size_t>(i)];
+    v = odd ? (v + 1) % n : n - 1 - v;
+  }
+  return out;
+}
+
 TreeLoad double_tree_load(int nodes) {
   TreeLoad load;
   if (nodes <= 1) return load;
-  // Degrees of NCCL's binary tree (trees.cc:31-65): rank r's lowest set bit b; parent (r^b)|(b<<1), or
-  // r^b when that is out of range; children r−b/2 and the largest r+b/2^k in range; rank 0 has one child.
-  auto btree_degree = [nodes](int r) {
-    int bit = 1;
-    while (bit < nodes && (bit & r) == 0) bit <<= 1;
-    if (r == 0) return nodes > 1 ? 1 : 0;
-    int degree = 1;  // the parent
-    int low = bit >> 1;
-    if (low != 0) ++degree;  // r − low is always in range
-    int down1 = low == 0 ? -1 : r + low;
-    while (down1 >= nodes) {
-      down1 = low == 0 ? -1 : r + low;
-      low >>= 1;
-    }
-    if (down1 != -1) ++degree;
-    return degree;
-  };
   int busiest = 0;
   for (int r = 0; r < nodes; ++r) {
-    const int a = btree_degree(r);
-    // The second tree mirrors the first for an even count, shifts it by one for an odd count
-    // (trees.cc:88-109).
-    const int b = nodes % 2 == 1 ? btree_degree((r - 1 + nodes) % nodes) : btree_degree(nodes - 1 - r);
+    const int a = nccl_dtree_neighbours(r, nodes, 0).count;
+    const int b = nccl_dtree_neighbours(r, nodes, 1).count;
     busiest = std::max(busiest, a + b);
     load.max_degree = std::max({load.max_degree, a, b});
   }

@@ -11,9 +11,10 @@
 // fabric is NVSwitch (all GPUs one hop apart), NVLink pairs over PCIe, or PCIe only. docs/model.md states
 // what each result is for the presets.
 //
-// All functions are pure and cheap (no allocation except double_tree_load for more than 64 nodes).
+// All functions are pure and cheap.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -42,14 +43,30 @@ int nic_pcie_gen(const ClusterSpec& cluster, double nic_share = 1.0);
 // Raw x16 bandwidth of a PCIe generation per direction, 10^9 bytes/s (GT/s × 16 lanes × 128/130 ÷ 8:
 // Gen3 15.75, Gen4 31.5, Gen5 63.0, Gen6 126).
 double pcie_x16_GBps(int generation);
+// NICs of a node that serve a communicator with `ranks_per_node` GPUs on it: min(NICs, ranks per node) where
+// a node has no more NICs than GPUs (a NIC per GPU, or one shared by neighbours: 4×100G for 8 GPUs);
+// NICs × ranks per node / GPUs per node where it has more (16×100G for 8 GPUs: each GPU's two NICs both
+// carry its channels, as NCCL's search spreads channels over every NIC it reaches at PCIe distance). At
+// least 1.
+int usable_nics(const ClusterSpec& cluster, int ranks_per_node);
 // The NIC rates of a communicator, computed once for every formula that prices its network traffic
 // (CostModel's link bound, its physical bus bandwidth and its alltoall/sendrecv, NCCL's topology view).
 struct NicRates {
-  int usable = 1;           // NICs of a node serving the communicator: min(NICs, ranks per node), at least 1
-  double line_GBps = 0;     // one NIC's line rate at the communicator's share: gbit × nic_share / 8
-  double per_nic_GBps = 0;  // what one NIC achieves: min(line × efficiency, its PCIe x16 × pcie_efficiency)
-  double node_GBps = 0;     // usable × per_nic_GBps
+  int usable = 1;        // NICs of a node serving the communicator (usable_nics)
+  double line_GBps = 0;  // one NIC's line rate at the communicator's share: gbit × nic_share / 8
+  // What one NIC achieves: min(line × efficiency, its PCIe x16 × pcie_efficiency); without GPUDirect RDMA
+  // half that PCIe link (each byte crosses the root port twice).
+  double per_nic_GBps = 0;
+  // usable × per_nic_GBps; without GPUDirect RDMA at most the host DRAM's share: a node sending and
+  // receiving R each way moves 4R through DRAM (written by the GPU, read by the NIC, and back), of DRAM's
+  // host_memory_GBps × k_host_memory_efficiency.
+  double node_GBps = 0;
 };
+// Host DRAM bandwidth a streaming copy reaches of the datasheet figure: STREAM's copy on two-socket servers,
+// about 0.8 (unverified: no measurement at hand for the DGX hosts; plausible 0.6–0.9).
+inline constexpr double k_host_memory_efficiency = 0.8;
+// NicSpec::host_memory_GBps with its default applied (409.6 before sm90, 614.4 from sm90).
+double resolved_host_memory_GBps(const ClusterSpec& cluster);
 // `pcie_efficiency`: PCIe's achievable share of its raw x16 rate (model/cost_collectives.cpp's constant).
 NicRates nic_rates(const ClusterSpec& cluster, const CommGroup& group, double pcie_efficiency);
 
@@ -103,6 +120,18 @@ struct NcclComm {
 NcclComm nccl_comm(const ClusterSpec& cluster, const CommGroup& group);
 // The NVLS heads NCCL's search finds for the group (nccl_comm(...).nvls.channels without the ring search).
 int nccl_nvls_heads(const ClusterSpec& cluster, const CommGroup& group);
+
+// Rank r's neighbours in NCCL's binary tree over n ranks (src/graph/trees.cc:31-65 ncclGetBtree): r's lowest
+// set bit b; the parent (r^b)|(b<<1), or r^b when that is out of range; the children r − b/2 and the largest
+// r + b/2^k in range; rank 0 has one child, the largest power of two below n. The parent first.
+struct TreeNeighbours {
+  int count = 0;
+  std::array<int, 3> ranks{};
+};
+TreeNeighbours nccl_btree_neighbours(int r, int n);
+// Both trees of NCCL's double binary tree (trees.cc:88-109 ncclGetDtree): the second mirrors the first for
+// an even count and shifts it by one for an odd count. Tree t of rank r.
+TreeNeighbours nccl_dtree_neighbours(int r, int n, int tree);
 
 // NCCL's inter-node double binary tree over `nodes` nodes (src/graph/trees.cc ncclGetDtree): the bytes
 // the busiest node sends (and receives) through its NICs per byte of an all-reduce, summed over both

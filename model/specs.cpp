@@ -139,6 +139,45 @@ nlohmann::json operations_json(const OperationsSpec& o) {
   return j;
 }
 
+// The cluster's "nic" object (docs/model.md "Specs", "The fabric").
+Result<NicSpec> parse_nic(const FieldReader& n) {
+  NicSpec nic;
+  LAGOM_TRY(long count, n.integer("count", std::nullopt, 0));
+  nic.count = static_cast<int>(count);
+  LAGOM_TRY(nic.gbit,
+            n.number("gbit", nic.count > 0 ? std::nullopt : std::optional<double>(0.0), nic.count == 0));
+  LAGOM_TRY(nic.kind, n.choice<NicKind>("kind", NicKind::ib, k_nic_kind_names));
+  LAGOM_TRY(nic.latency_us, n.number("latency_us", 0.0, true));
+  LAGOM_TRY(nic.efficiency, n.fraction("efficiency", 0.86));
+  LAGOM_TRY(nic.collnet, n.boolean("collnet", false));
+  LAGOM_TRY(long nic_gen, n.integer("pcie_gen", 0L, 0));
+  if (nic_gen != 0 && (nic_gen < 3 || nic_gen > 6)) return n.error("pcie_gen", "must be 0 (derive) or 3..6");
+  nic.pcie_gen = static_cast<int>(nic_gen);
+  LAGOM_TRY(nic.connection_GBps, n.number("connection_GBps", 0.0, true));
+  LAGOM_TRY(nic.call_us_per_channel, n.number("call_us_per_channel", 0.0, true));
+  LAGOM_TRY(long qps, n.integer("qps_per_connection", 1L, 1, 128));
+  nic.qps_per_connection = static_cast<int>(qps);
+  LAGOM_TRY(nic.gpudirect, n.boolean("gpudirect", true));
+  LAGOM_TRY(nic.host_memory_GBps, n.number("host_memory_GBps", 0.0, true));
+  if (n.has("fabric")) {
+    LAGOM_TRY(FieldReader fab, n.object("fabric"));
+    NetworkFabric& fabric = nic.fabric;
+    LAGOM_TRY(fabric.routing, fab.choice<Routing>("routing", Routing::automatic, k_routing_names));
+    LAGOM_TRY(long leaf, fab.integer("leaf_nodes", 32L, 1, 1000000));
+    fabric.leaf_nodes = static_cast<int>(leaf);
+    LAGOM_TRY(fabric.oversubscription, fab.number("oversubscription", 1.0, false, 64.0));
+    if (fabric.oversubscription < 1.0)
+      return fab.error("oversubscription", "must be at least 1 (1 = non-blocking, 2 = 2:1)");
+    LAGOM_TRY(fabric.rail_optimized, fab.boolean("rail_optimized", true));
+    LAGOM_TRY(fabric.placement, fab.choice<Placement>("placement", Placement::scattered, k_placement_names));
+    LAGOM_TRY_STATUS(fab.finish());
+  } else {
+    n.mark("fabric");
+  }
+  LAGOM_TRY_STATUS(n.finish());
+  return nic;
+}
+
 }  // namespace
 
 Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::string& origin) {
@@ -221,21 +260,7 @@ Result<ClusterSpec> parse_cluster(const nlohmann::json& document, const std::str
 
   if (r.has("nic")) {
     LAGOM_TRY(FieldReader n, r.object("nic"));
-    LAGOM_TRY(long count, n.integer("count", std::nullopt, 0));
-    c.nic.count = static_cast<int>(count);
-    LAGOM_TRY(c.nic.gbit, n.number("gbit", c.nic.count > 0 ? std::nullopt : std::optional<double>(0.0),
-                                   c.nic.count == 0));
-    LAGOM_TRY(c.nic.kind, n.choice<NicKind>("kind", NicKind::ib, k_nic_kind_names));
-    LAGOM_TRY(c.nic.latency_us, n.number("latency_us", 0.0, true));
-    LAGOM_TRY(c.nic.efficiency, n.fraction("efficiency", 0.86));
-    LAGOM_TRY(c.nic.collnet, n.boolean("collnet", false));
-    LAGOM_TRY(long nic_gen, n.integer("pcie_gen", 0L, 0));
-    if (nic_gen != 0 && (nic_gen < 3 || nic_gen > 6))
-      return n.error("pcie_gen", "must be 0 (derive) or 3..6");
-    c.nic.pcie_gen = static_cast<int>(nic_gen);
-    LAGOM_TRY(c.nic.connection_GBps, n.number("connection_GBps", 0.0, true));
-    LAGOM_TRY(c.nic.call_us_per_channel, n.number("call_us_per_channel", 0.0, true));
-    LAGOM_TRY_STATUS(n.finish());
+    LAGOM_TRY(c.nic, parse_nic(n));
   } else {
     r.mark("nic");
   }
@@ -297,6 +322,18 @@ nlohmann::json to_json(const ClusterSpec& c) {
               {"pcie_gen", c.nic.pcie_gen},
               {"connection_GBps", c.nic.connection_GBps},
               {"call_us_per_channel", c.nic.call_us_per_channel}};
+  // Written only when set, so the documents that embed a cluster (lagom-config.json) keep their form.
+  if (c.nic.qps_per_connection != 1) j["nic"]["qps_per_connection"] = c.nic.qps_per_connection;
+  if (!c.nic.gpudirect) j["nic"]["gpudirect"] = false;
+  if (c.nic.host_memory_GBps > 0) j["nic"]["host_memory_GBps"] = c.nic.host_memory_GBps;
+  if (c.nic.fabric != NetworkFabric{}) {
+    const NetworkFabric& f = c.nic.fabric;
+    j["nic"]["fabric"] = {{"routing", to_string(f.routing)},
+                          {"leaf_nodes", f.leaf_nodes},
+                          {"oversubscription", f.oversubscription},
+                          {"rail_optimized", f.rail_optimized},
+                          {"placement", to_string(f.placement)}};
+  }
   return j;
 }
 

@@ -127,6 +127,54 @@ constexpr const auto& enum_names(NicKind) {
   return k_nic_kind_names;
 }
 
+// How the network's switches spread a flow's packets over the equal-cost paths up to the spine. `automatic`
+// follows the NIC's link layer as NCCL does: adaptive on InfiniBand, ECMP on Ethernet (RoCE, TCP)
+// (NVIDIA/nccl@v2.28.9-1:src/transport/net_ib.cc:798: a device's adaptive routing is on for the IB link
+// layer only, NCCL_IB_ADAPTIVE_ROUTING overriding it).
+//   adaptive  the switch picks each packet's uplink by load: flows share the uplinks evenly.
+//   ecmp      a hash of each flow's header picks one uplink for the flow's life (RoCE v2: one UDP source
+//             port per queue pair), so flows that hash alike share one uplink while others idle.
+enum class Routing { automatic, adaptive, ecmp };
+inline constexpr auto k_routing_names = enum_table<Routing>(
+    {{Routing::automatic, "auto"}, {Routing::adaptive, "adaptive"}, {Routing::ecmp, "ecmp"}});
+constexpr const auto& enum_names(Routing) {
+  return k_routing_names;
+}
+// Where a job's nodes sit under the leaf switches, in its rank order (NCCL's rings and trees follow rank
+// order across nodes).
+//   packed     consecutive nodes share a leaf until it is full (a scheduler that allocates whole leaves in
+//              host order): a ring's hop leaves a leaf at the leaf's last node only.
+//   scattered  the job's nodes land on leaves in no order (a shared cluster without topology-aware
+//              scheduling): any hop crosses the spine unless both ends happen to share a leaf.
+enum class Placement { packed, scattered };
+inline constexpr auto k_placement_names =
+    enum_table<Placement>({{Placement::packed, "packed"}, {Placement::scattered, "scattered"}});
+constexpr const auto& enum_names(Placement) {
+  return k_placement_names;
+}
+
+// The switched network above the NICs: a two-tier leaf-spine (fat-tree) fabric (docs/model.md "The
+// fabric"). Its defaults describe a non-blocking rail-optimised fabric of 64-port switches, where a job
+// that fits under one leaf never touches the spine, with the job's nodes in no order under the leaves.
+struct NetworkFabric {
+  Routing routing = Routing::automatic;
+  // Nodes under one leaf switch. Rail-optimised: each NIC rank ("rail") of these nodes has its own leaf,
+  // so one leaf holds one NIC of each. 32: NVIDIA's DGX SuperPOD H100 scalable unit (32 nodes, one 64-port
+  // Quantum-2 leaf per rail with 32 ports down and 32 up); 1..10^6.
+  int leaf_nodes = 32;
+  // Down-to-up bandwidth of a leaf: 1 non-blocking (as many uplinks as NICs below it), 2 for 2:1.
+  // Uplinks run at the NICs' line rate. Plausible 1–8.
+  double oversubscription = 1;
+  // true: rail-optimised (NIC i of every node on leaf i, rail-aligned traffic stays on its rail); false: one
+  // top-of-rack leaf takes all NICs of its nodes.
+  bool rail_optimized = true;
+  // scattered unless the file says packed: nothing but the scheduler makes NCCL's rank order follow the
+  // leaves, and a fabric that punishes disorder (ECMP, an oversubscribed leaf) is not priced as if it did.
+  // On a non-blocking fabric with adaptive routing the placement changes nothing.
+  Placement placement = Placement::scattered;
+  bool operator==(const NetworkFabric&) const = default;
+};
+
 struct NicSpec {
   int count = 0;    // NICs per node (0: single-node only)
   double gbit = 0;  // line rate per NIC, 10^9 bit/s
@@ -145,6 +193,20 @@ struct NicSpec {
   // thread posts each channel's network work in turn before data flows. Fitted on the nccl-tests H100 runs
   // (2.25: 36 µs for NCCL's 16 CTAs; docs/model.md); plausible 0–4.
   double call_us_per_channel = 0;
+  // Queue pairs per NCCL network connection (NCCL_IB_QPS_PER_CONNECTION, default 1: net_ib.cc:1215); each
+  // is a flow of its own to the fabric's ECMP hash, and NCCL spreads a connection's messages over them.
+  // 1..128.
+  int qps_per_connection = 1;
+  // GPUDirect RDMA: the NIC reads and writes GPU memory over PCIe. Without it (no nvidia-peermem or
+  // dma-buf, a VM, a NIC and a GPU under different root ports) NCCL stages every transfer in host memory:
+  // the GPU writes there and the NIC reads it back (receives the other way), so each byte crosses the
+  // CPU's root port twice and host DRAM twice.
+  bool gpudirect = true;
+  // Host DRAM bandwidth of a node, 10^9 bytes/s: staged traffic's limit without GPUDirect. 0 = derived:
+  // 409.6 before sm90 (two sockets of 8 DDR4-3200 channels, the DGX A100's EPYC 7742 pair), 614.4 from sm90
+  // (two sockets of 8 DDR5-4800 channels, the DGX H100's Xeon 8480C pair).
+  double host_memory_GBps = 0;
+  NetworkFabric fabric;
   bool operator==(const NicSpec&) const = default;
 };
 

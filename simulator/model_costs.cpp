@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/units.h"
+#include "model/nccl_topology.h"
 #include "model/pipeline_split.h"
 #include "simulator/overlap.h"
 
@@ -75,9 +76,9 @@ model::CommGroup SharedPrices::sharing_nics(model::CommGroup group) const {
   const int ppn = std::max(1, group.ranks_per_node());
   if (ppn > gpn) return group;
   // The node's NICs split over its gpn / ppn symmetric copies of the group: nic.count·ppn/gpn NICs for
-  // this one, against the min(nic.count, ppn) that the cost model assumes for a group alone.
+  // this one, against the model::usable_nics that the cost model assumes for a group alone.
   const double share = static_cast<double>(cluster.nic.count) * ppn / gpn;
-  const double assumed = std::max(1, std::min(cluster.nic.count, ppn));
+  const double assumed = model::usable_nics(cluster, ppn);
   if (share < assumed) group.nic_share = share / assumed;
   return group;
 }

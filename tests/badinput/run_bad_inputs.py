@@ -119,6 +119,18 @@ for section, field in [("gpu", "memory_gib"), ("gpu", "hbm_GBps"), ("gpu", "sms"
         add(f"cluster-{section}.{field}={value!r}", ["simulate", "--model", "llama3-8b", "--cluster", "c.json",
                                                     "--gpus", "8", "--global-batch", "8"],
             {"c.json": dump(doc)}, ["c.json"])
+# The NIC's fabric and staging fields (docs/model.md "The fabric"): each bad value names its field.
+for field, value in [("qps_per_connection", 0), ("qps_per_connection", 129), ("gpudirect", "no"),
+                     ("host_memory_GBps", -1), ("fabric", []), ("fabric", {"routing": "random"}),
+                     ("fabric", {"leaf_nodes": 0}), ("fabric", {"oversubscription": 0.5}),
+                     ("fabric", {"oversubscription": 1e9}), ("fabric", {"placement": 3}),
+                     ("fabric", {"rail_optimized": "yes"}), ("fabric", {"spine": 4})]:
+    doc = json.loads(json.dumps(CLUSTER))
+    doc["nic"][field] = value
+    name = field if not isinstance(value, dict) else field + "." + next(iter(value))
+    add(f"cluster-nic.{name}={value!r}"[:80], ["cost", "--collective", "allreduce", "--bytes", "1G", "--ranks",
+                                               "64", "--cluster", "c.json"], {"c.json": dump(doc)},
+        ["c.json", "nic." + name])
 for field, value in [("gpus_per_node", 0), ("gpus_per_node", 2**32), ("gpus_per_node", 100000),
                      ("nodes", -1), ("nodes", 2**40), ("nccl_channels", 65), ("nccl_version", "x"),
                      ("gpu", []), ("intra", "nvswitch"), ("unknown_field", 1)]:

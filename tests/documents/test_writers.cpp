@@ -297,7 +297,8 @@ TEST_CASE("the cost documents: one GEMM, one collective", "[documents]") {
   check_written(to_json(collective), R"({"kind": "cost", "version": 1, "collective": "allreduce",
     "bytes": 1073741824, "ranks": 8, "nodes": 1, "cluster": "dgx-a100", "time_us": 5000.0, "algbw_GBps": 214.7,
     "busbw_GBps": 375.8, "algo": "ring", "proto": "simple", "channels": 24, "threads": 512,
-    "chunk_bytes": 1048576, "latency_us": 12.5, "cta_policy": "default", "copy_engine": false, "nccl": null})");
+    "chunk_bytes": 1048576, "latency_us": 12.5, "cta_policy": "default", "copy_engine": false, "nccl": null,
+    "fabric": null})");
   // On the copy engines: algo ce, no CTA.
   CostCollectiveDocument ce = collective;
   ce.collective = "allgather";
@@ -310,7 +311,25 @@ TEST_CASE("the cost documents: one GEMM, one collective", "[documents]") {
   check_written(to_json(ce), R"({"kind": "cost", "version": 1, "collective": "allgather",
     "bytes": 1073741824, "ranks": 8, "nodes": 1, "cluster": "dgx-a100", "time_us": 5000.0, "algbw_GBps": 214.7,
     "busbw_GBps": 375.8, "algo": "ce", "proto": "none", "channels": 0, "threads": 0,
-    "chunk_bytes": 0, "latency_us": 12.5, "cta_policy": "zero", "copy_engine": true, "nccl": null})");
+    "chunk_bytes": 0, "latency_us": 12.5, "cta_policy": "zero", "copy_engine": true, "nccl": null,
+    "fabric": null})");
+  // Across nodes: the fabric's view of the call; null on one node.
+  lagom::model::ClusterSpec roce = lagom::model::cluster_preset("dgx-a100").value();
+  roce.nic.kind = lagom::model::NicKind::roce;
+  lagom::model::CollConfig ring;
+  ring.algo = lagom::model::Algo::ring;
+  ring.channels = 16;
+  CHECK(fabric_json(roce, {8, 1}, lagom::model::Collective::allreduce, ring).is_null());
+  CHECK(fabric_text(roce, {8, 1}, lagom::model::Collective::allreduce, ring).empty());
+  const json across = fabric_json(roce, {1024, 128}, lagom::model::Collective::allreduce, ring);
+  CHECK(across["routing"] == "ecmp");
+  CHECK(across["placement"] == "scattered");
+  CHECK(across["leaves"] == 4);
+  CHECK(across["uplinks"] == 32);
+  CHECK(across["slowdown"].get<double>() > 1.5);
+  CHECK(
+      fabric_text(roce, {1024, 128}, lagom::model::Collective::allreduce, ring).find("over 4 leaves of 32") !=
+      std::string::npos);
 }
 
 TEST_CASE("the presets document lists clusters (localhost without a GPU) and models", "[documents]") {
