@@ -157,7 +157,11 @@ FabricLoad fabric_load(const ClusterSpec& cluster, const CommGroup& group, Traff
   l.nics_per_node = fabric.rail_optimized ? 1 : usable;
   const int rails = fabric.rail_optimized ? usable : 1;
   const int leaf_ports = fabric.rail_optimized ? fabric.leaf_nodes : fabric.leaf_nodes * cluster.nic.count;
-  out.uplinks = std::max(1, static_cast<int>(std::floor(leaf_ports / fabric.oversubscription + 1e-9)));
+  // The leaf's uplink capacity in NICs at line rate; a leaf oversubscribed beyond its ports has one uplink
+  // of less than a NIC's rate (each uplink's rate is the capacity over the uplinks).
+  const double capacity = leaf_ports / fabric.oversubscription;
+  out.uplinks = std::max(1, static_cast<int>(std::floor(capacity + 1e-9)));
+  const double per_uplink = capacity / out.uplinks;
   l.per_nic_channels = std::max(1.0, static_cast<double>(channels) / usable);
   l.qps = std::max(1, cluster.nic.qps_per_connection);
   l.scattered = fabric.placement == Placement::scattered;
@@ -167,12 +171,12 @@ FabricLoad fabric_load(const ClusterSpec& cluster, const CommGroup& group, Traff
                                                        : alltoall_crossing(l);
   out.flows = std::max(1L, std::lround(c.flows));
   out.crossing_nics = c.flows * c.share;
-  const double even = std::max(1.0, out.crossing_nics / out.uplinks);
+  const double even = std::max(1.0, out.crossing_nics / capacity);
   if (resolved_routing(cluster) == Routing::adaptive) {
     out.slowdown = even;
   } else {
     const double bins = static_cast<double>(out.uplinks) * rails * l.leaves * c.sides;
-    out.slowdown = std::max(even, ecmp_expected_slowdown(out.flows, out.uplinks, bins, c.share));
+    out.slowdown = std::max(even, ecmp_expected_slowdown(out.flows, out.uplinks, bins, c.share / per_uplink));
   }
   return out;
 }

@@ -44,7 +44,7 @@ Routing resolved_routing(const ClusterSpec& cluster);
 struct FabricLoad {
   double slowdown = 1;       // time factor on the inter-node transfer, >= 1
   double crossing_nics = 0;  // the busiest leaf's traffic to the spine, in NICs at line rate (per rail)
-  int uplinks = 0;           // that leaf's uplinks (per rail): leaf NICs ÷ oversubscription
+  int uplinks = 0;           // that leaf's uplinks (per rail): leaf NICs ÷ oversubscription, at least 1
   long flows = 0;            // flows crossing it (ECMP hashes each)
   int leaves = 1;            // leaves the communicator's nodes span (per rail)
 };

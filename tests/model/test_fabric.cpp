@@ -99,6 +99,13 @@ TEST_CASE(
   // 2:1 oversubscribed: 24 NICs of demand on 16 uplinks, evenly spread, 1.5×.
   adaptive.nic.fabric.oversubscription = 2;
   CHECK(ring_load(adaptive, 128).slowdown == Approx(32.0 * 96 / 127 / 16).epsilon(0.02));
+  // Oversubscribed beyond the leaf's ports: one uplink of a sixteenth of a NIC still carries the demand.
+  ClusterSpec thin = adaptive;
+  thin.nic.fabric.leaf_nodes = 2;
+  thin.nic.fabric.oversubscription = 32;
+  const FabricLoad one = ring_load(thin, 128);
+  CHECK(one.uplinks == 1);
+  CHECK(one.slowdown == Approx(one.crossing_nics * 16));
   // Four queue pairs per connection: four times the flows, a quarter each.
   ClusterSpec qps = roce;
   qps.nic.qps_per_connection = 4;
