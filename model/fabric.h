@@ -50,7 +50,9 @@ struct FabricLoad {
 };
 // The fabric's effect on one call of `group` with `channels` CTAs (channels spread over the communicator's
 // usable NICs, each a connection of qps_per_connection queue pairs). 1 for a single node or a communicator
-// under one leaf.
+// under one leaf. A communicator whose symmetric copies share its NICs (CommGroup::nic_share < 1) is priced
+// as if alone at the NICs' full rate: the same crossing demand in fewer, larger flows, which errs slow under
+// ECMP.
 FabricLoad fabric_load(const ClusterSpec& cluster, const CommGroup& group, TrafficPattern pattern,
                        int channels);
 
