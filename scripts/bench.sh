@@ -3,6 +3,9 @@
 #   simulate  gpt3-175b on 1024 GPUs of dgx-a100 (tp 8, pp 8, dp 16, vpp 2, global batch 1536, micro-batch 1),
 #             --json; target <= 50 ms
 #   explore   llama3-70b on 1024 GPUs of dgx-h100, global batch 1024, every valid strategy; target <= 5 s
+#   explore on RoCE  the same on dgx-h100 with RoCE NICs (ECMP routing, nodes scattered over 32-node leaves:
+#             every collective across leaves counts its flows, docs/model.md "The fabric"), run in turn with
+#             the InfiniBand one; its median over theirs, target <= 1.5
 #   profiler  the NCCL profiler plugin's cost per recorded event (build/bin/bench-profiler-plugin: its ABI
 #             driven as NCCL does, 200k all-reduces of 2 channels, 8 events each, median of 7 repetitions);
 #             target <= 200 ns
@@ -44,10 +47,24 @@ time_ms() {  # runs "$@" once, prints its wall time in milliseconds
 sim=("$lagom" simulate --json --model gpt3-175b --cluster dgx-a100 --gpus 1024 --tp 8 --pp 8 --dp 16 --vpp 2
      --global-batch 1536 --micro-batch 1)
 exp=("$lagom" explore --json --quiet --model llama3-70b --cluster dgx-h100 --gpus 1024 --global-batch 1024)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$lagom" presets --show dgx-h100 --json | /usr/bin/python3 -c '
+import json, sys
+c = json.load(sys.stdin)
+c["name"] = "dgx-h100-roce"
+c["nic"]["kind"] = "roce"
+json.dump(c, sys.stdout)' > "$work/roce.json"
+roce=("$lagom" explore --json --quiet --model llama3-70b --cluster "$work/roce.json" --gpus 1024 --global-batch 1024)
 
 "${sim[@]}" > /dev/null  # warm the page cache
 sim_ms=$(for _ in $(seq "$reps"); do time_ms "${sim[@]}"; done | median)
 exp_ms=$(for _ in $(seq "$explore_reps"); do time_ms "${exp[@]}"; done | median)
+# Side by side, alternating, so the ratio sees the same machine load.
+pairs=$(for _ in $(seq "$explore_reps"); do echo "$(time_ms "${exp[@]}") $(time_ms "${roce[@]}")"; done)
+ib_ms=$(echo "$pairs" | awk '{print $1}' | median)
+roce_ms=$(echo "$pairs" | awk '{print $2}' | median)
+roce_ratio=$(awk -v a="$roce_ms" -v b="$ib_ms" 'BEGIN {printf "%.2f", a / b}')
 explore_json=$("${exp[@]}")
 evaluated=$(echo "$explore_json" | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["evaluated"], d["simulated"], d["pruned"])')
 
@@ -56,6 +73,7 @@ echo "# lagom simulator benchmark ($(nproc) cores, $(uname -m))"
 echo "# case                                   median_ms  target_ms  verdict  reps"
 printf "simulate-gpt3-175b-1024-dgx-a100  %16.1f  %9d  %7s  %4d\n" "$sim_ms" 50 "$(verdict "$sim_ms" 50)" "$reps"
 printf "explore-llama3-70b-1024-dgx-h100  %16.1f  %9d  %7s  %4d\n" "$exp_ms" 5000 "$(verdict "$exp_ms" 5000)" "$explore_reps"
+printf "explore-on-roce/explore-on-ib      %15sx  %8sx  %7s  %4d\n" "$roce_ratio" 1.5 "$(verdict "$roce_ratio" 1.5)" "$explore_reps"
 read -r ev si pr <<< "$evaluated"
 echo "# explore: $ev strategies evaluated, $si simulated, $pr pruned"
 if [[ -x "$bench_profiler" ]]; then
@@ -100,7 +118,7 @@ if [[ -z "$chromium" ]]; then
   exit 0
 fi
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp" "$work"' EXIT
 "${exp[@]}" --top 10000 > "$tmp/explore.json"
 "$lagom" report "$tmp/explore.json" --out "$tmp/report.html" --quiet
 browser=("$chromium" --headless --disable-gpu --no-first-run --virtual-time-budget=15000 --dump-dom)
