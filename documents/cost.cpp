@@ -1,6 +1,8 @@
 // The `cost --json` documents.
 #include "documents/cost.h"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "documents/kind.h"
@@ -40,11 +42,28 @@ nlohmann::json to_json(const CostCollectiveDocument& document) {
                             {"fabric", document.fabric}});
 }
 
+namespace {
+
+model::FabricLoad load_of(const model::ClusterSpec& cluster, const model::CommGroup& group,
+                          model::Collective collective, const model::CollConfig& config) {
+  return model::fabric_load(cluster, group, model::traffic_pattern(collective, config.algo), config.channels);
+}
+
+std::optional<model::QpsRelief> relief_of(const model::ClusterSpec& cluster, const model::CommGroup& group,
+                                          model::Collective collective, const model::CollConfig& config) {
+  return model::qps_relief(cluster, group, model::traffic_pattern(collective, config.algo), config.channels);
+}
+
+}  // namespace
+
 nlohmann::json fabric_json(const model::ClusterSpec& cluster, const model::CommGroup& group,
                            model::Collective collective, const model::CollConfig& config) {
   if (group.nodes <= 1) return nullptr;
-  const model::FabricLoad load =
-      model::fabric_load(cluster, group, model::traffic_pattern(collective, config.algo), config.channels);
+  const model::FabricLoad load = load_of(cluster, group, collective, config);
+  nlohmann::json relief = nullptr;
+  if (const auto r = relief_of(cluster, group, collective, config)) {
+    relief = {{"qps_per_connection", r->qps}, {"slowdown", r->slowdown}};
+  }
   return {{"routing", to_string(model::resolved_routing(cluster))},
           {"placement", to_string(cluster.nic.fabric.placement)},
           {"leaf_nodes", cluster.nic.fabric.leaf_nodes},
@@ -52,14 +71,14 @@ nlohmann::json fabric_json(const model::ClusterSpec& cluster, const model::CommG
           {"crossing_nics", load.crossing_nics},
           {"uplinks", load.uplinks},
           {"flows", load.flows},
-          {"slowdown", load.slowdown}};
+          {"slowdown", load.slowdown},
+          {"qps_relief", relief}};
 }
 
 std::string fabric_text(const model::ClusterSpec& cluster, const model::CommGroup& group,
                         model::Collective collective, const model::CollConfig& config) {
   if (group.nodes <= 1) return "";
-  const model::FabricLoad load =
-      model::fabric_load(cluster, group, model::traffic_pattern(collective, config.algo), config.channels);
+  const model::FabricLoad load = load_of(cluster, group, collective, config);
   const std::string how = fmt::format("{} routing, {} nodes", to_string(model::resolved_routing(cluster)),
                                       to_string(cluster.nic.fabric.placement));
   if (load.leaves <= 1) {
@@ -67,25 +86,12 @@ std::string fabric_text(const model::ClusterSpec& cluster, const model::CommGrou
                        cluster.nic.fabric.leaf_nodes);
   }
   std::string text = fmt::format(
-      "# fabric: {} over {} leaves of {}: the busiest leaf sends {:.1f} NICs of traffic in {} flows to its "
-      "{} "
-      "uplinks: {:.2f}x the time at line rate",
+      "# fabric: {} over {} leaves of {}: the busiest leaf sends {:.1f} NICs of traffic in {} flows "
+      "to its {} uplinks: {:.2f}x the time at line rate",
       how, load.leaves, cluster.nic.fabric.leaf_nodes, load.crossing_nics, load.flows, load.uplinks,
       load.slowdown);
-  // Under ECMP more queue pairs per connection split each flow (NCCL_IB_QPS_PER_CONNECTION): the fewest that
-  // take at least 5% off, as the model prices them (it prices no cost of more queue pairs).
-  if (model::resolved_routing(cluster) == model::Routing::ecmp && load.slowdown > 1.05) {
-    model::ClusterSpec more = cluster;
-    for (int qps = cluster.nic.qps_per_connection * 2; qps <= 16; qps *= 2) {
-      more.nic.qps_per_connection = qps;
-      const double slowdown =
-          model::fabric_load(more, group, model::traffic_pattern(collective, config.algo), config.channels)
-              .slowdown;
-      if (slowdown < load.slowdown / 1.05) {
-        text += fmt::format("; with NCCL_IB_QPS_PER_CONNECTION={} {:.2f}x", qps, slowdown);
-        break;
-      }
-    }
+  if (const auto r = relief_of(cluster, group, collective, config)) {
+    text += fmt::format("; with NCCL_IB_QPS_PER_CONNECTION={} {:.2f}x", r->qps, r->slowdown);
   }
   return text;
 }

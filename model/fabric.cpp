@@ -99,14 +99,14 @@ Crossing ring_crossing(const Layout& l) {
 Crossing tree_crossing(const Layout& l) {
   int busiest = 1;
   long edges = 0;
-  // Edges from each leaf to another, over both trees (packed: node r sits under leaf r / per_leaf).
-  std::vector<long> crossing(static_cast<std::size_t>(l.leaves), 0);
+  // Packed: the edges from each leaf to another, over both trees (node r sits under leaf r / per_leaf).
+  std::vector<long> crossing(l.scattered ? 0 : static_cast<std::size_t>(l.leaves), 0);
   for (int r = 0; r < l.nodes; ++r) {
     int degree = 0;
     for (int tree = 0; tree < 2; ++tree) {
       const TreeNeighbours t = nccl_dtree_neighbours(r, l.nodes, tree);
       degree += t.count;
-      for (int i = 0; i < t.count; ++i) {
+      for (int i = 0; i < t.count && !l.scattered; ++i) {
         const int v = t.ranks[static_cast<std::size_t>(i)];
         if (v / l.per_leaf != r / l.per_leaf) ++crossing[static_cast<std::size_t>(r / l.per_leaf)];
       }
@@ -179,6 +179,19 @@ FabricLoad fabric_load(const ClusterSpec& cluster, const CommGroup& group, Traff
     out.slowdown = std::max(even, ecmp_expected_slowdown(out.flows, out.uplinks, bins, c.share / per_uplink));
   }
   return out;
+}
+
+std::optional<QpsRelief> qps_relief(const ClusterSpec& cluster, const CommGroup& group,
+                                    TrafficPattern pattern, int channels) {
+  if (resolved_routing(cluster) != Routing::ecmp) return std::nullopt;
+  const double now = fabric_load(cluster, group, pattern, channels).slowdown;
+  ClusterSpec more = cluster;
+  for (int qps = cluster.nic.qps_per_connection * 2; qps <= 16; qps *= 2) {
+    more.nic.qps_per_connection = qps;
+    const double slowdown = fabric_load(more, group, pattern, channels).slowdown;
+    if (slowdown < now / 1.05) return QpsRelief{qps, slowdown};
+  }
+  return std::nullopt;
 }
 
 }  // namespace lagom::model

@@ -20,6 +20,8 @@
 // sends (nodes − leaf nodes) ÷ (nodes − 1) of each NIC's bytes off its leaf in any placement.
 #pragma once
 
+#include <optional>
+
 #include "model/collectives.h"
 #include "model/specs.h"
 
@@ -60,6 +62,16 @@ FabricLoad fabric_load(const ClusterSpec& cluster, const CommGroup& group, Traff
 // a non-blocking fabric): what the cost model calls for every price.
 double fabric_slowdown(const ClusterSpec& cluster, const CommGroup& group, TrafficPattern pattern,
                        int channels);
+
+// Under ECMP, the fewest queue pairs per connection (doubling from the cluster's, up to 16) whose flows take
+// at least 5% off the call's slowdown, as this model prices them (it prices no cost of more queue pairs, so
+// it names the fewest that help rather than the most); none under adaptive routing or when none helps.
+struct QpsRelief {
+  int qps = 1;
+  double slowdown = 1;  // the call's slowdown with them
+};
+std::optional<QpsRelief> qps_relief(const ClusterSpec& cluster, const CommGroup& group,
+                                    TrafficPattern pattern, int channels);
 
 // The expected pace-setting load under ECMP: E[max(1, share × M)] where M is the largest count among
 // `bins` uplinks when `flows` flows are hashed uniformly onto groups of `bins_per_group` of them (each

@@ -141,35 +141,38 @@ nlohmann::json operations_json(const OperationsSpec& o) {
 
 // The cluster's "nic" object (docs/model.md "Specs", "The fabric").
 Result<NicSpec> parse_nic(const FieldReader& n) {
+  // Absent fields keep NicSpec's and NetworkFabric's defaults (specs.h states each and its source).
+  const NicSpec d;
+  const NetworkFabric fd;
   NicSpec nic;
   LAGOM_TRY(long count, n.integer("count", std::nullopt, 0));
   nic.count = static_cast<int>(count);
   LAGOM_TRY(nic.gbit,
             n.number("gbit", nic.count > 0 ? std::nullopt : std::optional<double>(0.0), nic.count == 0));
-  LAGOM_TRY(nic.kind, n.choice<NicKind>("kind", NicKind::ib, k_nic_kind_names));
-  LAGOM_TRY(nic.latency_us, n.number("latency_us", 0.0, true));
-  LAGOM_TRY(nic.efficiency, n.fraction("efficiency", 0.86));
-  LAGOM_TRY(nic.collnet, n.boolean("collnet", false));
-  LAGOM_TRY(long nic_gen, n.integer("pcie_gen", 0L, 0));
+  LAGOM_TRY(nic.kind, n.choice<NicKind>("kind", d.kind, k_nic_kind_names));
+  LAGOM_TRY(nic.latency_us, n.number("latency_us", d.latency_us, true));
+  LAGOM_TRY(nic.efficiency, n.fraction("efficiency", d.efficiency));
+  LAGOM_TRY(nic.collnet, n.boolean("collnet", d.collnet));
+  LAGOM_TRY(long nic_gen, n.integer("pcie_gen", d.pcie_gen, 0));
   if (nic_gen != 0 && (nic_gen < 3 || nic_gen > 6)) return n.error("pcie_gen", "must be 0 (derive) or 3..6");
   nic.pcie_gen = static_cast<int>(nic_gen);
-  LAGOM_TRY(nic.connection_GBps, n.number("connection_GBps", 0.0, true));
-  LAGOM_TRY(nic.call_us_per_channel, n.number("call_us_per_channel", 0.0, true));
-  LAGOM_TRY(long qps, n.integer("qps_per_connection", 1L, 1, 128));
+  LAGOM_TRY(nic.connection_GBps, n.number("connection_GBps", d.connection_GBps, true));
+  LAGOM_TRY(nic.call_us_per_channel, n.number("call_us_per_channel", d.call_us_per_channel, true));
+  LAGOM_TRY(long qps, n.integer("qps_per_connection", d.qps_per_connection, 1, 128));
   nic.qps_per_connection = static_cast<int>(qps);
-  LAGOM_TRY(nic.gpudirect, n.boolean("gpudirect", true));
-  LAGOM_TRY(nic.host_memory_GBps, n.number("host_memory_GBps", 0.0, true));
+  LAGOM_TRY(nic.gpudirect, n.boolean("gpudirect", d.gpudirect));
+  LAGOM_TRY(nic.host_memory_GBps, n.number("host_memory_GBps", d.host_memory_GBps, true));
   if (n.has("fabric")) {
     LAGOM_TRY(FieldReader fab, n.object("fabric"));
     NetworkFabric& fabric = nic.fabric;
-    LAGOM_TRY(fabric.routing, fab.choice<Routing>("routing", Routing::automatic, k_routing_names));
-    LAGOM_TRY(long leaf, fab.integer("leaf_nodes", 32L, 1, 1000000));
+    LAGOM_TRY(fabric.routing, fab.choice<Routing>("routing", fd.routing, k_routing_names));
+    LAGOM_TRY(long leaf, fab.integer("leaf_nodes", fd.leaf_nodes, 1, 1000000));
     fabric.leaf_nodes = static_cast<int>(leaf);
-    LAGOM_TRY(fabric.oversubscription, fab.number("oversubscription", 1.0, false, 64.0));
+    LAGOM_TRY(fabric.oversubscription, fab.number("oversubscription", fd.oversubscription, false, 64.0));
     if (fabric.oversubscription < 1.0)
       return fab.error("oversubscription", "must be at least 1 (1 = non-blocking, 2 = 2:1)");
-    LAGOM_TRY(fabric.rail_optimized, fab.boolean("rail_optimized", true));
-    LAGOM_TRY(fabric.placement, fab.choice<Placement>("placement", Placement::scattered, k_placement_names));
+    LAGOM_TRY(fabric.rail_optimized, fab.boolean("rail_optimized", fd.rail_optimized));
+    LAGOM_TRY(fabric.placement, fab.choice<Placement>("placement", fd.placement, k_placement_names));
     LAGOM_TRY_STATUS(fab.finish());
   } else {
     n.mark("fabric");

@@ -327,6 +327,8 @@ TEST_CASE("the cost documents: one GEMM, one collective", "[documents]") {
   CHECK(across["leaves"] == 4);
   CHECK(across["uplinks"] == 32);
   CHECK(across["slowdown"].get<double>() > 1.5);
+  CHECK(across["qps_relief"]["qps_per_connection"] == 2);
+  CHECK(across["qps_relief"]["slowdown"].get<double>() < across["slowdown"].get<double>());
   const std::string line = fabric_text(roce, {1024, 128}, lagom::model::Collective::allreduce, ring);
   CHECK(line.find("over 4 leaves of 32") != std::string::npos);
   // ECMP's collisions: the fewest queue pairs per connection that take 5% off.
