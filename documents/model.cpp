@@ -30,6 +30,8 @@ nlohmann::json model_shape_json(const model::WorkloadSpec& w) {
                           {"vocab", w.vocab},
                           {"seq", w.seq},
                           {"tied_embeddings", w.tied_embeddings},
+                          {"norm", std::string(model::to_string(w.norm))},
+                          {"rope", w.rope},
                           {"parameters", w.parameters()},
                           {"flops_per_token", flops_per_token(w)}};
   if (w.encoder_layers + w.decoder_layers > 0) {

@@ -41,14 +41,24 @@ double CostModel::activation_bytes_per_layer(const WorkloadSpec& w, const Strate
     split += 4.0 * sb * h + 4.0 * sb * kvd;
   }
   const double mult = is_gated(w.ffn_type) ? 2.0 : 1.0;
+  // What an unfused stack's chains save beyond a fused kernel's inputs (model/cost_compute.cpp
+  // ElementwiseChain): eager RMSNorm keeps the fp32 copy its pow and product save (4 B) and the normalised
+  // output the weight's product saves, where a fused norm keeps its 16-bit input: 4 B more per element per
+  // norm; an unfused gated activation keeps silu's output for the product too: 2 B more per element of f.
+  const bool eager_norm = w.norm == NormType::rmsnorm && s.stack == Stack::pytorch_eager;
+  const double norms = w.decoder_layers > 0 && layer >= w.encoder_layers ? 3.0 : 2.0;
+  if (eager_norm) replicated += 4.0 * norms * sb * h;
+  const double unfused_act =
+      is_gated(w.ffn_type) && (s.stack == Stack::pytorch_eager || s.stack == Stack::megatron_deepspeed) ? 2.0
+                                                                                                        : 0.0;
   if (!w.is_moe_layer(layer)) {
     // fc1 output (activation input) 2sb·f·mult, fc2 input sbf per byte: bf16 gelu 4sbf (= 16sbh at f = 4h),
     // swiglu 6sbf.
-    split += sb * static_cast<double>(w.ffn_hidden) * (2.0 * mult + gemm_input_b);
+    split += sb * static_cast<double>(w.ffn_hidden) * (2.0 * mult + gemm_input_b + unfused_act);
   } else {
     const MoeSpec& moe = *w.moe;
     const double fe = static_cast<double>(moe.expert_ffn_hidden);
-    split += sb * fe * (2.0 * mult + gemm_input_b) * (moe.top_k + moe.shared_experts);
+    split += sb * fe * (2.0 * mult + gemm_input_b + unfused_act) * (moe.top_k + moe.shared_experts);
     replicated +=
         2.0 * sb * h * moe.top_k + 4.0 * sb * moe.experts;  // permuted tokens, router probabilities (fp32)
   }

@@ -251,7 +251,9 @@ WorkloadSpec swiglu(std::string name, int layers, long hidden, int heads, int kv
   w.kv_heads = kv_heads;
   w.ffn_hidden = ffn;
   w.ffn_type = FfnType::swiglu;
-  w.tied_embeddings = false;  // every SwiGLU preset here (LLaMA-2/3, Mixtral, OLMoE, DeepSeek-MoE) is untied
+  w.tied_embeddings = false;   // every SwiGLU preset here (LLaMA-2/3, Mixtral, OLMoE, DeepSeek-MoE) is untied
+  w.norm = NormType::rmsnorm;  // ... and uses RMSNorm and rotary embeddings
+  w.rope = true;
   return w;
 }
 WorkloadSpec t5(std::string name, int each, long hidden, int heads, long ffn) {
@@ -259,6 +261,7 @@ WorkloadSpec t5(std::string name, int each, long hidden, int heads, long ffn) {
   w.encoder_layers = each;
   w.decoder_layers = each;
   w.ffn_hidden = ffn;
+  w.norm = NormType::rmsnorm;  // T5LayerNorm: no mean subtracted, no bias; positions by a relative bias
   return w;
 }
 
@@ -279,6 +282,7 @@ std::vector<WorkloadSpec> make_workloads() {
   WorkloadSpec phi = dense("phi-2", 32, 2560, 32, 51200, 2048);
   phi.ffn_hidden = 10240;
   phi.tied_embeddings = false;
+  phi.rope = true;  // partial: 32 of each head's 80 dimensions, priced as the whole head
   out.push_back(phi);
   WorkloadSpec mpt = dense("mpt-7b", 32, 4096, 32, 50432, 2048);
   mpt.ffn_hidden = 16384;

@@ -52,7 +52,12 @@ std::optional<NcclVersion> parse_nccl_version(std::string_view text) {
 StackCosts stack_costs(Stack stack) {
   switch (stack) {
     case Stack::megatron_core:
-      return {};  // fused kernels, the host ahead of the GPU: the cluster's launch floors alone
+    case Stack::pytorch_compile:
+    case Stack::pytorch_eager:
+      // The host ahead of the GPU: the cluster's launch floors alone. pytorch-eager's unfused chains are
+      // counted kernel by kernel (ComputeOp::launches), each at that floor; no eager dispatch cost of its
+      // own is priced (none measured).
+      return {};
     case Stack::megatron_deepspeed:
       // 74 µs per modelled op: fitted jointly with sm80's GEMM fraction and FlashAttention-1's speed on
       // every A100 run held (vTrain's Megatron-DeepSpeed runs and llm-foundry's; scripts/fit-generations.py,
@@ -439,6 +444,8 @@ Result<WorkloadSpec> parse_workload(const nlohmann::json& document, const std::s
   LAGOM_TRY(w.seq, r.integer("seq", std::nullopt));
   LAGOM_TRY(w.tied_embeddings, r.boolean("tied_embeddings", true));
   LAGOM_TRY(w.causal, r.boolean("causal", true));
+  LAGOM_TRY(w.norm, r.choice<NormType>("norm", NormType::layernorm, k_norm_type_names));
+  LAGOM_TRY(w.rope, r.boolean("rope", false));
   if (r.has("global_batch")) {
     LAGOM_TRY(long gb, r.integer("global_batch", std::nullopt));
     w.global_batch = gb;
@@ -509,6 +516,8 @@ nlohmann::json to_json(const WorkloadSpec& w) {
   j["seq"] = w.seq;
   if (!w.tied_embeddings) j["tied_embeddings"] = false;
   if (!w.causal) j["causal"] = false;
+  if (w.norm != NormType::layernorm) j["norm"] = to_string(w.norm);
+  if (w.rope) j["rope"] = true;
   if (w.moe) {
     j["moe"] = {{"experts", w.moe->experts},
                 {"top_k", w.moe->top_k},

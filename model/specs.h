@@ -322,6 +322,16 @@ constexpr const auto& enum_names(FfnType) {
   return is_gated(type) ? 3.0 : 2.0;
 }
 
+// The layer norm: LayerNorm (GPT, BERT, MPT, Nemotron's LayerNorm1P) or RMSNorm (LLaMA-style models; T5's
+// T5LayerNorm). A fused kernel prices them alike; eager PyTorch runs RMSNorm as a chain of kernels in fp32
+// (Stack::pytorch_eager, docs/model.md "Software stack") and LayerNorm as one ATen kernel.
+enum class NormType { layernorm, rmsnorm };
+inline constexpr auto k_norm_type_names =
+    enum_table<NormType>({{NormType::layernorm, "layernorm"}, {NormType::rmsnorm, "rmsnorm"}});
+constexpr const auto& enum_names(NormType) {
+  return k_norm_type_names;
+}
+
 struct MoeSpec {
   int experts = 0;             // routed experts per MoE layer (> 1)
   int top_k = 1;               // experts each token is routed to
@@ -353,6 +363,11 @@ struct WorkloadSpec {
   // Self-attention masks future tokens (decoder LMs: GPT, LLaMA; T5's decoder). false: bidirectional (BERT,
   // T5's encoder is always bidirectional). A causal fused-attention kernel skips the masked blocks.
   bool causal = true;
+  NormType norm = NormType::layernorm;
+  // Rotary position embedding applied to Q and K in every attention (LLaMA-style models, GPT-NeoX, Phi,
+  // Nemotron); false: learned absolute positions added once to the embedding (GPT, BERT), ALiBi (MPT) or a
+  // relative bias (T5), which cost nothing per layer beyond what is priced.
+  bool rope = false;
   std::optional<MoeSpec> moe;
   std::optional<long> global_batch;
   bool operator==(const WorkloadSpec&) const = default;
@@ -452,9 +467,18 @@ constexpr const auto& enum_names(Attention) {
 //   megatron-deepspeed  Megatron-DeepSpeed and Megatron-LM before Megatron-Core (2021-2023), eager PyTorch
 //                       with apex's fused kernels: each modelled op stands for several eager kernels and
 //                       their Python dispatch, so small ops are host-bound.
-enum class Stack { megatron_core, megatron_deepspeed };
-inline constexpr auto k_stack_names = enum_table<Stack>(
-    {{Stack::megatron_core, "megatron-core"}, {Stack::megatron_deepspeed, "megatron-deepspeed"}});
+//   pytorch-eager       A PyTorch-native model run eagerly: torchtitan with compile = false (its default
+//                       through 2024-2025), HuggingFace Transformers models under FSDP or DeepSpeed. No
+//                       fused elementwise kernels: RMSNorm, rotary embedding and the gated activation run
+//                       as PyTorch's chains of kernels, RMSNorm and RoPE in fp32 (the HBM bytes and
+//                       launches of each chain, docs/model.md "Software stack"); the host keeps ahead.
+//   pytorch-compile     The same models under torch.compile: Inductor fuses each elementwise chain into one
+//                       kernel, priced as Megatron-Core's fused kernels.
+enum class Stack { megatron_core, megatron_deepspeed, pytorch_eager, pytorch_compile };
+inline constexpr auto k_stack_names = enum_table<Stack>({{Stack::megatron_core, "megatron-core"},
+                                                         {Stack::megatron_deepspeed, "megatron-deepspeed"},
+                                                         {Stack::pytorch_eager, "pytorch-eager"},
+                                                         {Stack::pytorch_compile, "pytorch-compile"}});
 constexpr const auto& enum_names(Stack) {
   return k_stack_names;
 }

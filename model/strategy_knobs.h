@@ -216,8 +216,10 @@ void for_each_knob(S& s, Visit&& visit) {
         s.precision);
   visit(ChoiceKnob{{"attention", "--attention", "Attention kernel [flash]"}, k_attention_names}, s.attention);
   visit(ChoiceKnob{{"stack", "--stack",
-                    "Software stack, for its host cost per op: megatron-core (fused, host keeps ahead) or "
-                    "megatron-deepspeed (eager Megatron-LM/DeepSpeed 2021-2023) [megatron-core]"},
+                    "Software stack, for its host cost per op and its elementwise kernels: megatron-core "
+                    "(fused, host keeps ahead), megatron-deepspeed (eager Megatron-LM/DeepSpeed 2021-2023), "
+                    "pytorch-eager (torchtitan without compile, HF models under FSDP/DeepSpeed: unfused "
+                    "RMSNorm, RoPE, SwiGLU) or pytorch-compile (torch.compile: fused) [megatron-core]"},
                    k_stack_names},
         s.stack);
   visit(ChoiceKnob{{"pp_tp_split", "--pp-tp-split",

@@ -315,8 +315,8 @@ FOUNDRY_PRECISION = {"amp_bf16": "bf16", "bf16": "bf16", "amp_fp8": "fp8"}
 
 FOUNDRY_COLUMNS = [
     "group", "layers", "hidden", "heads", "vocab", "seq", "cluster", "gpus", "zero", "global-batch",
-    "micro-batch", "recompute", "precision", "grad-reduce-dtype", "attention", "measured_tokens_per_s",
-    "note",
+    "micro-batch", "recompute", "precision", "grad-reduce-dtype", "attention", "stack",
+    "measured_tokens_per_s", "note",
 ]
 
 FOUNDRY_HEADER = """\
@@ -329,8 +329,10 @@ FOUNDRY_HEADER = """\
 # Settings stated once: Composer + PyTorch FSDP1; FULL_SHARD = zero 3, SHARD_GRAD_OP = zero 2, over all
 #   GPUs; DEFAULT mixed precision = fp32 gradient reduction, PURE = bf16; activation checkpointing of
 #   whole blocks = recompute full; attention flash1 (flash-attn 1.0.x at those versions); GELU MLP of
-#   4 x hidden, vocabulary 50368, tied embeddings; clusters: dgx-h100 (the README does not describe the
-#   H100 fabric), dgx-a100 (A100 80GB, 1600 Gbit/s per node), dgx-a100-40gb (A100 40GB, same fabric).
+#   4 x hidden, vocabulary 50368, tied embeddings; eager PyTorch (stack pytorch-eager: no torch.compile;
+#   MPT's low-precision LayerNorm and GELU are one ATen kernel each and it has no rotary embedding, so
+#   the stack prices these rows as a fused one would); clusters: dgx-h100 (the README does not describe
+#   the H100 fabric), dgx-a100 (A100 80GB, 1600 Gbit/s per node), dgx-a100-40gb (A100 40GB, same fabric).
 """
 
 
@@ -347,6 +349,7 @@ def foundry_row(r):
         "recompute": "full" if r["activation_checkpointing"] == "true" else "none",
         "precision": FOUNDRY_PRECISION[r["precision"]],
         "grad-reduce-dtype": FOUNDRY_REDUCE[r["fsdp_mixed_precision"]], "attention": "flash1",
+        "stack": "pytorch-eager",
         "measured_tokens_per_s": str(int(r["tokens_per_s_per_gpu"]) * gpus),
         "note": f"{r['model']}; published {r['tokens_per_s_per_gpu']} tokens/s per GPU, "
                 f"{r['precision']}, {r['fsdp_mixed_precision']}, {r['sharding']}",

@@ -102,6 +102,14 @@ for field in ["layers", "hidden", "heads", "kv_heads", "vocab", "seq"]:
         doc[field] = value
         add(f"workload-{field}={value!r}"[:80], SIM + ["--model", "m.json"], {"m.json": dump(doc)},
             ["m.json", field])
+# The norm and the rotary embedding (docs/model.md "Software stack"): each bad value names its field.
+for field, value in [("norm", "batchnorm"), ("norm", 1), ("rope", "yes"), ("rope", 1),
+                     ("rope", [])]:
+    doc = dict(WORKLOAD)
+    doc[field] = value
+    add(f"workload-{field}={value!r}", SIM + ["--model", "m.json", "--stack", "pytorch-eager"],
+        {"m.json": dump(doc)}, ["m.json", field])
+add("stack=pytorch", SIM + ["--model", "llama3-8b", "--stack", "pytorch"], {}, ["--stack", "pytorch-eager"])
 for field in ["experts", "top_k"]:
     for value in [0, -3, 2**32 + 4, "2", 1e300]:
         doc = dict(WORKLOAD)

@@ -147,8 +147,9 @@ TEST_CASE("the shipped table covers the generations and stacks of the runs Lagom
   RegimeKey a100 = h100_key();
   a100.sm_arch = 80;
   a100.stack = Stack::megatron_deepspeed;
-  RegimeKey fsdp_a100;
+  RegimeKey fsdp_a100;  // llm-foundry's FSDP runs: eager PyTorch
   fsdp_a100.sm_arch = 80;
+  fsdp_a100.stack = Stack::pytorch_eager;
   fsdp_a100.sharding = Sharding::sharded_dp;
   fsdp_a100.multi_node = true;
   RegimeKey fsdp_h100 = fsdp_a100;
