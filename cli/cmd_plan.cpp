@@ -35,7 +35,7 @@ struct PlanFlags {
   std::optional<double> failures_per_gpu_hour, restart_s, checkpoint_GBps_per_node, step_time_cv, pue;
   std::string framework = "any";
   std::string precision = "bf16";
-  std::string stack = "megatron-core";
+  std::string stack;  // empty: the framework's default stack (megatron-core; pytorch-eager for torch-fsdp)
   int threads = 0;
   std::optional<std::string> nccl_version;  // --nccl-version (every cluster)
 };
@@ -198,7 +198,9 @@ void run_plan(const PlanFlags& flags, const Context& context) {
     fail(ErrorCode::invalid_input, "--budget: must be positive");
   model::Strategy& base = options.explore.base;
   base.precision = flag_value("--precision", model::k_precision_names.parse_or_error(flags.precision));
-  base.stack = flag_value("--stack", model::k_stack_names.parse_or_error(flags.stack));
+  const search::Framework framework = unwrap(search::parse_framework_flag(flags.framework));
+  base.stack = flags.stack.empty() ? search::framework_profile(framework).default_stack
+                                   : flag_value("--stack", model::k_stack_names.parse_or_error(flags.stack));
   if (flags.global_batch) {
     base.global_batch = *flags.global_batch;
   } else if (!flags.batch_tokens.empty()) {
@@ -216,7 +218,7 @@ void run_plan(const PlanFlags& flags, const Context& context) {
     fail(ErrorCode::invalid_input,
          "--global-batch or --batch-tokens: required (the model has no global_batch)");
   }
-  options.explore.framework = unwrap(search::parse_framework_flag(flags.framework));
+  options.explore.framework = framework;
   options.explore.threads = flags.threads;
   std::vector<plan::PlanPoint> points;
   for (const std::string& name : flags.clusters) {
@@ -283,7 +285,9 @@ void add_plan_command(CLI::App& app, Context& context) {
   command->add_option("--precision", flags->precision, "bf16|fp16|fp8|tf32|fp32 [bf16]");
   command->add_option(
       "--stack", flags->stack,
-      fmt::format("The software stack's host costs: {} [megatron-core]", model::k_stack_names.choices()));
+      fmt::format("The software stack's host costs and elementwise kernels: {} [megatron-core; pytorch-eager "
+                  "under --framework torch-fsdp]",
+                  model::k_stack_names.choices()));
   command->add_option_function<int>(
       "--threads", [flags](const int& v) { flags->threads = bounded("--threads", v, 1, 4096); },
       "Worker threads [all cores]");

@@ -23,6 +23,7 @@ Result<search::ExploreOptions> explore_options(const inputs::StrategyFlags& flag
     return make_error(ErrorCode::invalid_input, "global-batch: required (the workload has no global_batch)");
   options.framework = framework;
   const inputs::StrategyFlags& f = flags;
+  if (!f.has("stack")) options.base.stack = search::framework_profile(framework).default_stack;
   auto& pins = options.pinned;
   auto pinned = [&f](const char* key, auto value) {
     return f.has(key) ? std::optional<decltype(value)>(value) : std::nullopt;

@@ -129,6 +129,7 @@ FrameworkProfile make_torch() {
   p.framework = Framework::torch_fsdp;
   p.name = "torch-fsdp";
   p.version = "PyTorch 2.7 (DDP, FSDP2 fully_shard, DTensor TP, torch.distributed.pipelining)";
+  p.default_stack = model::Stack::pytorch_eager;  // torchtitan's configs: compile = false
   // No TP overlap without torch.compile (async TP is an inductor pass, not a module API) [T].
   p.tp_overlaps = {k_none};
   p.cp_comms = {CpCommType::allgather, CpCommType::p2p};

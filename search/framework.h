@@ -75,6 +75,10 @@ struct FrameworkProfile {
   bool expert_parallel = true;       // ep > 1
   int max_zero_with_pipeline = 3;    // the highest ZeRO stage the framework runs with pp > 1
   int max_zero_with_tp = 3;          // ... with tp > 1
+  // The software stack its runs are priced with when --stack is not given: torch-fsdp's models are
+  // PyTorch-native and eager unless compiled (pytorch-eager, the slower of the two, which a planner can
+  // afford to be told); the others Megatron-Core's defaults.
+  model::Stack default_stack = model::Stack::megatron_core;
   // Hybrid sharding (Strategy::dp_shard < dp): the ZeRO stages it runs with (explore searches dp_shard with
   // these; empty: refused, for the reason no_hybrid_sharding gives). `any` runs every dp_shard given but
   // explore does not search it there, so that its space stays what it was (pin --dp-shard to explore one).

@@ -131,3 +131,27 @@ TEST_CASE("plan prices the stack it is given, and takes its intervals from that 
   CHECK(bad.err.find("lagom: error: --stack: 'deepspeed' is not megatron-core, megatron-deepspeed, "
                      "pytorch-eager or pytorch-compile") != std::string::npos);
 }
+
+TEST_CASE("torch-fsdp's strategies are priced as eager PyTorch unless --stack names another stack",
+          "[cli][accuracy]") {
+  const std::vector<std::string> args = {"explore", "--model",     "llama3-8b",      "--cluster", "dgx-h100",
+                                         "--gpus",  "16",          "--global-batch", "64",        "--top",
+                                         "1",       "--framework", "torch-fsdp"};
+  const auto eager = run_json(args);
+  REQUIRE(!eager["results"].empty());
+  CHECK(eager["results"][0]["strategy"]["stack"] == "pytorch-eager");
+  auto compiled_args = args;
+  compiled_args.insert(compiled_args.end(), {"--stack", "pytorch-compile"});
+  const auto compiled = run_json(compiled_args);
+  REQUIRE(!compiled["results"].empty());
+  CHECK(compiled["results"][0]["strategy"]["stack"] == "pytorch-compile");
+  // Llama 3's RMSNorm, RoPE and SwiGLU as chains of kernels: the eager step is the slower.
+  CHECK(eager["results"][0]["iteration_time_s"].get<double>() >
+        1.05 * compiled["results"][0]["iteration_time_s"].get<double>());
+  const auto planned = run_json({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
+                                 "--tokens", "1B", "--global-batch", "64", "--framework", "torch-fsdp"});
+  CHECK(planned["rows"][0]["strategy"]["stack"] == "pytorch-eager");
+  const auto megatron = run_json({"plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
+                                  "--tokens", "1B", "--global-batch", "64", "--framework", "megatron-lm"});
+  CHECK(megatron["rows"][0]["strategy"]["stack"] == "megatron-core");
+}
