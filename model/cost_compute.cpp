@@ -587,7 +587,12 @@ struct LayerBuilder {
       // scaling, softmax in fp32: megatron/core/transformer/transformer_config.py:481-487): 4 kernels, 2e +
       // 20 bytes. With fp32 activations there is nothing to cast: 3 kernels, 6e bytes, and 2 kernels, 4e
       // bytes.
-      const bool fused = fused_softmax_runs(e == 2.0, q_rows, kv_rows, batch, causal);
+      // Eager PyTorch has no Megatron kernel: HuggingFace's eager attention scales, adds the mask, runs the
+      // softmax in fp32 and casts back (huggingface/transformers@v4.55.4:src/transformers/models/llama/
+      // modeling_llama.py eager_attention_forward), Megatron-Core's fallback chain within 2 bytes; Inductor
+      // fuses the chain as Megatron's kernel does.
+      const bool fused =
+          s.stack != Stack::pytorch_eager && fused_softmax_runs(e == 2.0, q_rows, kv_rows, batch, causal);
       const bool layer_scaling = s.stack == Stack::megatron_deepspeed;
       const bool cast = e == 2.0;
       const int fallback_kernels = (layer_scaling ? 3 : 2) + (cast ? 2 : 0);

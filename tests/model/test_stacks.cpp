@@ -208,3 +208,26 @@ TEST_CASE("a workload's norm and rotary embedding: presets, files and HuggingFac
   CHECK(parse_hf_config(gpt2, "config.json").value().norm == NormType::layernorm);
   CHECK_FALSE(parse_hf_config(gpt2, "config.json").value().rope);
 }
+
+TEST_CASE("standard attention under eager PyTorch runs the softmax as a chain; compiled as one kernel",
+          "[model]") {
+  const WorkloadSpec w = workload_preset("gpt2").value();  // 12 heads, seq 1024: Megatron's kernel runs
+  const ClusterSpec cluster = cluster_preset("dgx-a100").value();
+  auto softmax = [&](Stack stack) {
+    Strategy s;
+    s.gpus = 1;
+    s.global_batch = 4;
+    s.micro_batch = 4;
+    s.attention = Attention::standard;
+    s.stack = stack;
+    s = resolve_strategy(s, w, cluster).value();
+    const CostModel model(cluster, std::nullopt, stack);
+    return op(model.layer_steps(w, s, Phase::forward, 0), "attn.softmax");
+  };
+  const double scores = 4.0 * 12 * 1024 * 1024;
+  // Scale, mask, fp32 softmax, cast back: 2·2 + 20 B per score, 4 kernels.
+  CHECK(softmax(Stack::pytorch_eager).bytes == 24.0 * scores);
+  CHECK(softmax(Stack::pytorch_eager).launches == 4);
+  CHECK(softmax(Stack::pytorch_compile).bytes == 4.0 * scores);
+  CHECK(softmax(Stack::megatron_core).bytes == 4.0 * scores);
+}
