@@ -122,12 +122,13 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
   fmt::print("{}\n", documents::nccl_text(cluster));
   fmt::print(
       "# strategy: tp {} pp {} dp {} cp {} ep {} sp {} vpp {} zero {} micro-batch {} global-batch {} "
-      "recompute {} schedule {} tp-overlap {} dp-overlap {} bucket-mb {} precision {} attention {}{}\n",
+      "recompute {} schedule {} tp-overlap {} dp-overlap {} bucket-mb {} precision {} attention {} stack "
+      "{}{}\n",
       strategy.tp, strategy.pp, strategy.dp, strategy.cp, strategy.ep, strategy.sp ? "on" : "off",
       strategy.vpp, strategy.zero, strategy.micro_batch, strategy.global_batch,
       model::recompute_text(strategy), model::to_string(strategy.schedule), model::to_string(tp_overlap),
       strategy.dp_overlap ? "on" : "off", bucket_mb, model::to_string(strategy.precision),
-      model::to_string(strategy.attention),
+      model::to_string(strategy.attention), model::to_string(strategy.stack),
       strategy.dp_shard > 0 ? fmt::format(" dp-shard {}", strategy.dp_shard) : std::string());
   if (!flags.comm_config.empty()) {
     fmt::print(
