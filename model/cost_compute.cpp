@@ -6,6 +6,7 @@
 
 #include "model/checkpoint_policy.h"
 #include "model/cost_model.h"
+#include "model/elementwise.h"
 
 namespace lagom::model {
 
@@ -331,72 +332,6 @@ struct Fp8Backward {
       0;  // transposed FP8 copies the wgrad needs that the casts did not write (after the dgrad)
 };
 
-// A chain of elementwise kernels as a software stack runs it (docs/model.md "Software stack"): HBM bytes
-// per element of the forward and of its backward, and the kernels each launches. A fused kernel reads its
-// inputs and writes its outputs once; an unfused chain pays each kernel's read and write. Counted from the
-// stacks' source (the forward) and from autograd's formulas for each op (the backward;
-// pytorch/pytorch:tools/autograd/derivatives.yaml), not profiled. e: bytes per activation element.
-struct ElementwiseChain {
-  double forward_bytes = 0;
-  double backward_bytes = 0;
-  int forward_launches = 1;
-  int backward_launches = 1;
-};
-
-// RMSNorm as eager PyTorch runs it: torchtitan's RMSNorm (pytorch/torchtitan@7c3a1fac2:torchtitan/models/
-// norms.py:95-100, `norm_type = "rmsnorm"` in its Llama configs) and HuggingFace's LlamaRMSNorm alike:
-// x.float() (read e, write 4), pow(2) (4 + 4), mean (4), + eps and rsqrt (per token), x · rsqrt (4 + 4),
-// type_as (4 + e), · weight (e + e): 28 + 4e bytes, 8 kernels. Backward, autograd's nodes: the weight
-// product's two gradients (g·w: 2e; g·out summed over tokens: 4e), type_as's (e + 4), x · rsqrt's two
-// (g·r: 8; g·x summed per token: 12), mean's expand (4), pow's 2·x·g (3 kernels, 28), the two paths'
-// accumulation (12), float's (4 + e): 80 + 9e bytes, 14 kernels. Without a cast (fp32 activations) the two
-// casts and their gradients go: 20 + 2e and 72 + 7e bytes, 6 and 12 kernels.
-ElementwiseChain eager_rmsnorm(double e) {
-  if (e >= 4.0) return {20.0 + 2.0 * e, 72.0 + 7.0 * e, 6, 12};
-  return {28.0 + 4.0 * e, 80.0 + 9.0 * e, 8, 14};
-}
-
-// Rotary embedding of one element of Q or K; launches for Q and K together.
-//  * fused (Megatron-Core with apply_rope_fusion, on in NeMo's Llama, Mixtral and Nemotron configs,
-//    NVIDIA/NeMo@8cfedd7203:nemo/collections/llm/gpt/model/llama.py:81; Transformer Engine's
-//    fused_rope; Inductor under torch.compile): read e, write e, each way; one kernel per tensor.
-//  * pytorch-eager (torchtitan's apply_rotary_emb, pytorch/torchtitan@7c3a1fac2:torchtitan/models/llama/
-//    model.py:109-113: float(), a complex product with the frequencies, type_as): (e + 4) + 8 + (4 + e) =
-//    16 + 2e bytes, 3 kernels per tensor; the backward the same three in reverse. HuggingFace's
-//    rotate_half form (q·cos + rotate_half(q)·sin in the activation dtype) moves 10e, the same at e = 2.
-//  * megatron-deepspeed (microsoft/Megatron-DeepSpeed@f4157bea:megatron/model/rotary_pos_embedding.py:
-//    47-69: t·cos, rotate_half's neg and cat, ·sin, the sum, and a cat with the empty pass-through part):
-//    12e, 6 kernels per tensor; backward the two products, the neg, the accumulation and chunk's cat: 10e,
-//    5 kernels.
-ElementwiseChain rope_chain(Stack stack, double e) {
-  switch (stack) {
-    case Stack::pytorch_eager:
-      return {16.0 + 2.0 * e, 16.0 + 2.0 * e, 6, 6};
-    case Stack::megatron_deepspeed:
-      return {12.0 * e, 10.0 * e, 12, 10};
-    case Stack::megatron_core:
-    case Stack::pytorch_compile:
-      break;
-  }
-  return {2.0 * e, 2.0 * e, 2, 2};
-}
-
-// The FFN activation per element of its output (f wide), as the stack runs it. Fused (Megatron-Core's
-// bias_swiglu / bias_gelu, Inductor, a single ATen gelu): read the inputs (2 when gated), write the
-// output; backward twice that. Unfused gated (pytorch-eager's `F.silu(w1(x)) * w3(x)`, torchtitan
-// models/llama/model.py and HuggingFace's LlamaMLP; Megatron-DeepSpeed's swiglu, megatron/model/
-// transformer.py:138-140): silu (e + e) then the product (2e + e): 5e, 2 kernels; backward the product's two
-// gradients (3e each) and silu's (3e): 9e, 3 kernels. Squared ReLU under eager PyTorch (relu, then square):
-// 4e, 2 kernels; backward 6e, 3 kernels.
-ElementwiseChain activation_chain(Stack stack, FfnType type, double e) {
-  const bool unfused_gated =
-      is_gated(type) && (stack == Stack::pytorch_eager || stack == Stack::megatron_deepspeed);
-  if (unfused_gated) return {5.0 * e, 9.0 * e, 2, 3};
-  if (type == FfnType::squared_relu && stack == Stack::pytorch_eager) return {4.0 * e, 6.0 * e, 2, 3};
-  const double fused = e * (is_gated(type) ? 3.0 : 2.0);
-  return {fused, 2.0 * fused, 1, 1};
-}
-
 // Builds the forward sequence of a layer; backward and recompute are derived from it.
 struct LayerBuilder {
   const CostModel& model;
@@ -482,16 +417,11 @@ struct LayerBuilder {
   }
   // LayerNorm / RMSNorm: read the input, write the output (in FP8 when an FP8 GEMM follows: TE's
   // LayerNormLinear casts inside the norm kernel, layernorm_linear.py:130-148).
-  // Eager PyTorch's RMSNorm is a chain of kernels in fp32 (eager_rmsnorm); LayerNorm is one ATen kernel.
+  // Eager PyTorch's RMSNorm is a chain of kernels in fp32 (model/elementwise.h norm_chain).
   void norm(const std::string& name, bool fp8_out) {
-    const double elements = tokens_sp * w.hidden;
-    if (w.norm == NormType::rmsnorm && s.stack == Stack::pytorch_eager) {
-      chain(name, OpKind::norm, elements, eager_rmsnorm(e));
-      return;
-    }
-    compute(name, OpKind::norm, 0, elements * (e + (fp8_out ? 1.0 : e)));
+    chain(name, OpKind::norm, tokens_sp * w.hidden, norm_chain(s.stack, w.norm, e, fp8_out));
   }
-  // An op that is a chain of `elements`-sized kernels.
+  // An op that is a chain of `elements`-sized kernels (a fused one a chain of one).
   void chain(const std::string& name, OpKind kind, double elements, const ElementwiseChain& c) {
     compute(name, kind, 0, elements * c.forward_bytes);
     steps.back().compute.backward_bytes = elements * c.backward_bytes;
@@ -509,16 +439,9 @@ struct LayerBuilder {
   void activation(const std::string& name, double rows, double f) {
     chain(name, OpKind::elementwise, rows * f, activation_chain(s.stack, w.ffn_type, e));
   }
+  // bias-dropout-add (model/elementwise.h residual_chain).
   void residual(const std::string& name) {
-    // bias-dropout-add: read the branch and the residual, write the sum, and with dropout its 1-byte mask
-    // (torch's dropout keeps a bool mask, Megatron's bias_dropout_add_fusion). Eager PyTorch runs the
-    // dropout (read e, write e and the mask) and the sum as two kernels.
-    const bool dropout = s.dropout > 0;
-    if (dropout && s.stack == Stack::pytorch_eager) {
-      chain(name, OpKind::elementwise, tokens_sp * w.hidden, {5.0 * e + 1.0, 2.0 * (5.0 * e + 1.0), 2, 2});
-      return;
-    }
-    compute(name, OpKind::elementwise, 0, tokens_sp * w.hidden * (3.0 * e + (dropout ? 1.0 : 0.0)));
+    chain(name, OpKind::elementwise, tokens_sp * w.hidden, residual_chain(s.stack, s.dropout > 0, e));
   }
 
   void attention_block(const std::string& prefix, bool cross, bool causal) {
@@ -590,9 +513,10 @@ struct LayerBuilder {
       // Eager PyTorch has no Megatron kernel: HuggingFace's eager attention scales, adds the mask, runs the
       // softmax in fp32 and casts back (huggingface/transformers@v4.55.4:src/transformers/models/llama/
       // modeling_llama.py eager_attention_forward), Megatron-Core's fallback chain within 2 bytes; Inductor
-      // fuses the chain as Megatron's kernel does.
+      // fuses the chain into one kernel whatever the shape.
       const bool fused =
-          s.stack != Stack::pytorch_eager && fused_softmax_runs(e == 2.0, q_rows, kv_rows, batch, causal);
+          s.stack == Stack::pytorch_compile ||
+          (s.stack != Stack::pytorch_eager && fused_softmax_runs(e == 2.0, q_rows, kv_rows, batch, causal));
       const bool layer_scaling = s.stack == Stack::megatron_deepspeed;
       const bool cast = e == 2.0;
       const int fallback_kernels = (layer_scaling ? 3 : 2) + (cast ? 2 : 0);
@@ -997,10 +921,8 @@ std::vector<Step> CostModel::head_steps(const WorkloadSpec& w, const Strategy& s
                          static_cast<std::int64_t>(h), 1};
   const double logits_flops = 2.0 * tokens * v * h;
   const double logits_bytes = e * (tokens * h + h * v + tokens * v);
-  // Eager PyTorch's RMSNorm: a chain of kernels (eager_rmsnorm), its launches priced with it.
-  const bool eager_norm = w.norm == NormType::rmsnorm && s.stack == Stack::pytorch_eager;
-  const ElementwiseChain final_norm =
-      eager_norm ? eager_rmsnorm(e) : ElementwiseChain{2.0 * e, 4.0 * e, 1, 1};
+  // The final norm as the stack runs it (norm_chain), its launches priced with it.
+  const ElementwiseChain final_norm = norm_chain(s.stack, w.norm, e);
   auto add_final_norm = [&](std::string name, double per_element, int launches) {
     add(std::move(name), OpKind::norm, 0, per_element * tokens_sp * h, {});
     ComputeOp& op = steps.back().compute;

@@ -8,6 +8,7 @@
 
 #include "model/checkpoint_policy.h"
 #include "model/cost_model.h"
+#include "model/elementwise.h"
 #include "model/pipeline_split.h"
 
 namespace lagom::model {
@@ -41,16 +42,12 @@ double CostModel::activation_bytes_per_layer(const WorkloadSpec& w, const Strate
     split += 4.0 * sb * h + 4.0 * sb * kvd;
   }
   const double mult = is_gated(w.ffn_type) ? 2.0 : 1.0;
-  // What an unfused stack's chains save beyond a fused kernel's inputs (model/cost_compute.cpp
-  // ElementwiseChain): eager RMSNorm keeps the fp32 copy its pow and product save (4 B) and the normalised
-  // output the weight's product saves, where a fused norm keeps its 16-bit input: 4 B more per element per
-  // norm; an unfused gated activation keeps silu's output for the product too: 2 B more per element of f.
-  const bool eager_norm = w.norm == NormType::rmsnorm && s.stack == Stack::pytorch_eager;
+  // What an unfused stack's chains keep beyond a fused kernel's inputs (model/elementwise.h): eager
+  // RMSNorm's fp32 copy, an unfused gated activation's silu output.
+  const double act_e = s.precision == Precision::fp32 || s.precision == Precision::tf32 ? 4.0 : 2.0;
   const double norms = w.decoder_layers > 0 && layer >= w.encoder_layers ? 3.0 : 2.0;
-  if (eager_norm) replicated += 4.0 * norms * sb * h;
-  const double unfused_act =
-      is_gated(w.ffn_type) && (s.stack == Stack::pytorch_eager || s.stack == Stack::megatron_deepspeed) ? 2.0
-                                                                                                        : 0.0;
+  replicated += norms * sb * h * norm_chain(s.stack, w.norm, act_e).extra_saved_bytes;
+  const double unfused_act = activation_chain(s.stack, w.ffn_type, act_e).extra_saved_bytes;
   if (!w.is_moe_layer(layer)) {
     // fc1 output (activation input) 2sb·f·mult, fc2 input sbf per byte: bf16 gelu 4sbf (= 16sbh at f = 4h),
     // swiglu 6sbf.

@@ -63,7 +63,7 @@ struct ComputeOp {
   int backward_launches = 1;
   // HBM bytes of this op's backward; < 0: twice `bytes` (read the saved input and the incoming gradient,
   // write the gradient), the rule for a fused memory-bound op. An unfused chain's backward is counted from
-  // autograd's nodes for its kernels (model/cost_compute.cpp ElementwiseChain).
+  // autograd's nodes for its kernels (model/elementwise.h ElementwiseChain).
   double backward_bytes = -1;
   // One weight GEMM (kind gemm, not batched, non-empty): what TP overlap decomposes with its collective
   // (model/overlap_plan.h).

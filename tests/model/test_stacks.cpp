@@ -55,33 +55,28 @@ TEST_CASE("eager PyTorch runs RMSNorm RoPE and SwiGLU as chains of kernels; fuse
   const auto cf = core.layer_steps(w, sc, Phase::forward, 0);
   const auto cb = core.layer_steps(w, sc, Phase::backward, 0);
 
+  // An op's forward and backward: bytes per element and kernels each way.
+  auto check = [](const std::vector<Step>& fwd, const std::vector<Step>& bwd, const std::string& name,
+                  double elements, double forward_bytes, int forward_launches, double backward_bytes,
+                  int backward_launches) {
+    INFO(name);
+    CHECK(op(fwd, name).bytes == forward_bytes * elements);
+    CHECK(op(fwd, name).launches == forward_launches);
+    CHECK(op(bwd, name + ".bwd").bytes == backward_bytes * elements);
+    CHECK(op(bwd, name + ".bwd").launches == backward_launches);
+  };
   // RMSNorm: float, pow, mean, +eps, rsqrt, product, type_as, weight: 28 + 4e = 36 B per element, 8
   // kernels; its backward 80 + 9e = 98 B, 14 kernels. Fused: read 2, write 2; backward twice that.
-  CHECK(op(ef, "attn.norm").bytes == 36.0 * tokens * h);
-  CHECK(op(ef, "attn.norm").launches == 8);
-  CHECK(op(eb, "attn.norm.bwd").bytes == 98.0 * tokens * h);
-  CHECK(op(eb, "attn.norm.bwd").launches == 14);
-  CHECK(op(cf, "attn.norm").bytes == 4.0 * tokens * h);
-  CHECK(op(cb, "attn.norm.bwd").bytes == 8.0 * tokens * h);
-  CHECK(op(cf, "attn.norm").launches == 1);
-
+  check(ef, eb, "attn.norm", tokens * h, 36.0, 8, 98.0, 14);
+  check(cf, cb, "attn.norm", tokens * h, 4.0, 1, 8.0, 1);
   // RoPE on Q and K (4,096 + 1,024 per token): eager float, complex product, type_as, 20 B and 3 kernels a
   // tensor each way; fused read 2 write 2, one kernel a tensor, the backward the same bytes.
-  CHECK(op(ef, "attn.rope").bytes == 20.0 * tokens * qk);
-  CHECK(op(ef, "attn.rope").launches == 6);
-  CHECK(op(eb, "attn.rope.bwd").bytes == 20.0 * tokens * qk);
-  CHECK(op(cf, "attn.rope").bytes == 4.0 * tokens * qk);
-  CHECK(op(cf, "attn.rope").launches == 2);
-  CHECK(op(cb, "attn.rope.bwd").bytes == 4.0 * tokens * qk);
-
+  check(ef, eb, "attn.rope", tokens * qk, 20.0, 6, 20.0, 6);
+  check(cf, cb, "attn.rope", tokens * qk, 4.0, 2, 4.0, 2);
   // SwiGLU: silu then the product, 5e; backward 9e, 3 kernels. Fused: read gate and up, write: 3e, twice
   // back.
-  CHECK(op(ef, "mlp.act").bytes == 10.0 * tokens * f);
-  CHECK(op(ef, "mlp.act").launches == 2);
-  CHECK(op(eb, "mlp.act.bwd").bytes == 18.0 * tokens * f);
-  CHECK(op(eb, "mlp.act.bwd").launches == 3);
-  CHECK(op(cf, "mlp.act").bytes == 6.0 * tokens * f);
-  CHECK(op(cb, "mlp.act.bwd").bytes == 12.0 * tokens * f);
+  check(ef, eb, "mlp.act", tokens * f, 10.0, 2, 18.0, 3);
+  check(cf, cb, "mlp.act", tokens * f, 6.0, 1, 12.0, 1);
 
   // The final norm too, its launches in its price (made at creation).
   const ComputeOp final_norm = op(eager.head_steps(w, se, Phase::forward), "final.norm");
@@ -230,4 +225,22 @@ TEST_CASE("standard attention under eager PyTorch runs the softmax as a chain; c
   CHECK(softmax(Stack::pytorch_eager).launches == 4);
   CHECK(softmax(Stack::pytorch_compile).bytes == 4.0 * scores);
   CHECK(softmax(Stack::megatron_core).bytes == 4.0 * scores);
+  // fp32 activations: Megatron's kernel needs 16-bit input and Megatron-Core runs its chain (scale, mask,
+  // softmax: 4e); Inductor fuses whatever the dtype (read 4, write 4).
+  auto fp32_softmax = [&](Stack stack) {
+    Strategy s;
+    s.gpus = 1;
+    s.global_batch = 1;
+    s.attention = Attention::standard;
+    s.precision = Precision::fp32;
+    s.stack = stack;
+    s = resolve_strategy(s, w, cluster).value();
+    const CostModel model(cluster, std::nullopt, stack);
+    return op(model.layer_steps(w, s, Phase::forward, 0), "attn.softmax");
+  };
+  const double one = 12.0 * 1024 * 1024;
+  CHECK(fp32_softmax(Stack::megatron_core).bytes == 16.0 * one);
+  CHECK(fp32_softmax(Stack::megatron_core).launches == 2);
+  CHECK(fp32_softmax(Stack::pytorch_compile).bytes == 8.0 * one);
+  CHECK(fp32_softmax(Stack::pytorch_compile).launches == 1);
 }
