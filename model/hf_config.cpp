@@ -55,22 +55,6 @@ const std::set<std::string, std::less<>>& no_effect_keys() {
   return keys;
 }
 
-// The families whose layers normalise with LayerNorm (transformers v4.55.4 modeling_<name>.py: GPT-2,
-// GPT-NeoX, Phi, StarCoder2 nn.LayerNorm; Nemotron its LayerNorm1P; OLMo its non-parametric LayerNorm);
-// every other family read uses an RMSNorm (LlamaRMSNorm and its copies, T5LayerNorm, GemmaRMSNorm).
-NormType family_norm(std::string_view family) {
-  constexpr std::array<std::string_view, 6> layernorm{"gpt2",       "gpt_neox", "phi",
-                                                      "starcoder2", "nemotron", "olmo"};
-  return std::find(layernorm.begin(), layernorm.end(), family) != layernorm.end() ? NormType::layernorm
-                                                                                  : NormType::rmsnorm;
-}
-// Every family read applies rotary embeddings to Q and K except GPT-2 (learned absolute positions) and the
-// T5 family (a relative position bias). GPT-NeoX, Phi and Nemotron rotate part of each head
-// (rotary_pct / partial_rotary_factor), priced as the whole head.
-bool family_rope(std::string_view family) {
-  return family != "gpt2" && family != "t5" && family != "mt5" && family != "umt5";
-}
-
 std::string family_names() {
   std::string out;
   for (const hf::Family& family : hf::families()) out += (out.empty() ? "" : ", ") + std::string(family.name);
@@ -322,8 +306,8 @@ Result<HfReading> read_hf_config(const nlohmann::json& document, const std::stri
   }
   w.name = out.family;
   // The norm and the position embedding are the family's modeling code, not config keys.
-  w.norm = family_norm(out.family);
-  w.rope = family_rope(out.family);
+  w.norm = family->rmsnorm ? NormType::rmsnorm : NormType::layernorm;
+  w.rope = family->rope;
   if (r.has("_name_or_path") && r.at("_name_or_path").is_string() &&
       !r.at("_name_or_path").get<std::string>().empty()) {
     w.name = r.at("_name_or_path").get<std::string>();

@@ -27,6 +27,12 @@ struct Family {
   std::string_view defaults;
   // The class's attribute_map: {"alias": "key"}, keys the class accepts under another name.
   std::string_view aliases = "{}";
+  // What its modeling code builds, which no config key says: the layer norm (LlamaRMSNorm and its copies,
+  // T5LayerNorm, GemmaRMSNorm; false: nn.LayerNorm, Nemotron's LayerNorm1P, OLMo's non-parametric
+  // LayerNorm) and rotary embeddings of Q and K (false: GPT-2's learned positions, T5's relative bias;
+  // GPT-NeoX, Phi and Nemotron rotate part of each head, priced as the whole head).
+  bool rmsnorm = true;
+  bool rope = true;
 };
 
 // Every family read, in the order of the error that lists them.
