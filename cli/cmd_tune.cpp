@@ -241,17 +241,20 @@ void run_tune(const TuneFlags& flags, const Context& context) {
                                            : explored_strategy(flags, framework, context, explored_note);
   auto scenario = unwrap(load_scenario(flags.spec, strategy_flags, &context.progress()));
   // The baseline is the framework's defaults: its own bucket size unless --bucket-mb pins one, its own
-  // pipeline transfers unless --pp-tp-split does, its stack unless --stack does.
+  // pipeline transfers unless --pp-tp-split does, its ZeRO-2 unless --zero2 does, its stack unless --stack
+  // does.
   if (framework != search::Framework::any) {
     StrategyFlags with_defaults = strategy_flags;
     if (!flags.strategy.has("bucket_mb"))
       with_defaults.values.bucket_mb =
           search::default_bucket_mb(profile, scenario->workload, scenario->strategy);
-    with_defaults.values.pp_tp_split =
-        search::with_framework_pipeline_split(profile, scenario->strategy).pp_tp_split;
+    const model::Strategy framework_defaults = search::with_framework_defaults(profile, scenario->strategy);
+    with_defaults.values.pp_tp_split = framework_defaults.pp_tp_split;
+    with_defaults.values.zero2 = framework_defaults.zero2;
     if (!flags.strategy.has("stack")) with_defaults.values.stack = profile.default_stack;
     if (with_defaults.values.bucket_mb != strategy_flags.values.bucket_mb ||
         with_defaults.values.pp_tp_split != strategy_flags.values.pp_tp_split ||
+        with_defaults.values.zero2 != strategy_flags.values.zero2 ||
         with_defaults.values.stack != strategy_flags.values.stack)
       scenario = unwrap(load_scenario(flags.spec, with_defaults));
   }

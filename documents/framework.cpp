@@ -83,7 +83,7 @@ nlohmann::json torch_settings(const model::Strategy& s, const FrameworkKnobs& k)
   nlohmann::json doc = {{"wrapper", s.zero >= 2 ? "fully_shard" : "ddp"},
                         {"ddp", std::move(ddp)},
                         {"fully_shard", std::move(shard)}};
-  if (s.zero == 3) doc["prefetch_layers"] = k.prefetch;
+  if (model::gathers_per_layer(s)) doc["prefetch_layers"] = k.prefetch;
   return doc;
 }
 

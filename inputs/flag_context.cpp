@@ -62,6 +62,12 @@ bool context_parallel(const WorkloadSpec&, const Strategy& s) {
 std::string cp(const WorkloadSpec&, const Strategy& s) {
   return fmt::format("cp={}", s.cp);
 }
+bool zero_two(const WorkloadSpec&, const Strategy& s) {
+  return s.zero == 2;
+}
+std::string zero(const WorkloadSpec&, const Strategy& s) {
+  return fmt::format("zero={}", s.zero);
+}
 // Gradients are reduced over the dp·cp ranks that hold the same weights.
 bool reduced(const WorkloadSpec&, const Strategy& s) {
   return static_cast<long>(s.dp) * s.cp > 1;
@@ -89,6 +95,7 @@ const std::vector<FlagContext>& flag_contexts() {
       {"pp_tp_split", {"tp"}, tensor_parallel, "tp > 1", tp},
       {"pp_tp_split", {"sp"}, no_sp, "no sequence parallelism", sp},
       {"cp_comm_type", {"cp"}, context_parallel, "cp > 1", cp},
+      {"zero2", {"zero"}, zero_two, "zero 2", zero},
       {"schedule", {"pp", "vpp"}, pipeline, "pp > 1", pp},
       {"zero",
        {"dp", "cp", "tp", "ep", "expert_tp"},

@@ -1042,6 +1042,14 @@ bool pipeline_splits_over_tp(const Strategy& s) {
   return s.stack == Stack::megatron_deepspeed;
 }
 
+bool zero2_as_fsdp(const Strategy& s) {
+  return s.zero == 2 && s.zero2 == Zero2::fsdp;
+}
+
+bool gathers_per_layer(const Strategy& s) {
+  return s.zero == 3 || zero2_as_fsdp(s);
+}
+
 double CostModel::model_flops_per_iteration(const WorkloadSpec& w, long global_batch) {
   // Forward matmul FLOPs per token, × 3 for forward + backward (docs/model.md#flops-convention).
   const double h = static_cast<double>(w.hidden);

@@ -82,6 +82,12 @@ struct MemoryBreakdown {
 // Whether the stack sends a pipeline stage's activations (and their gradients) split over the stage's TP
 // ranks and all-gathers them over TP after the receive (Megatron-DeepSpeed without sequence parallelism).
 [[nodiscard]] bool pipeline_splits_over_tp(const Strategy& strategy);
+// Whether the strategy runs FSDP's ZeRO-2 (model::Zero2): zero 2 with `--zero2 fsdp` (`auto` is DeepSpeed's
+// unless a framework profile made it FSDP's).
+[[nodiscard]] bool zero2_as_fsdp(const Strategy& strategy);
+// Whether each layer's parameters are all-gathered before its forward in every micro-batch (ZeRO-3, FSDP's
+// ZeRO-2), and before its backward too (ZeRO-3 only: reshard after forward).
+[[nodiscard]] bool gathers_per_layer(const Strategy& strategy);
 
 class CostModel {
  public:

@@ -699,6 +699,11 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
     return bad(
         fmt::format("param-gather-overlap needs the distributed optimizer (zero 1 or 2; zero={})", s.zero));
   }
+  if (s.param_gather_overlap && s.zero == 2 && s.zero2 == Zero2::fsdp) {
+    return bad(
+        "param-gather-overlap: FSDP's zero 2 (zero2 fsdp) gathers each layer before its forward "
+        "already; the option is the distributed optimizer's");
+  }
   if (s.param_gather_with_optimizer && (!s.param_gather_overlap || s.vpp < 2)) {
     return bad(
         "param-gather-with-optimizer needs param-gather-overlap on and the interleaved schedule (vpp > 1)");

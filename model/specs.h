@@ -493,6 +493,22 @@ inline constexpr auto k_pipeline_split_names = enum_table<PipelineSplit>(
 constexpr const auto& enum_names(PipelineSplit) {
   return k_pipeline_split_names;
 }
+// What ZeRO stage 2 is (the gradients and optimizer states sharded over the shard group): `deepspeed`,
+// DeepSpeed's stage 2, every rank keeping the whole 16-bit parameters and all-gathering the updated shards
+// after the optimizer step (microsoft/DeepSpeed@v0.16.4 deepspeed/runtime/zero/stage_1_and_2.py:1930);
+// `fsdp`, PyTorch FSDP's SHARD_GRAD_OP (FSDP2's fully_shard(reshard_after_forward=False)), whose
+// parameters stay sharded between steps and are all-gathered layer by layer before every micro-batch's
+// forward, kept through its backward and freed after it, each layer's gradients reduce-scattered after
+// its backward (pytorch/pytorch@v1.13.0 torch/distributed/fsdp/fully_sharded_data_parallel.py:140-148,
+// :3386-3390). `auto`: the framework's (search::with_framework_defaults: fsdp under --framework torch-fsdp),
+// otherwise DeepSpeed's. Which library shards is the framework's choice, not the kernels' (the stack): a
+// HuggingFace model under DeepSpeed runs the PyTorch stacks' kernels with DeepSpeed's ZeRO-2.
+enum class Zero2 { automatic, deepspeed, fsdp };
+inline constexpr auto k_zero2_names =
+    enum_table<Zero2>({{Zero2::automatic, "auto"}, {Zero2::deepspeed, "deepspeed"}, {Zero2::fsdp, "fsdp"}});
+constexpr const auto& enum_names(Zero2) {
+  return k_zero2_names;
+}
 // A stack's host costs, microseconds. An op or a collective call takes at least the larger of the stack's
 // cost and the cluster's launch floor.
 struct StackCosts {
@@ -545,6 +561,7 @@ struct Strategy {
   Attention attention = Attention::flash;
   Stack stack = Stack::megatron_core;                // the software stack's host costs (StackCosts)
   PipelineSplit pp_tp_split = PipelineSplit::stack;  // pipeline transfers split over TP (PipelineSplit)
+  Zero2 zero2 = Zero2::automatic;                    // what zero 2 is (Zero2)
   CpCommType cp_comm = CpCommType::a2a;              // with cp > 1 (Megatron's cp_comm_type)
   // MoE as Megatron-Core runs it (docs/model.md "Mixture of experts"): the token dispatcher; the capacity
   // factor (0 = none: dropless; else capacity = ⌈local tokens·top_k/experts·factor⌉ rows per expert per

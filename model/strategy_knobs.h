@@ -227,6 +227,13 @@ void for_each_knob(S& s, Visit&& visit) {
                     "the receive (Megatron-DeepSpeed's scatter-gather) [stack: on for megatron-deepspeed]"},
                    k_pipeline_split_names},
         s.pp_tp_split);
+  visit(ChoiceKnob{{"zero2", "--zero2",
+                    "auto|deepspeed|fsdp: what zero 2 is: DeepSpeed's (whole parameters on every rank, the "
+                    "updated shards all-gathered after the optimizer step) or FSDP's SHARD_GRAD_OP / "
+                    "fully_shard(reshard_after_forward=False) (each layer gathered before every forward) "
+                    "[auto: fsdp under --framework torch-fsdp, else deepspeed]"},
+                   k_zero2_names},
+        s.zero2);
   visit(ChoiceKnob{{"cp_comm_type", "--cp-comm-type",
                     "CP attention: a2a (Ulysses), p2p (K/V ring), allgather (K/V all-gather) [a2a]"},
                    k_cp_comm_type_names},

@@ -104,7 +104,7 @@ std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& w,
                           s.schedule = vpp > 1 ? model::Schedule::interleaved : model::Schedule::one_f_one_b;
                           auto resolved = model::resolve_strategy(s, w, cluster);
                           if (!resolved.ok()) continue;
-                          *resolved = with_framework_pipeline_split(profile, *resolved);
+                          *resolved = with_framework_defaults(profile, *resolved);
                           if (!p.bucket_mb) resolved->bucket_mb = default_bucket_mb(profile, w, *resolved);
                           if (check_strategy(profile, *resolved).ok())
                             out.push_back(std::move(resolved).value());
@@ -137,7 +137,7 @@ Status check_framework_pins(const ExploreOptions& options) {
   s.cp = p.cp_comm ? std::max(2, s.cp) : 1;
   if (p.tp_overlap && p.tp_overlap->kind != model::OverlapMethodKind::none) s.sp = true;
   const FrameworkProfile& profile = framework_profile(options.framework);
-  return check_strategy(profile, with_framework_pipeline_split(profile, s));
+  return check_strategy(profile, with_framework_defaults(profile, s));
 }
 
 namespace {

@@ -159,6 +159,8 @@ FrameworkProfile make_torch() {
   // torch.distributed.pipelining sends a stage's output tensors whole.
   p.pipeline_split = model::PipelineSplit::off;
   p.pipeline_split_settable = false;
+  // Its zero 2 is fully_shard(reshard_after_forward=False) [T]: FSDP's, gathered before every forward.
+  p.zero2 = model::Zero2::fsdp;
   return p;
 }
 
@@ -185,6 +187,9 @@ FrameworkProfile make_deepspeed() {
   // Its pipeline engine splits a stage's output over the model-parallel ranks (pipe_partitioned and
   // grad_partitioned, true by default: [D] runtime/pipe/engine.py:144-145); the config sets either way.
   p.pipeline_split = model::PipelineSplit::on;
+  // Stage 2 keeps the whole 16-bit parameters on every rank and all-gathers the updated partitions after
+  // the step ([D] runtime/zero/stage_1_and_2.py:1930).
+  p.zero2 = model::Zero2::deepspeed;
   return p;
 }
 
@@ -290,6 +295,15 @@ Status check_strategy(const FrameworkProfile& p, const model::Strategy& s) {
                                  model::to_string(s.pp_tp_split), p.name,
                                  p.pipeline_split == model::PipelineSplit::on ? "split over TP" : "whole"));
   }
+  // `auto` is the framework's own (with_framework_defaults).
+  if (s.zero == 2 && p.zero2 != model::Zero2::automatic && s.zero2 != model::Zero2::automatic &&
+      s.zero2 != p.zero2) {
+    return refuse(
+        p, fmt::format("zero2 {} is not available ({}'s zero 2 is {})", model::to_string(s.zero2), p.name,
+                       p.zero2 == model::Zero2::fsdp
+                           ? "FSDP's: fully_shard(reshard_after_forward=False)"
+                           : "DeepSpeed's stage 2: whole parameters, shards gathered after the step"));
+  }
   if (s.vpp > 1 && !p.interleaved_pipeline)
     return refuse(p, "vpp > 1 is not available (no interleaved pipeline schedule)");
   if (s.ep > 1 && !p.expert_parallel) return refuse(p, "ep > 1 is not available (no expert parallelism)");
@@ -344,12 +358,13 @@ double layer_parameters(const model::WorkloadSpec& w) {
   return (w.parameters() - embedding) / std::max(1, w.layers);
 }
 
-model::Strategy with_framework_pipeline_split(const FrameworkProfile& profile, model::Strategy strategy) {
-  // Only where a split can act (model::pipeline_splits_over_tp): elsewhere the value would mean nothing,
-  // and given back as a flag it is refused by the flag contexts.
+model::Strategy with_framework_defaults(const FrameworkProfile& profile, model::Strategy strategy) {
+  // Only where each can act (model::pipeline_splits_over_tp; zero 2): elsewhere the value
+  // would mean nothing, and given back as a flag it is refused by the flag contexts.
   const bool can_act = strategy.pp > 1 && strategy.tp > 1 && !strategy.sp;
   if (can_act && strategy.pp_tp_split == model::PipelineSplit::stack)
     strategy.pp_tp_split = profile.pipeline_split;
+  if (strategy.zero == 2 && strategy.zero2 == model::Zero2::automatic) strategy.zero2 = profile.zero2;
   return strategy;
 }
 

@@ -95,10 +95,14 @@ struct FrameworkProfile {
   std::vector<model::Group> symmetric_groups;
   // How its pipeline sends a stage's output without sequence parallelism (model::PipelineSplit): `on`,
   // split over TP and all-gathered after the receive; `off`, whole; `stack`, as --stack says (any). Its
-  // default for a strategy that does not pin --pp-tp-split (with_framework_pipeline_split), and with
+  // default for a strategy that does not pin --pp-tp-split (with_framework_defaults), and with
   // pipeline_split_settable the other value is the framework's too (written in its config).
   model::PipelineSplit pipeline_split = model::PipelineSplit::stack;
   bool pipeline_split_settable = true;
+  // What its ZeRO-2 is (model::Zero2): FSDP's (torch-fsdp), DeepSpeed's (deepspeed), or `auto` where the
+  // framework has none (megatron-lm) or is not one (any). A strategy that does not pin --zero2 takes it
+  // (with_framework_defaults); one that pins the other is refused.
+  model::Zero2 zero2 = model::Zero2::automatic;
 };
 
 // The one table per framework (search/framework.cpp cites each entry's source).
@@ -116,9 +120,10 @@ Status check_priority(const FrameworkProfile& profile, simulator::IssuePriority 
 double bucket_mb_of(const FrameworkProfile& profile, double value, const model::Strategy& strategy);
 double bucket_in_unit(const FrameworkProfile& profile, double mb, const model::Strategy& strategy);
 // `strategy` with the framework's own pipeline transfers when it does not pin --pp-tp-split (its value is
-// `stack`) and a split can act (pp > 1, tp > 1, no SP): the baseline tune compares against, every
-// candidate explore returns, and explore's check of the pinned flags.
-model::Strategy with_framework_pipeline_split(const FrameworkProfile& profile, model::Strategy strategy);
+// `stack`) and a split can act (pp > 1, tp > 1, no SP), and its own ZeRO-2 when it does not pin --zero2
+// and runs zero 2: the baseline tune compares against, every candidate explore returns, and explore's
+// check of the pinned flags.
+model::Strategy with_framework_defaults(const FrameworkProfile& profile, model::Strategy strategy);
 
 // The framework's own default bucket for `strategy` (resolved), in MB: Megatron-Core max(4e7, 1e6·dp·cp)
 // parameters, torch DDP 25 MiB and FSDP2 one layer's gradients (it reduces per wrapped block), DeepSpeed

@@ -269,7 +269,7 @@ std::vector<Decision> structural_decisions(const SpaceContext& context) {
   const model::Strategy& s = context.strategy;
   const bool grads = s.dp * s.cp > 1;
   const int streams = static_cast<int>(s.tp > 1 && s.sp) + static_cast<int>(s.pp > 1) +
-                      static_cast<int>(grads) + static_cast<int>(grads && s.zero == 3);
+                      static_cast<int>(grads) + static_cast<int>(grads && model::gathers_per_layer(s));
   const FrameworkProfile& profile = framework_profile(context.framework);
   std::vector<Decision> out;
   auto add = [&](Decision d) {
@@ -278,7 +278,7 @@ std::vector<Decision> structural_decisions(const SpaceContext& context) {
   if (!context.pins.tp_overlap && s.tp > 1 && s.sp) add(tp_overlap_decision(profile));
   if (!context.pins.bucket_mb && grads && s.zero <= profile.max_zero_with_bucket)
     add(bucket_decision(profile, s));
-  if (!context.pins.prefetch && grads && s.zero == 3) add(prefetch_decision(profile));
+  if (!context.pins.prefetch && grads && model::gathers_per_layer(s)) add(prefetch_decision(profile));
   if (!context.pins.priority && streams >= 2) add(priority_decision(profile));
   return out;
 }

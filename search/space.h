@@ -203,10 +203,10 @@ bool per_call_chunk(const SpaceContext& context, model::Collective collective);
 
 // The structural decisions that apply to the strategy and are not pinned (tp-overlap needs tp > 1 and
 // sequence parallelism; bucket size needs DP gradient buckets, i.e. dp·cp > 1 and zero < 3; prefetch
-// needs ZeRO-3 with dp·cp > 1; issue priority needs two communication streams that can run at once:
-// two of TP overlap (tp > 1 with sp), pipeline transfers (pp > 1), gradient reduction (dp·cp > 1) and
-// ZeRO-3 gathers). The options are those of context.framework's profile; a decision the framework offers
-// only one value for is not built.
+// needs per-layer gathers (ZeRO-3, FSDP's ZeRO-2) with dp·cp > 1; issue priority needs two communication
+// streams that can run at once: two of TP overlap (tp > 1 with sp), pipeline transfers (pp > 1), gradient
+// reduction (dp·cp > 1) and per-layer gathers). The options are those of context.framework's profile; a
+// decision the framework offers only one value for is not built.
 std::vector<Decision> structural_decisions(const SpaceContext& context);
 
 // Whether CTA policy zero moves op class `key` (on a communicator shaped `shape`) to the copy engines: NCCL

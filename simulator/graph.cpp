@@ -42,7 +42,7 @@ class Emitter {
   struct StageState {
     std::vector<int> compute_tasks;  // in stream order (for FSDP prefetch)
     std::vector<int> dp_tasks;       // gradient tasks, in stream order
-    int last_fsdp = -1;              // the last ZeRO-3 gather
+    int last_fsdp = -1;              // the last per-layer gather (ZeRO-3, FSDP ZeRO-2)
   };
 
   [[nodiscard]] std::size_t op_index(int stage, int chunk, int micro_batch, bool forward) const {
@@ -138,8 +138,8 @@ void Emitter::emit_dp_tasks(int stage, std::span<const CommTask> tasks, int afte
   }
 }
 
-// One pass as a task per layer: ZeRO-3's gather before each (with prefetch), gradient tasks after each
-// backward layer.
+// One pass as a task per layer: its parameter gather before each (ZeRO-3, FSDP ZeRO-2; with prefetch),
+// gradient tasks after each backward layer.
 void Emitter::emit_layer_by_layer(const StagePlan& stage, const PipelineOp& op, TaskInfo info,
                                   StageState& state) {
   const int s = stage.stage;
@@ -151,7 +151,7 @@ void Emitter::emit_layer_by_layer(const StagePlan& stage, const PipelineOp& op, 
     info.layer_begin = piece.layer;
     info.layer_end = piece.layer + piece.forward.layers;
     int gather = -1;
-    if (piece.gather) {
+    if (piece.gather && (op.forward || stage.backward_gathers)) {
       TaskInfo g;
       g.what = TaskWhat::fsdp_gather;
       g.layer_begin = info.layer_begin;

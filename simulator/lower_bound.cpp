@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/cost_model.h"
+
 namespace lagom::simulator {
 
 namespace {
@@ -34,14 +36,15 @@ StageWork stage_work(const IterationPlan& plan, const StagePlan& stage, const Pr
     const double forward_us = chunk.forward.total_us(), backward_us = chunk.backward.total_us();
     w.passes_us += m * (forward_us + backward_us);
     if (c == 0) w.first_forward_us = forward_us, w.first_backward_us = backward_us;
-    double chunk_scatters_us = 0;  // ZeRO-3: one backward's reduce-scatters
+    double chunk_scatters_us = 0;  // per-layer gathers: one backward's reduce-scatters
     // Per layer piece, in the order the last micro-batch's backward issues them (the last layer first).
     for (int k = 0; k < chunk.pieces; ++k) {
       const int j = chunk.pieces - 1 - k;
       const LayerPiece& piece = stage.piece(chunk, j);
       if (piece.gather) {
         const double gather_us = prices(*piece.gather);
-        w.gathers_us += 2 * m * gather_us;  // before the forward and the backward piece of every micro-batch
+        // Before the forward piece of every micro-batch, and under ZeRO-3 before the backward piece too.
+        w.gathers_us += (stage.backward_gathers ? 2 : 1) * m * gather_us;
         if (c == 0 && j == 0) w.first_gather_us = gather_us;
       }
       if (stage.forward_param_gathers) {
@@ -107,7 +110,7 @@ LowerBound lower_bound(const model::WorkloadSpec& workload, const model::Strateg
       (classes.ranks(model::Group::dp_replicate) < 2 ||
        spans_nodes(model::Group::dp_replicate) == spans_nodes(shard));
   const bool pp_on_grad_link = p > 1 && spans_nodes(model::Group::pp) == spans_nodes(shard);
-  const bool gathers = strategy.zero == 3 && classes.ranks(shard) > 1;
+  const bool gathers = model::gathers_per_layer(strategy) && classes.ranks(shard) > 1;
 
   LowerBound out;
   double best = 0;
@@ -134,10 +137,10 @@ LowerBound lower_bound(const model::WorkloadSpec& workload, const model::Strateg
     // The last backward's gradient still crosses the stages before this one, then stage 0 finishes.
     if (stage.stage > 0) best = std::max(best, last_backward_end_us + tail_us + stage0_end_us);
     // The communication streams alone: gradients then the embedding's all-reduce and the optimizer;
-    // ZeRO-3's gathers then the optimizer.
+    // the per-layer gathers (ZeRO-3, FSDP ZeRO-2) then the optimizer.
     best = std::max(best, w.forward_gathers_us + w.gradients_us + w.embedding_us + step_us);
     best = std::max(best, w.gathers_us + w.optimizer_us);
-    // ZeRO-3's gathers and reduce-scatters share the dp group's link, which serves at most one unit of
+    // Per-layer gathers and reduce-scatters share the dp group's link, which serves at most one unit of
     // work alone per unit of time however it is shared (engine.h), and all of it precedes the optimizer.
     if (gathers && one_grad_link) {
       best = std::max(best, w.gathers_us + w.gradients_us + w.optimizer_us);

@@ -89,7 +89,9 @@ class StagePlanner {
     m_linear_elem = strategy.precision == model::Precision::fp8 && strategy.fp8_params ? 1.0 : m_param_elem;
     m_grad_elem = model::bytes_per_element(strategy.gradient_dtype());
     const bool dp_reduce = classes.ranks(model::Group::dp) > 1 || classes.ranks(model::Group::expert_dp) > 1;
-    m_sync = strategy.zero == 3                 ? GradientSync::every_backward
+    // ZeRO-3 and FSDP's ZeRO-2 reduce-scatter each layer's gradients after its backward, every micro-batch
+    // (FSDP's post-backward hook; model::gathers_per_layer).
+    m_sync = model::gathers_per_layer(strategy) ? GradientSync::every_backward
              : strategy.dp_overlap && dp_reduce ? GradientSync::last_backward
                                                 : GradientSync::after_backward;
     m_grad_collective = strategy.zero >= 1 ? model::Collective::reducescatter : model::Collective::allreduce;
@@ -175,7 +177,7 @@ void StagePlanner::add_chunk(StagePlan& plan, int c) const {
   if (chunk.logits)
     chunk.backward_deferred = make_span(m_layers, false, first, layers, chunk.embedding, true, true);
   chunk.first_piece = static_cast<int>(plan.pieces.size());
-  const bool gathers = m_strategy.zero == 3 && m_classes.ranks(m_shard) > 1;
+  const bool gathers = model::gathers_per_layer(m_strategy) && m_classes.ranks(m_shard) > 1;
   for (int j = 0; j < chunk.pieces; ++j) {
     const int layer = first + j;
     const int span_layers = layers > 0 ? 1 : 0;
@@ -352,11 +354,14 @@ StagePlan StagePlanner::plan_stage(int stage) const {
         plan.params / m_classes.ranks(m_shard) + plan.expert_params / m_classes.ranks(m_expert_shard);
   }
   plan.optimizer_us = m_costs.optimizer_us(plan.optimizer_params);
-  // ZeRO 1/2: gather the updated parameter shards.
+  // ZeRO 1 and DeepSpeed's ZeRO 2: gather the updated parameter shards (FSDP's ZeRO 2 gathers each layer
+  // before its next forward instead: LayerPiece::gather).
   const bool gathers = m_classes.ranks(m_shard) > 1 || m_classes.ranks(m_expert_shard) > 1;
-  if ((m_strategy.zero == 1 || m_strategy.zero == 2) && m_strategy.param_gather_overlap && gathers) {
+  const bool after_step = m_strategy.zero == 1 || (m_strategy.zero == 2 && !model::zero2_as_fsdp(m_strategy));
+  plan.backward_gathers = m_strategy.zero == 3;
+  if (after_step && m_strategy.param_gather_overlap && gathers) {
     add_forward_gathers(plan);
-  } else if (m_strategy.zero == 1 || m_strategy.zero == 2) {
+  } else if (after_step) {
     double bytes = 0, expert = 0;
     for (const LayerPiece& piece : plan.pieces) {
       bytes += piece.param_bytes;

@@ -81,8 +81,9 @@ struct LayerPiece {
   // weights the linear weights in FP8 (1 B) beside the 16-bit rest (grad_bytes has them all 16-bit).
   double param_bytes = 0;
   double expert_param_bytes = 0;
-  std::optional<CommTask> gather;  // ZeRO-3: its parameters, before its forward and its backward, every
-                                   // micro-batch
+  // ZeRO-3 and FSDP's ZeRO-2: its parameters, before its forward every micro-batch, and under ZeRO-3
+  // before its backward too (StagePlan::backward_gathers).
+  std::optional<CommTask> gather;
   TaskRange grads;  // gradient tasks issued after its backward (GradientSync says which backward)
   // StagePlan::forward_param_gathers: the parameter all-gathers its first forward (micro-batch 0) waits for.
   TaskRange params_before;
@@ -102,7 +103,8 @@ struct ChunkPlan {
 enum class GradientSync {
   after_backward,  // every bucket after the stage's last compute task (dp-overlap off, or nothing to reduce)
   last_backward,   // dp-overlap: the last micro-batch's backward runs layer by layer, buckets as they fill
-  every_backward,  // ZeRO-3: every pass runs layer by layer (gathers before, reduce-scatters after each)
+  every_backward,  // ZeRO-3, FSDP's ZeRO-2: every pass runs layer by layer (gathers before, reduce-scatters
+                   // after)
 };
 
 struct StagePlan {
@@ -118,7 +120,9 @@ struct StagePlan {
   double grad_bytes = 0, expert_grad_bytes = 0;
   double optimizer_params = 0;  // what its optimizer step updates (ZeRO >= 1: a 1/dp shard)
   double optimizer_us = 0;
-  TaskRange param_gathers;  // ZeRO-1/2: the updated shards, after the optimizer
+  TaskRange param_gathers;  // ZeRO-1, DeepSpeed's ZeRO-2: the updated shards, after the optimizer
+  // LayerPiece::gather runs before the backward piece too (ZeRO-3), not only the forward (FSDP's ZeRO-2).
+  bool backward_gathers = false;
   // ZeRO-1/2 with param-gather-overlap (Megatron's overlap_param_gather): the updated shards are gathered
   // bucket by bucket before the forward of the piece that first uses each (LayerPiece::params_before), in
   // the iteration they serve, overlapping the forward of the pieces before. With

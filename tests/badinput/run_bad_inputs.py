@@ -110,6 +110,17 @@ for field, value in [("norm", "batchnorm"), ("norm", 1), ("rope", "yes"), ("rope
     add(f"workload-{field}={value!r}", SIM + ["--model", "m.json", "--stack", "pytorch-eager"],
         {"m.json": dump(doc)}, ["m.json", field])
 add("stack=pytorch", SIM + ["--model", "llama3-8b", "--stack", "pytorch"], {}, ["--stack", "pytorch-eager"])
+# What zero 2 is (docs/model.md "ZeRO-2: DeepSpeed's and FSDP's"): a bad value names the choices; the
+# flag needs zero 2; a framework refuses the other one.
+add("zero2=fsdp2", SIM + ["--model", "llama3-8b", "--zero", "2", "--zero2", "fsdp2"], {}, ["--zero2", "deepspeed"])
+add("zero2-fsdp-param-gather-overlap", SIM + ["--model", "llama3-8b", "--zero", "2", "--zero2", "fsdp",
+                                             "--param-gather-overlap", "on"], {},
+    ["param-gather-overlap", "zero2 fsdp"])
+add("zero2-without-zero2", SIM + ["--model", "llama3-8b", "--zero", "3", "--zero2", "fsdp"], {},
+    ["--zero2", "zero 2", "zero=3"])
+add("zero2-torch-deepspeed", ["tune", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
+                              "--global-batch", "32", "--zero", "2", "--zero2", "deepspeed", "--framework",
+                              "torch-fsdp"], {}, ["torch-fsdp", "zero2 deepspeed", "fully_shard"])
 for field in ["experts", "top_k"]:
     for value in [0, -3, 2**32 + 4, "2", 1e300]:
         doc = dict(WORKLOAD)

@@ -114,17 +114,17 @@ TEST_CASE(
   model::Strategy s;
   s.tp = 2, s.pp = 2;
   // Not pinned (stack): the framework's own way; pinned: kept.
-  CHECK(search::with_framework_pipeline_split(framework_profile(Framework::deepspeed), s).pp_tp_split ==
+  CHECK(search::with_framework_defaults(framework_profile(Framework::deepspeed), s).pp_tp_split ==
         model::PipelineSplit::on);
-  CHECK(search::with_framework_pipeline_split(framework_profile(Framework::megatron_lm), s).pp_tp_split ==
+  CHECK(search::with_framework_defaults(framework_profile(Framework::megatron_lm), s).pp_tp_split ==
         model::PipelineSplit::off);
-  CHECK(search::with_framework_pipeline_split(framework_profile(Framework::torch_fsdp), s).pp_tp_split ==
+  CHECK(search::with_framework_defaults(framework_profile(Framework::torch_fsdp), s).pp_tp_split ==
         model::PipelineSplit::off);
-  CHECK(search::with_framework_pipeline_split(framework_profile(Framework::any), s).pp_tp_split ==
+  CHECK(search::with_framework_defaults(framework_profile(Framework::any), s).pp_tp_split ==
         model::PipelineSplit::stack);
   model::Strategy pinned = s;
   pinned.pp_tp_split = model::PipelineSplit::off;
-  CHECK(search::with_framework_pipeline_split(framework_profile(Framework::deepspeed), pinned).pp_tp_split ==
+  CHECK(search::with_framework_defaults(framework_profile(Framework::deepspeed), pinned).pp_tp_split ==
         model::PipelineSplit::off);
   // Megatron-Core cannot split (nor can torch's pipelining); DeepSpeed's config sets either way.
   pinned.pp_tp_split = model::PipelineSplit::on;
@@ -142,7 +142,7 @@ TEST_CASE(
   CHECK(!search::check_strategy(framework_profile(Framework::megatron_lm), eager).ok());
   CHECK(search::check_strategy(
             framework_profile(Framework::megatron_lm),
-            search::with_framework_pipeline_split(framework_profile(Framework::megatron_lm), eager))
+            search::with_framework_defaults(framework_profile(Framework::megatron_lm), eager))
             .ok());
   // Without a pipeline, or under SP, there is nothing to split and every framework runs it.
   model::Strategy flat = pinned;
@@ -152,9 +152,8 @@ TEST_CASE(
   // would be refused by the flag contexts.
   model::Strategy one_stage = s;
   one_stage.pp = 1;
-  CHECK(
-      search::with_framework_pipeline_split(framework_profile(Framework::deepspeed), one_stage).pp_tp_split ==
-      model::PipelineSplit::stack);
+  CHECK(search::with_framework_defaults(framework_profile(Framework::deepspeed), one_stage).pp_tp_split ==
+        model::PipelineSplit::stack);
   // explore under deepspeed returns its pipelined TP candidates with the split, as DeepSpeed runs them.
   int split = 0;
   for (const auto& c : candidates(Framework::deepspeed, "llama3-8b", 16, 64)) {
@@ -163,6 +162,48 @@ TEST_CASE(
     split += acts;
   }
   CHECK(split > 0);
+}
+
+TEST_CASE("each framework's ZeRO-2 is its own: torch-fsdp FSDP's and deepspeed DeepSpeed's", "[search]") {
+  model::Strategy s;
+  s.dp = 8, s.zero = 2;
+  // Not pinned (auto): the framework's own; `any` keeps `auto` (DeepSpeed's).
+  CHECK(search::with_framework_defaults(framework_profile(Framework::torch_fsdp), s).zero2 ==
+        model::Zero2::fsdp);
+  CHECK(search::with_framework_defaults(framework_profile(Framework::deepspeed), s).zero2 ==
+        model::Zero2::deepspeed);
+  CHECK(search::with_framework_defaults(framework_profile(Framework::any), s).zero2 ==
+        model::Zero2::automatic);
+  // Pinned the other way: refused, naming what the framework runs.
+  model::Strategy pinned = s;
+  pinned.zero2 = model::Zero2::deepspeed;
+  const auto torch = search::check_strategy(framework_profile(Framework::torch_fsdp), pinned);
+  REQUIRE(!torch.ok());
+  CHECK(torch.error().message ==
+        "--framework torch-fsdp: zero2 deepspeed is not available (torch-fsdp's zero 2 is FSDP's: "
+        "fully_shard(reshard_after_forward=False))");
+  pinned.zero2 = model::Zero2::fsdp;
+  CHECK(!search::check_strategy(framework_profile(Framework::deepspeed), pinned).ok());
+  CHECK(search::check_strategy(framework_profile(Framework::any), pinned).ok());
+  // Unpinned it is the framework's own, whatever the stack's kernels: a HuggingFace model (pytorch-eager)
+  // under DeepSpeed runs DeepSpeed's ZeRO-2.
+  model::Strategy eager = s;
+  eager.stack = model::Stack::pytorch_eager;
+  CHECK(search::check_strategy(framework_profile(Framework::deepspeed), eager).ok());
+  CHECK(search::with_framework_defaults(framework_profile(Framework::deepspeed), eager).zero2 ==
+        model::Zero2::deepspeed);
+  // Another stage keeps `auto`: given back as a flag, a value there would be refused by the flag contexts.
+  model::Strategy three = s;
+  three.zero = 3;
+  CHECK(search::with_framework_defaults(framework_profile(Framework::torch_fsdp), three).zero2 ==
+        model::Zero2::automatic);
+  // explore under torch-fsdp returns its zero 2 candidates as FSDP's.
+  int fsdp = 0;
+  for (const auto& c : candidates(Framework::torch_fsdp, "llama3-8b", 16, 64)) {
+    CHECK(c.zero2 == (c.zero == 2 ? model::Zero2::fsdp : model::Zero2::automatic));
+    fsdp += c.zero == 2;
+  }
+  CHECK(fsdp > 0);
 }
 
 TEST_CASE("bucket sizes convert to the framework's units: parameters, MiB, elements", "[search]") {

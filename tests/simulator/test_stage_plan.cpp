@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "fake_costs.h"
+#include "model/cost_model.h"
 #include "simulator/lower_bound.h"
 #include "simulator/op_classes.h"
 #include "simulator/simulator.h"
@@ -94,14 +95,18 @@ TEST_CASE("the lower bound's per-stage work is the plan's, task for task as the 
   const auto w = fake_workload(8);
   const model::ClusterSpec cluster = fake_cluster();
   for (int pp : {1, 2, 4}) {
-    for (int zero : {0, 1, 2, 3}) {
+    // ZeRO 2 twice: DeepSpeed's (the shards gathered after the step) and FSDP's (gathered per layer).
+    for (int variant : {0, 1, 2, 20, 3}) {
+      const int zero = variant == 20 ? 2 : variant;
       for (bool dp_overlap : {true, false}) {
         auto s = fake_strategy(pp, 1, 2, 4);
         s.tp = 2;
         s.zero = zero;
+        s.zero2 = variant == 20 ? model::Zero2::fsdp : model::Zero2::deepspeed;
         s.dp_overlap = dp_overlap;
         s.bucket_mb = 0.5;
-        INFO("pp " << pp << " zero " << zero << " dp-overlap " << dp_overlap);
+        INFO("pp " << pp << " zero " << zero << " zero2 " << model::to_string(s.zero2) << " dp-overlap "
+                   << dp_overlap);
         simulator::SimulateOptions options;
         options.timeline = true;
         const auto r = simulator::simulate(w, cluster, s, costs, {}, options);
@@ -166,6 +171,16 @@ TEST_CASE("the lower bound counts the tied embedding's all-reduce before the opt
 }
 
 namespace {
+
+// pp 1, dp 2 ranks, one micro-batch, dp-overlap off, 2 MB buckets: one bucket per layer of fake_workload
+// (1e6 parameters of 2 bytes).
+model::Strategy two_ranks_one_bucket_per_layer(int zero) {
+  auto s = fake_strategy(1, 1, 2, 1);
+  s.zero = zero;
+  s.dp_overlap = false;
+  s.bucket_mb = 2;
+  return s;
+}
 
 simulator::SimulationResult simulated(const model::WorkloadSpec& w, const model::Strategy& s,
                                       const FakeCosts& costs) {
@@ -280,16 +295,62 @@ TEST_CASE("param-gather-overlap: bucket b's all-gather runs beside the forward o
   // backward 500–900, the reduce-scatters 900–1300, the optimizer: 1301 µs.
   FakeCosts costs;
   const auto w = fake_workload(2);
-  auto s = fake_strategy(1, 1, 2, 1);
-  s.zero = 1;
-  s.dp_overlap = false;
-  s.bucket_mb = 2;
+  auto s = two_ranks_one_bucket_per_layer(1);
   CHECK(simulated(w, s, costs).iteration_time_s * 1e6 == Approx(1401).epsilon(1e-9));
   s.param_gather_overlap = true;
   CHECK(simulated(w, s, costs).iteration_time_s * 1e6 == Approx(1301).epsilon(1e-9));
   const auto bound = simulator::iteration_lower_bound_us(w, fake_cluster(), s, costs);
   REQUIRE(bound.ok());
   CHECK(*bound <= 1301);
+}
+
+TEST_CASE("FSDP's ZeRO-2 gathers each layer before every forward only and DeepSpeed's after the step",
+          "[simulator]") {
+  // pp 1, dp 2, 2 layers of 1e6 parameters; an all-gather or reduce-scatter of 2e6 bytes takes 200 µs,
+  // a layer's forward 100 µs and its backward 200. FSDP's (m = 1): layer 0's gather 0–200, its forward
+  // 200–300 beside layer 1's gather 200–400, layer 1's forward 400–500, its backward 500–700 (no gather
+  // before it), its reduce-scatter 700–900 beside layer 0's backward, layer 0's reduce-scatter 900–1100,
+  // the optimizer on 1e6 parameters 1: 1101 µs, no gather after the step. DeepSpeed's with dp-overlap off
+  // (as ZeRO-1): forward 200 + backward 400, the reduce-scatters 400, the optimizer 1, the all-gathers 400:
+  // 1401 µs.
+  FakeCosts costs;
+  const auto w = fake_workload(2);
+  auto s = two_ranks_one_bucket_per_layer(2);
+  s.zero2 = model::Zero2::deepspeed;
+  CHECK(simulated(w, s, costs).iteration_time_s * 1e6 == Approx(1401).epsilon(1e-9));
+  s.zero2 = model::Zero2::fsdp;
+  CHECK(simulated(w, s, costs).iteration_time_s * 1e6 == Approx(1101).epsilon(1e-9));
+  const auto bound = simulator::iteration_lower_bound_us(w, fake_cluster(), s, costs);
+  REQUIRE(bound.ok());
+  CHECK(*bound <= 1101);
+  // `auto` without a framework is DeepSpeed's, whatever the stack's kernels.
+  s.zero2 = model::Zero2::automatic;
+  s.stack = model::Stack::pytorch_eager;
+  CHECK_FALSE(model::zero2_as_fsdp(s));
+  CHECK(simulated(w, s, costs).iteration_time_s * 1e6 == Approx(1401).epsilon(1e-9));
+  s.zero = 3;
+  s.zero2 = model::Zero2::fsdp;
+  CHECK_FALSE(model::zero2_as_fsdp(s));  // zero 3 is one thing everywhere
+  CHECK(model::gathers_per_layer(s));
+
+  // The calls over m = 3 micro-batches (op classes on the dp group): FSDP's ZeRO-2 gathers each layer
+  // once per micro-batch (ZeRO-3 twice) and reduce-scatters each layer's gradients after every backward;
+  // DeepSpeed's reduces the last backward's buckets and gathers the two buckets after the step.
+  auto calls = [&](int zero, model::Zero2 zero2, model::Collective collective) {
+    auto t = fake_strategy(1, 1, 2, 3);
+    t.zero = zero;
+    t.zero2 = zero2;
+    t.bucket_mb = 2;
+    double count = 0;
+    for (const auto& c : simulated(w, t, costs).op_classes)
+      if (c.key.group == model::Group::dp && c.key.collective == collective) count += c.count;
+    return count;
+  };
+  CHECK(calls(2, model::Zero2::fsdp, model::Collective::allgather) == 6);
+  CHECK(calls(3, model::Zero2::automatic, model::Collective::allgather) == 12);
+  CHECK(calls(2, model::Zero2::deepspeed, model::Collective::allgather) == 2);
+  CHECK(calls(2, model::Zero2::fsdp, model::Collective::reducescatter) == 6);
+  CHECK(calls(2, model::Zero2::deepspeed, model::Collective::reducescatter) == 2);
 }
 
 TEST_CASE("defer-embedding-wgrad moves the output layer's wgrad of the first N micro-batches into the flush",
