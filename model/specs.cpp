@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/json_fields.h"
+#include "model/cost_model.h"
 #include "model/hf_config.h"
 #include "model/pipeline_split.h"
 #include "model/strategy_json.h"
@@ -699,7 +700,7 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
     return bad(
         fmt::format("param-gather-overlap needs the distributed optimizer (zero 1 or 2; zero={})", s.zero));
   }
-  if (s.param_gather_overlap && s.zero == 2 && s.zero2 == Zero2::fsdp) {
+  if (s.param_gather_overlap && zero2_as_fsdp(s)) {
     return bad(
         "param-gather-overlap: FSDP's zero 2 (zero2 fsdp) gathers each layer before its forward "
         "already; the option is the distributed optimizer's");

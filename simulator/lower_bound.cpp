@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "model/cost_model.h"
-
 namespace lagom::simulator {
 
 namespace {
@@ -110,7 +108,11 @@ LowerBound lower_bound(const model::WorkloadSpec& workload, const model::Strateg
       (classes.ranks(model::Group::dp_replicate) < 2 ||
        spans_nodes(model::Group::dp_replicate) == spans_nodes(shard));
   const bool pp_on_grad_link = p > 1 && spans_nodes(model::Group::pp) == spans_nodes(shard);
-  const bool gathers = model::gathers_per_layer(strategy) && classes.ranks(shard) > 1;
+  // Per-layer gathers (ZeRO-3, FSDP's ZeRO-2) where the plan placed them (StagePlanner::add_chunk).
+  const bool gathers = std::any_of(plan.stages.begin(), plan.stages.end(), [](const StagePlan& stage) {
+    return std::any_of(stage.pieces.begin(), stage.pieces.end(),
+                       [](const LayerPiece& piece) { return piece.gather.has_value(); });
+  });
 
   LowerBound out;
   double best = 0;

@@ -32,6 +32,11 @@ std::vector<model::Strategy> candidates(Framework framework, const std::string& 
   return search::explore_candidates(w, cluster, options);
 }
 
+// `s` with `framework`'s own defaults where it pins none (search::with_framework_defaults).
+model::Strategy defaults_under(Framework framework, const model::Strategy& s) {
+  return search::with_framework_defaults(framework_profile(framework), s);
+}
+
 }  // namespace
 
 TEST_CASE("framework names parse and print one way; an unknown name is refused with the list", "[search]") {
@@ -114,18 +119,13 @@ TEST_CASE(
   model::Strategy s;
   s.tp = 2, s.pp = 2;
   // Not pinned (stack): the framework's own way; pinned: kept.
-  CHECK(search::with_framework_defaults(framework_profile(Framework::deepspeed), s).pp_tp_split ==
-        model::PipelineSplit::on);
-  CHECK(search::with_framework_defaults(framework_profile(Framework::megatron_lm), s).pp_tp_split ==
-        model::PipelineSplit::off);
-  CHECK(search::with_framework_defaults(framework_profile(Framework::torch_fsdp), s).pp_tp_split ==
-        model::PipelineSplit::off);
-  CHECK(search::with_framework_defaults(framework_profile(Framework::any), s).pp_tp_split ==
-        model::PipelineSplit::stack);
+  CHECK(defaults_under(Framework::deepspeed, s).pp_tp_split == model::PipelineSplit::on);
+  CHECK(defaults_under(Framework::megatron_lm, s).pp_tp_split == model::PipelineSplit::off);
+  CHECK(defaults_under(Framework::torch_fsdp, s).pp_tp_split == model::PipelineSplit::off);
+  CHECK(defaults_under(Framework::any, s).pp_tp_split == model::PipelineSplit::stack);
   model::Strategy pinned = s;
   pinned.pp_tp_split = model::PipelineSplit::off;
-  CHECK(search::with_framework_defaults(framework_profile(Framework::deepspeed), pinned).pp_tp_split ==
-        model::PipelineSplit::off);
+  CHECK(defaults_under(Framework::deepspeed, pinned).pp_tp_split == model::PipelineSplit::off);
   // Megatron-Core cannot split (nor can torch's pipelining); DeepSpeed's config sets either way.
   pinned.pp_tp_split = model::PipelineSplit::on;
   const auto megatron = search::check_strategy(framework_profile(Framework::megatron_lm), pinned);
@@ -140,9 +140,8 @@ TEST_CASE(
   model::Strategy eager = s;
   eager.stack = model::Stack::megatron_deepspeed;
   CHECK(!search::check_strategy(framework_profile(Framework::megatron_lm), eager).ok());
-  CHECK(search::check_strategy(
-            framework_profile(Framework::megatron_lm),
-            search::with_framework_defaults(framework_profile(Framework::megatron_lm), eager))
+  CHECK(search::check_strategy(framework_profile(Framework::megatron_lm),
+                               defaults_under(Framework::megatron_lm, eager))
             .ok());
   // Without a pipeline, or under SP, there is nothing to split and every framework runs it.
   model::Strategy flat = pinned;
@@ -152,8 +151,7 @@ TEST_CASE(
   // would be refused by the flag contexts.
   model::Strategy one_stage = s;
   one_stage.pp = 1;
-  CHECK(search::with_framework_defaults(framework_profile(Framework::deepspeed), one_stage).pp_tp_split ==
-        model::PipelineSplit::stack);
+  CHECK(defaults_under(Framework::deepspeed, one_stage).pp_tp_split == model::PipelineSplit::stack);
   // explore under deepspeed returns its pipelined TP candidates with the split, as DeepSpeed runs them.
   int split = 0;
   for (const auto& c : candidates(Framework::deepspeed, "llama3-8b", 16, 64)) {
@@ -168,12 +166,9 @@ TEST_CASE("each framework's ZeRO-2 is its own: torch-fsdp FSDP's and deepspeed D
   model::Strategy s;
   s.dp = 8, s.zero = 2;
   // Not pinned (auto): the framework's own; `any` keeps `auto` (DeepSpeed's).
-  CHECK(search::with_framework_defaults(framework_profile(Framework::torch_fsdp), s).zero2 ==
-        model::Zero2::fsdp);
-  CHECK(search::with_framework_defaults(framework_profile(Framework::deepspeed), s).zero2 ==
-        model::Zero2::deepspeed);
-  CHECK(search::with_framework_defaults(framework_profile(Framework::any), s).zero2 ==
-        model::Zero2::automatic);
+  CHECK(defaults_under(Framework::torch_fsdp, s).zero2 == model::Zero2::fsdp);
+  CHECK(defaults_under(Framework::deepspeed, s).zero2 == model::Zero2::deepspeed);
+  CHECK(defaults_under(Framework::any, s).zero2 == model::Zero2::automatic);
   // Pinned the other way: refused, naming what the framework runs.
   model::Strategy pinned = s;
   pinned.zero2 = model::Zero2::deepspeed;
@@ -190,13 +185,11 @@ TEST_CASE("each framework's ZeRO-2 is its own: torch-fsdp FSDP's and deepspeed D
   model::Strategy eager = s;
   eager.stack = model::Stack::pytorch_eager;
   CHECK(search::check_strategy(framework_profile(Framework::deepspeed), eager).ok());
-  CHECK(search::with_framework_defaults(framework_profile(Framework::deepspeed), eager).zero2 ==
-        model::Zero2::deepspeed);
+  CHECK(defaults_under(Framework::deepspeed, eager).zero2 == model::Zero2::deepspeed);
   // Another stage keeps `auto`: given back as a flag, a value there would be refused by the flag contexts.
   model::Strategy three = s;
   three.zero = 3;
-  CHECK(search::with_framework_defaults(framework_profile(Framework::torch_fsdp), three).zero2 ==
-        model::Zero2::automatic);
+  CHECK(defaults_under(Framework::torch_fsdp, three).zero2 == model::Zero2::automatic);
   // explore under torch-fsdp returns its zero 2 candidates as FSDP's.
   int fsdp = 0;
   for (const auto& c : candidates(Framework::torch_fsdp, "llama3-8b", 16, 64)) {
