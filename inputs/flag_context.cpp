@@ -65,8 +65,16 @@ std::string cp(const WorkloadSpec&, const Strategy& s) {
 bool zero_two(const WorkloadSpec&, const Strategy& s) {
   return s.zero == 2;
 }
+// Layers are gathered and their gradients reduce-scattered in every backward: zero 3, or zero 2 that is
+// not DeepSpeed's (auto is FSDP's under --framework torch-fsdp, which resolves it later).
+bool shards_layers(const WorkloadSpec&, const Strategy& s) {
+  return s.zero == 3 || (s.zero == 2 && s.zero2 != model::Zero2::deepspeed);
+}
 std::string zero(const WorkloadSpec&, const Strategy& s) {
   return fmt::format("zero={}", s.zero);
+}
+std::string zero_kind(const WorkloadSpec& w, const Strategy& s) {
+  return s.zero == 2 ? "zero=2 with zero2 deepspeed" : zero(w, s);
 }
 // Gradients are reduced over the dp·cp ranks that hold the same weights.
 bool reduced(const WorkloadSpec&, const Strategy& s) {
@@ -96,6 +104,7 @@ const std::vector<FlagContext>& flag_contexts() {
       {"pp_tp_split", {"sp"}, no_sp, "no sequence parallelism", sp},
       {"cp_comm_type", {"cp"}, context_parallel, "cp > 1", cp},
       {"zero2", {"zero"}, zero_two, "zero 2", zero},
+      {"sharding", {"zero", "zero2"}, shards_layers, "zero 3 or FSDP's zero 2", zero_kind},
       {"schedule", {"pp", "vpp"}, pipeline, "pp > 1", pp},
       {"zero",
        {"dp", "cp", "tp", "ep", "expert_tp"},

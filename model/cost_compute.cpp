@@ -820,6 +820,8 @@ std::vector<Step> CostModel::layer_steps(const WorkloadSpec& w, const Strategy& 
     steps = std::move(lb.steps);
   } else if (phase == Phase::backward) {
     steps = backward_of(lb.steps, lb.fp8_backward, s, lb.tokens * w.hidden * lb.e, lb.e);
+    for (Step& step : gradient_path_steps("grad.path", s, phase, layer_parameters(w, s, layer)))
+      steps.push_back(std::move(step));
   } else {
     if (s.checkpoints_layers()) {
       // The forward again, less what the layer's policy saved (full: all of it): a GEMM only part of whose
@@ -858,6 +860,18 @@ std::vector<Step> CostModel::layer_steps(const WorkloadSpec& w, const Strategy& 
   return steps;
 }
 
+std::vector<Step> CostModel::gradient_path_steps(std::string name, const Strategy& s, Phase phase,
+                                                 double parameters) const {
+  const GradientPath path = sharded_gradient_path(s);
+  if (phase != Phase::backward || path.kernels == 0) return {};
+  Step step;
+  step.compute = make_op(std::move(name), OpKind::elementwise, phase, 0, 0,
+                         path.bytes_per_parameter * parameters, {}, s.precision);
+  step.compute.launches = path.kernels;
+  step.compute.time_us = op_time_us(step.compute, s.precision);
+  return {step};
+}
+
 std::vector<Step> CostModel::embedding_steps(const WorkloadSpec& w, const Strategy& s, Phase phase) const {
   const double e = s.precision == Precision::fp32 || s.precision == Precision::tf32 ? 4.0 : 2.0;
   const double tokens = static_cast<double>(s.micro_batch) * static_cast<double>(w.seq) / s.cp;
@@ -879,6 +893,12 @@ std::vector<Step> CostModel::embedding_steps(const WorkloadSpec& w, const Strate
     steps.push_back(c);
   }
   if (phase == Phase::recompute) steps.clear();
+  // The embedding matrix's gradient (with the output layer's where one stage holds both untied), after
+  // the whole backward: FSDP wraps them in the root module.
+  const double matrix = static_cast<double>(w.vocab) * static_cast<double>(w.hidden) / s.tp;
+  for (Step& step : gradient_path_steps("embedding.grad.path", s, phase,
+                                        matrix * (s.pp == 1 && !w.tied_embeddings ? 2.0 : 1.0)))
+    steps.push_back(std::move(step));
   return steps;
 }
 
@@ -952,6 +972,12 @@ std::vector<Step> CostModel::head_steps(const WorkloadSpec& w, const Strategy& s
     }
     add("logits.wgrad", OpKind::gemm, logits_flops, logits_bytes, GemmShape{logits.k, logits.n, logits.m, 1});
     add_final_norm("final.norm.bwd", final_norm.backward_bytes, final_norm.backward_launches);
+    // The last stage's output layer (a copy when tied) on its own stage (pp > 1; embedding_steps prices
+    // it with the embedding otherwise).
+    if (s.pp > 1) {
+      for (Step& step : gradient_path_steps("logits.grad.path", s, phase, v * h))
+        steps.push_back(std::move(step));
+    }
   }
   return steps;
 }
@@ -962,30 +988,32 @@ double CostModel::parameters_per_gpu(const WorkloadSpec& w, const Strategy& s) c
   return most;
 }
 
-double CostModel::stage_parameters(const WorkloadSpec& w, const Strategy& s,
-                                   const std::vector<ChunkLayers>& chunks) const {
+double CostModel::layer_parameters(const WorkloadSpec& w, const Strategy& s, int l) const {
   const double h = static_cast<double>(w.hidden);
   const double d = static_cast<double>(w.head_dim());
-  const double attention = (2.0 * h * h + 2.0 * h * w.kv_heads * d) / s.tp + 4.0 * h;
+  double total = (2.0 * h * h + 2.0 * h * w.kv_heads * d) / s.tp + 4.0 * h;
+  if (w.decoder_layers > 0 && l >= w.encoder_layers) total += (2.0 * h * h + 2.0 * h * w.kv_heads * d) / s.tp;
   const double mult = ffn_matrices(w.ffn_type);
+  if (w.is_moe_layer(l)) {
+    const double expert_ffn = mult * h * static_cast<double>(w.moe->expert_ffn_hidden);
+    total += expert_ffn / s.expert_tp * static_cast<double>(w.moe->experts) / s.ep +
+             expert_ffn / s.tp * w.moe->shared_experts + h * w.moe->experts;
+  } else {
+    total += mult * h * static_cast<double>(w.ffn_hidden) / s.tp;
+  }
+  return total;
+}
+
+double CostModel::stage_parameters(const WorkloadSpec& w, const Strategy& s,
+                                   const std::vector<ChunkLayers>& chunks) const {
   // The first stage holds the embedding; the last the output layer (a copy of it when tied and pp > 1, as
   // Megatron keeps); one stage of both (pp = 1) holds one matrix when tied.
-  const double matrix = static_cast<double>(w.vocab) * h / s.tp;
+  const double matrix = static_cast<double>(w.vocab) * static_cast<double>(w.hidden) / s.tp;
   const bool embedding = chunks.front().embedding, output = chunks.back().logits;
   double total = (embedding ? matrix : 0.0) + (output && !(embedding && w.tied_embeddings) ? matrix : 0.0);
   for (const ChunkLayers& chunk : chunks) {
-    for (int l = chunk.first_layer; l < chunk.first_layer + chunk.layers; ++l) {
-      total += attention;
-      if (w.decoder_layers > 0 && l >= w.encoder_layers)
-        total += (2.0 * h * h + 2.0 * h * w.kv_heads * d) / s.tp;
-      if (w.is_moe_layer(l)) {
-        const double expert_ffn = mult * h * static_cast<double>(w.moe->expert_ffn_hidden);
-        total += expert_ffn / s.expert_tp * static_cast<double>(w.moe->experts) / s.ep +
-                 expert_ffn / s.tp * w.moe->shared_experts + h * w.moe->experts;
-      } else {
-        total += mult * h * static_cast<double>(w.ffn_hidden) / s.tp;
-      }
-    }
+    for (int l = chunk.first_layer; l < chunk.first_layer + chunk.layers; ++l)
+      total += layer_parameters(w, s, l);
   }
   return total;
 }
@@ -1040,6 +1068,52 @@ bool pipeline_splits_over_tp(const Strategy& s) {
   if (s.sp || s.tp < 2) return false;
   if (s.pp_tp_split != PipelineSplit::stack) return s.pp_tp_split == PipelineSplit::on;
   return s.stack == Stack::megatron_deepspeed;
+}
+
+// The gradient path (docs/model.md "The gradient path of sharded data parallelism"): per parameter of a
+// layer, what the layer's gradient moves through HBM between its backward and its reduce-scatter, in
+// every backward. e: the unsharded parameters' element bytes (the gradient autograd writes), r: the
+// reduction's (Strategy::gradient_dtype).
+//  * fsdp1 (FullyShardedDataParallel, one flat parameter per wrapped module; torch v1.13.1
+//    torch/distributed/fsdp/): autograd builds the flat gradient from the gradients of the parameters'
+//    views (the split's backward concatenates them: read e, write e; flat_param.py:967); on the
+//    post-backward stream (fully_sharded_data_parallel.py:3248-3250) it is cast to the reduce dtype
+//    (read e, write r where they differ; :3263) and pre-divided in place before the reduce-scatter (read r,
+//    write r; distributed/algorithms/_comm_hooks/default_hooks.py:109-110; the factor is > 1 from 2 ranks:
+//    :37-41). bf16 reduced in fp32: 18 B; in bf16 8 B. torch 1.13.1 also pads it with a copy (F.pad:
+//    :3296, 2r more); later FSDP1 pads only a gradient that does not divide over the ranks, and with
+//    use_orig_params its flat parameter already does // unverified (torch 2.x _runtime_utils.py, not
+//    line-checked): not priced.
+//  * deepspeed (ZeRO-3, microsoft/DeepSpeed@v0.16.4 deepspeed/runtime/zero/stage3.py): each gradient
+//    copied into the contiguous bucket (read e, write e; :1283-1285), cast to the communication dtype
+//    (:1376-1377), its padded partitions concatenated (read r, write r; runtime/comm/
+//    coalesced_collectives.py:199) and pre-divided in place (:201): 26 B bf16 in fp32, 12 B in bf16.
+//  * fsdp2 (fully_shard, per-parameter shards): each gradient copied once into the reduce-scatter input,
+//    cast on the way (torch._chunk_cat: read e, write r); NCCL averages fp32 and bf16 (ReduceOp.AVG), fp16
+//    is pre-divided (read r, write r) // unverified (torch/distributed/_composable/fsdp/
+//    _fsdp_collectives.py foreach_reduce, torch 2.4-2.6, from its design: not line-checked).
+// Priced on the compute stream after the layer's backward: FSDP1 runs all but the concatenation on a
+// stream of its own, but beside the next layer's backward GEMMs these memory-bound kernels take the SMs
+// and HBM the GEMMs use; llm-foundry's H100 rows without recompute ask for about all of it
+// (docs/calibrate.md "The gradient path").
+GradientPath sharded_gradient_path(const Strategy& s) {
+  if (!gathers_per_layer(s) || s.zero_shard_ranks() < 2) return {};
+  const double e = s.precision == Precision::fp32 || s.precision == Precision::tf32 ? 4.0 : 2.0;
+  const double r = bytes_per_element(s.gradient_dtype());
+  const bool cast = r != e;
+  const double cast_bytes = cast ? e + r : 0.0;
+  switch (s.sharding) {
+    case ShardingLibrary::fsdp2: {
+      const bool divide = s.gradient_dtype() == Precision::fp16;
+      return {e + r + (divide ? 2 * r : 0.0), divide ? 2 : 1};
+    }
+    case ShardingLibrary::deepspeed:
+      return {2 * e + cast_bytes + 2 * r + 2 * r, cast ? 4 : 3};
+    case ShardingLibrary::automatic:
+    case ShardingLibrary::fsdp1:
+      break;
+  }
+  return {2 * e + cast_bytes + 2 * r, cast ? 3 : 2};
 }
 
 bool zero2_as_fsdp(const Strategy& s) {

@@ -88,6 +88,15 @@ struct MemoryBreakdown {
 // Whether each layer's parameters are all-gathered before its forward in every micro-batch (ZeRO-3, FSDP's
 // ZeRO-2), and before its backward too (ZeRO-3 only: reshard after forward).
 [[nodiscard]] bool gathers_per_layer(const Strategy& strategy);
+// What a layer's gradient moves through HBM in each backward on its way into the reduce-scatter under zero 3
+// or FSDP's zero 2 (ShardingLibrary; docs/model.md "The gradient path of sharded data parallelism"): bytes
+// per parameter and the kernels that move them; none (0 kernels) without a sharded reduce-scatter (no layer
+// gathers, or one shard rank).
+struct GradientPath {
+  double bytes_per_parameter = 0;
+  int kernels = 0;
+};
+[[nodiscard]] GradientPath sharded_gradient_path(const Strategy& strategy);
 
 class CostModel {
  public:
@@ -141,6 +150,9 @@ class CostModel {
   // Parameters held by one GPU of the stage holding `chunks` (model/pipeline_split.h).
   [[nodiscard]] double stage_parameters(const WorkloadSpec& workload, const Strategy& strategy,
                                         const std::vector<ChunkLayers>& chunks) const;
+  // Parameters of transformer layer `layer` on one rank (its TP / EP shares; no embedding).
+  [[nodiscard]] double layer_parameters(const WorkloadSpec& workload, const Strategy& strategy,
+                                        int layer) const;
 
   // --- collectives ---
   // Whether NCCL allows (algo, proto) for the collective on this group and cluster, with the reason when not.
@@ -209,6 +221,10 @@ class CostModel {
   [[nodiscard]] ComputeOp make_op(std::string name, OpKind kind, Phase phase, double flops,
                                   double model_flops, double bytes, GemmShape gemm,
                                   Precision precision) const;
+  // The step that moves `parameters`' gradients along the strategy's gradient path (sharded_gradient_path)
+  // in the backward: one step, or none where there is no such path.
+  [[nodiscard]] std::vector<Step> gradient_path_steps(std::string name, const Strategy& strategy, Phase phase,
+                                                      double parameters) const;
 
   ClusterSpec m_cluster;
   std::optional<Calibration> m_calibration;

@@ -700,6 +700,9 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
     return bad(
         fmt::format("param-gather-overlap needs the distributed optimizer (zero 1 or 2; zero={})", s.zero));
   }
+  if (s.sharding == ShardingLibrary::deepspeed && zero2_as_fsdp(s)) {
+    return bad("sharding deepspeed: zero2 fsdp is FSDP's zero 2 (DeepSpeed's stage 2 gathers no layers)");
+  }
   if (s.param_gather_overlap && zero2_as_fsdp(s)) {
     return bad(
         "param-gather-overlap: FSDP's zero 2 (zero2 fsdp) gathers each layer before its forward "

@@ -509,6 +509,21 @@ inline constexpr auto k_zero2_names =
 constexpr const auto& enum_names(Zero2) {
   return k_zero2_names;
 }
+// Which library shards the data parallelism of zero 3 and of FSDP's zero 2; what model::sharded_gradient_path
+// prices (the bytes a layer's gradient moves through HBM on its way into the reduce-scatter, every
+// backward). `fsdp1`: FullyShardedDataParallel (one flat parameter per wrapped module; Composer /
+// llm-foundry, HuggingFace Accelerate and Trainer); `fsdp2`: fully_shard (per-parameter shards; torchtitan);
+// `deepspeed`: DeepSpeed's ZeRO-3 (its gradient buckets). `auto`: the framework's (search::
+// with_framework_defaults: fsdp2 under --framework torch-fsdp, deepspeed under deepspeed), otherwise fsdp1.
+enum class ShardingLibrary { automatic, fsdp1, fsdp2, deepspeed };
+inline constexpr auto k_sharding_library_names =
+    enum_table<ShardingLibrary>({{ShardingLibrary::automatic, "auto"},
+                                 {ShardingLibrary::fsdp1, "fsdp1"},
+                                 {ShardingLibrary::fsdp2, "fsdp2"},
+                                 {ShardingLibrary::deepspeed, "deepspeed"}});
+constexpr const auto& enum_names(ShardingLibrary) {
+  return k_sharding_library_names;
+}
 // A stack's host costs, microseconds. An op or a collective call takes at least the larger of the stack's
 // cost and the cluster's launch floor.
 struct StackCosts {
@@ -559,10 +574,11 @@ struct Strategy {
   double bucket_mb = 25;     // DP gradient bucket, MB (10^6 bytes, PyTorch DDP's bucket_cap_mb)
   Precision precision = Precision::bf16;
   Attention attention = Attention::flash;
-  Stack stack = Stack::megatron_core;                // the software stack's host costs (StackCosts)
-  PipelineSplit pp_tp_split = PipelineSplit::stack;  // pipeline transfers split over TP (PipelineSplit)
-  Zero2 zero2 = Zero2::automatic;                    // what zero 2 is (Zero2)
-  CpCommType cp_comm = CpCommType::a2a;              // with cp > 1 (Megatron's cp_comm_type)
+  Stack stack = Stack::megatron_core;                     // the software stack's host costs (StackCosts)
+  PipelineSplit pp_tp_split = PipelineSplit::stack;       // pipeline transfers split over TP (PipelineSplit)
+  Zero2 zero2 = Zero2::automatic;                         // what zero 2 is (Zero2)
+  ShardingLibrary sharding = ShardingLibrary::automatic;  // which library shards zero 3 (ShardingLibrary)
+  CpCommType cp_comm = CpCommType::a2a;                   // with cp > 1 (Megatron's cp_comm_type)
   // MoE as Megatron-Core runs it (docs/model.md "Mixture of experts"): the token dispatcher; the capacity
   // factor (0 = none: dropless; else capacity = ⌈local tokens·top_k/experts·factor⌉ rows per expert per
   // source rank, rows beyond it dropped); inputs padded to capacity (needs a factor); one grouped GEMM for

@@ -223,17 +223,26 @@ void for_each_knob(S& s, Visit&& visit) {
                    k_stack_names},
         s.stack);
   visit(ChoiceKnob{{"pp_tp_split", "--pp-tp-split",
-                    "stack|on|off: a pipeline transfer split over the stage's TP ranks, all-gathered after "
+                    "a pipeline transfer split over the stage's TP ranks, all-gathered after "
                     "the receive (Megatron-DeepSpeed's scatter-gather) [stack: on for megatron-deepspeed]"},
                    k_pipeline_split_names},
         s.pp_tp_split);
   visit(ChoiceKnob{{"zero2", "--zero2",
-                    "auto|deepspeed|fsdp: what zero 2 is: DeepSpeed's (whole parameters on every rank, the "
+                    "what zero 2 is: DeepSpeed's (whole parameters on every rank, the "
                     "updated shards all-gathered after the optimizer step) or FSDP's SHARD_GRAD_OP / "
                     "fully_shard(reshard_after_forward=False) (each layer gathered before every forward) "
                     "[auto: fsdp under --framework torch-fsdp, else deepspeed]"},
                    k_zero2_names},
         s.zero2);
+  visit(
+      ChoiceKnob{{"sharding", "--sharding",
+                  "the library that shards zero 3 and FSDP's zero 2, for each gradient's way into its "
+                  "reduce-scatter: FullyShardedDataParallel (flat gradient cast and pre-divided), "
+                  "fully_shard (one copy into the reduce-scatter input) or DeepSpeed's ZeRO-3 (bucket copy, "
+                  "cast, concatenation, pre-divide) [auto: fsdp2 under --framework torch-fsdp, deepspeed "
+                  "under deepspeed, else fsdp1]"},
+                 k_sharding_library_names},
+      s.sharding);
   visit(ChoiceKnob{{"cp_comm_type", "--cp-comm-type",
                     "CP attention: a2a (Ulysses), p2p (K/V ring), allgather (K/V all-gather) [a2a]"},
                    k_cp_comm_type_names},

@@ -161,6 +161,8 @@ FrameworkProfile make_torch() {
   p.pipeline_split_settable = false;
   // Its zero 2 is fully_shard(reshard_after_forward=False) [T]: FSDP's, gathered before every forward.
   p.zero2 = model::Zero2::fsdp;
+  // Its sharding is FSDP2's fully_shard [T].
+  p.sharding = model::ShardingLibrary::fsdp2;
   return p;
 }
 
@@ -190,6 +192,8 @@ FrameworkProfile make_deepspeed() {
   // Stage 2 keeps the whole 16-bit parameters on every rank and all-gathers the updated partitions after
   // the step ([D] runtime/zero/stage_1_and_2.py:1930).
   p.zero2 = model::Zero2::deepspeed;
+  // Its ZeRO-3 is its own ([D] runtime/zero/stage3.py), not FSDP.
+  p.sharding = model::ShardingLibrary::deepspeed;
   return p;
 }
 
@@ -304,6 +308,11 @@ Status check_strategy(const FrameworkProfile& p, const model::Strategy& s) {
                            ? "FSDP's: fully_shard(reshard_after_forward=False)"
                            : "DeepSpeed's stage 2: whole parameters, shards gathered after the step"));
   }
+  if (s.sharding != model::ShardingLibrary::automatic && p.sharding != model::ShardingLibrary::automatic &&
+      s.sharding != p.sharding) {
+    return refuse(p, fmt::format("sharding {} is not available ({} shards with {})",
+                                 model::to_string(s.sharding), p.name, model::to_string(p.sharding)));
+  }
   if (s.vpp > 1 && !p.interleaved_pipeline)
     return refuse(p, "vpp > 1 is not available (no interleaved pipeline schedule)");
   if (s.ep > 1 && !p.expert_parallel) return refuse(p, "ep > 1 is not available (no expert parallelism)");
@@ -359,12 +368,14 @@ double layer_parameters(const model::WorkloadSpec& w) {
 }
 
 model::Strategy with_framework_defaults(const FrameworkProfile& profile, model::Strategy strategy) {
-  // Only where each can act (model::pipeline_splits_over_tp; zero 2): elsewhere the value
-  // would mean nothing, and given back as a flag it is refused by the flag contexts.
+  // Only where each can act (model::pipeline_splits_over_tp; zero 2; FSDP's layer gathers): elsewhere the
+  // value would mean nothing, and given back as a flag it is refused by the flag contexts.
   const bool can_act = strategy.pp > 1 && strategy.tp > 1 && !strategy.sp;
   if (can_act && strategy.pp_tp_split == model::PipelineSplit::stack)
     strategy.pp_tp_split = profile.pipeline_split;
   if (strategy.zero == 2 && strategy.zero2 == model::Zero2::automatic) strategy.zero2 = profile.zero2;
+  if (model::gathers_per_layer(strategy) && strategy.sharding == model::ShardingLibrary::automatic)
+    strategy.sharding = profile.sharding;
   return strategy;
 }
 

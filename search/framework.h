@@ -103,6 +103,10 @@ struct FrameworkProfile {
   // framework has none (megatron-lm) or is not one (any). A strategy that does not pin --zero2 takes it
   // (with_framework_defaults); one that pins the other is refused.
   model::Zero2 zero2 = model::Zero2::automatic;
+  // Which library shards its zero 3 (model::ShardingLibrary): fully_shard (torch-fsdp), DeepSpeed's ZeRO-3
+  // (deepspeed), or `auto` where it has none (megatron-lm) or is not one (any). A strategy that does not
+  // pin --sharding takes it (with_framework_defaults); one that pins another is refused.
+  model::ShardingLibrary sharding = model::ShardingLibrary::automatic;
 };
 
 // The one table per framework (search/framework.cpp cites each entry's source).
@@ -120,9 +124,9 @@ Status check_priority(const FrameworkProfile& profile, simulator::IssuePriority 
 double bucket_mb_of(const FrameworkProfile& profile, double value, const model::Strategy& strategy);
 double bucket_in_unit(const FrameworkProfile& profile, double mb, const model::Strategy& strategy);
 // `strategy` with the framework's own pipeline transfers when it does not pin --pp-tp-split (its value is
-// `stack`) and a split can act (pp > 1, tp > 1, no SP), and its own ZeRO-2 when it does not pin --zero2
-// and runs zero 2: the baseline tune compares against, every candidate explore returns, and explore's
-// check of the pinned flags.
+// `stack`) and a split can act (pp > 1, tp > 1, no SP), its own ZeRO-2 when it does not pin --zero2 and
+// runs zero 2, and its own sharding library when it does not pin --sharding: the baseline tune compares
+// against, every candidate explore returns, and explore's check of the pinned flags.
 model::Strategy with_framework_defaults(const FrameworkProfile& profile, model::Strategy strategy);
 
 // The framework's own default bucket for `strategy` (resolved), in MB: Megatron-Core max(4e7, 1e6·dp·cp)

@@ -121,6 +121,20 @@ add("zero2-without-zero2", SIM + ["--model", "llama3-8b", "--zero", "3", "--zero
 add("zero2-torch-deepspeed", ["tune", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
                               "--global-batch", "32", "--zero", "2", "--zero2", "deepspeed", "--framework",
                               "torch-fsdp"], {}, ["torch-fsdp", "zero2 deepspeed", "fully_shard"])
+# Which library shards zero 3 (docs/model.md "The gradient path of sharded data parallelism"): a bad value
+# names the choices; the flag needs layers gathered (zero 3, FSDP's zero 2); DeepSpeed's ZeRO does not
+# gather for zero 2; a framework refuses another library.
+add("sharding=fsdp3", SIM + ["--model", "llama3-8b", "--zero", "3", "--sharding", "fsdp3"], {},
+    ["--sharding", "fsdp2"])
+add("sharding-zero1", SIM + ["--model", "llama3-8b", "--zero", "1", "--sharding", "fsdp1"], {},
+    ["--sharding", "zero 3", "zero=1"])
+add("sharding-zero2-deepspeed", SIM + ["--model", "llama3-8b", "--zero", "2", "--zero2", "deepspeed",
+                                       "--sharding", "fsdp2"], {}, ["--sharding", "zero2 deepspeed"])
+add("sharding-deepspeed-zero2-fsdp", SIM + ["--model", "llama3-8b", "--zero", "2", "--zero2", "fsdp",
+                                            "--sharding", "deepspeed"], {}, ["sharding deepspeed", "zero2 fsdp"])
+add("sharding-torch-fsdp1", ["tune", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
+                             "--global-batch", "32", "--zero", "3", "--sharding", "fsdp1", "--framework",
+                             "torch-fsdp"], {}, ["torch-fsdp", "sharding fsdp1", "fsdp2"])
 for field in ["experts", "top_k"]:
     for value in [0, -3, 2**32 + 4, "2", 1e300]:
         doc = dict(WORKLOAD)

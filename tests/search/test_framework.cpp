@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "model/cost_model.h"
 #include "model/presets.h"
 #include "search/explore.h"
 #include "search/framework.h"
@@ -336,4 +337,37 @@ TEST_CASE("the block recompute method is Megatron-LM's: its flags, and refused e
   const Status torch = search::check_strategy(search::framework_profile(Framework::torch_fsdp), s);
   REQUIRE_FALSE(torch.ok());
   CHECK(torch.error().message.find("recompute-layers 4 is not available") != std::string::npos);
+}
+
+TEST_CASE("each framework's sharding library is its own: torch-fsdp FSDP2 and deepspeed ZeRO-3", "[search]") {
+  model::Strategy s;
+  s.dp = 8, s.zero = 3;
+  // Not pinned (auto): the framework's own; `any` keeps `auto` (FSDP1's gradient path).
+  CHECK(defaults_under(Framework::torch_fsdp, s).sharding == model::ShardingLibrary::fsdp2);
+  CHECK(defaults_under(Framework::deepspeed, s).sharding == model::ShardingLibrary::deepspeed);
+  CHECK(defaults_under(Framework::any, s).sharding == model::ShardingLibrary::automatic);
+  // FSDP's zero 2 (torch-fsdp's) takes it too; zero 1 keeps `auto`, where the flag means nothing.
+  model::Strategy two = s;
+  two.zero = 2;
+  CHECK(defaults_under(Framework::torch_fsdp, two).sharding == model::ShardingLibrary::fsdp2);
+  CHECK(defaults_under(Framework::deepspeed, two).sharding == model::ShardingLibrary::automatic);
+  model::Strategy one = s;
+  one.zero = 1;
+  CHECK(defaults_under(Framework::torch_fsdp, one).sharding == model::ShardingLibrary::automatic);
+  // Pinned to another library: refused, naming the framework's.
+  model::Strategy pinned = s;
+  pinned.sharding = model::ShardingLibrary::fsdp1;
+  const auto torch = search::check_strategy(framework_profile(Framework::torch_fsdp), pinned);
+  REQUIRE(!torch.ok());
+  CHECK(torch.error().message ==
+        "--framework torch-fsdp: sharding fsdp1 is not available (torch-fsdp shards with fsdp2)");
+  CHECK(!search::check_strategy(framework_profile(Framework::deepspeed), pinned).ok());
+  CHECK(search::check_strategy(framework_profile(Framework::any), pinned).ok());
+  // explore under torch-fsdp returns its zero 3 candidates sharded by FSDP2.
+  int zero3 = 0;
+  for (const auto& c : candidates(Framework::torch_fsdp, "llama3-8b", 16, 64)) {
+    if (model::gathers_per_layer(c)) CHECK(c.sharding == model::ShardingLibrary::fsdp2);
+    zero3 += c.zero == 3;
+  }
+  CHECK(zero3 > 0);
 }
