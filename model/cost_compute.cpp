@@ -60,6 +60,12 @@ double default_gemm_fraction(int sm_arch, Precision precision) {
   return 0.80;
 }
 
+// Bytes per activation (and 16-bit parameter) element of a run: 4 in fp32 and tf32, else 2 (FP8 runs keep
+// BF16 activations and parameters).
+double activation_bytes(const Strategy& s) {
+  return s.precision == Precision::fp32 || s.precision == Precision::tf32 ? 4.0 : 2.0;
+}
+
 // Streaming kernels reach about 80% of datasheet HBM bandwidth // unverified (STREAM-like copy on A100/H100);
 // plausible 0.6–0.95.
 constexpr double k_hbm_efficiency = 0.8;
@@ -805,7 +811,7 @@ std::vector<Step> backward_of(const std::vector<Step>& fwd, const std::vector<Fp
 std::vector<Step> CostModel::layer_steps(const WorkloadSpec& w, const Strategy& s, Phase phase,
                                          int layer) const {
   LayerBuilder lb{*this, w, s, {}, {}};
-  lb.e = s.precision == Precision::fp32 || s.precision == Precision::tf32 ? 4.0 : 2.0;
+  lb.e = activation_bytes(s);
   lb.t = s.tp;
   lb.tokens = static_cast<double>(s.micro_batch) * static_cast<double>(w.seq) / s.cp;
   lb.tokens_sp = lb.tokens / (s.sp ? s.tp : 1);
@@ -873,7 +879,7 @@ std::vector<Step> CostModel::gradient_path_steps(std::string name, const Strateg
 }
 
 std::vector<Step> CostModel::embedding_steps(const WorkloadSpec& w, const Strategy& s, Phase phase) const {
-  const double e = s.precision == Precision::fp32 || s.precision == Precision::tf32 ? 4.0 : 2.0;
+  const double e = activation_bytes(s);
   const double tokens = static_cast<double>(s.micro_batch) * static_cast<double>(w.seq) / s.cp;
   std::vector<Step> steps;
   Step lookup;
@@ -918,7 +924,7 @@ constexpr double k_fused_cross_entropy_fwd_bytes = 22.0;
 constexpr double k_fused_cross_entropy_bwd_bytes = 6.0;
 
 std::vector<Step> CostModel::head_steps(const WorkloadSpec& w, const Strategy& s, Phase phase) const {
-  const double e = s.precision == Precision::fp32 || s.precision == Precision::tf32 ? 4.0 : 2.0;
+  const double e = activation_bytes(s);
   const double tokens = static_cast<double>(s.micro_batch) * static_cast<double>(w.seq) / s.cp;
   const double tokens_sp = tokens / (s.sp ? s.tp : 1);
   const double h = static_cast<double>(w.hidden);
@@ -1051,7 +1057,7 @@ ComputeOp CostModel::optimizer_op(const WorkloadSpec& w, const Strategy& s) cons
 }
 
 double CostModel::pp_message_bytes(const WorkloadSpec& w, const Strategy& s) const {
-  const double e = s.precision == Precision::fp32 || s.precision == Precision::tf32 ? 4.0 : 2.0;
+  const double e = activation_bytes(s);
   return static_cast<double>(s.micro_batch) * static_cast<double>(w.seq) / s.cp * w.hidden * e /
          (s.sp || pipeline_splits_over_tp(s) ? s.tp : 1);
 }
@@ -1098,7 +1104,7 @@ bool pipeline_splits_over_tp(const Strategy& s) {
 // (docs/calibrate.md "The gradient path").
 GradientPath sharded_gradient_path(const Strategy& s) {
   if (!gathers_per_layer(s) || s.zero_shard_ranks() < 2) return {};
-  const double e = s.precision == Precision::fp32 || s.precision == Precision::tf32 ? 4.0 : 2.0;
+  const double e = activation_bytes(s);
   const double r = bytes_per_element(s.gradient_dtype());
   const bool cast = r != e;
   const double cast_bytes = cast ? e + r : 0.0;
