@@ -104,8 +104,9 @@ struct FrameworkProfile {
   // (with_framework_defaults); one that pins the other is refused.
   model::Zero2 zero2 = model::Zero2::automatic;
   // Which library shards its zero 3 (model::ShardingLibrary): fully_shard (torch-fsdp), DeepSpeed's ZeRO-3
-  // (deepspeed), or `auto` where it has none (megatron-lm) or is not one (any). A strategy that does not
-  // pin --sharding takes it (with_framework_defaults); one that pins another is refused.
+  // (deepspeed), or `auto` where its own is not counted (megatron-lm's Megatron-FSDP, priced as FSDP1's) or
+  // it is not a framework (any). A strategy that does not pin --sharding takes it (with_framework_defaults);
+  // one that pins another is refused.
   model::ShardingLibrary sharding = model::ShardingLibrary::automatic;
 };
 
