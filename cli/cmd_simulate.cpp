@@ -123,7 +123,7 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
   fmt::print(
       "# strategy: tp {} pp {} dp {} cp {} ep {} sp {} vpp {} zero {} micro-batch {} global-batch {} "
       "recompute {} schedule {} tp-overlap {} dp-overlap {} bucket-mb {} precision {} attention {} stack "
-      "{}{}{}{}\n",
+      "{}{}{}{}{}\n",
       strategy.tp, strategy.pp, strategy.dp, strategy.cp, strategy.ep, strategy.sp ? "on" : "off",
       strategy.vpp, strategy.zero, strategy.micro_batch, strategy.global_batch,
       model::recompute_text(strategy), model::to_string(strategy.schedule), model::to_string(tp_overlap),
@@ -132,7 +132,8 @@ void run_simulate(const SimulateFlags& flags, const Context& context) {
       strategy.dp_shard > 0 ? fmt::format(" dp-shard {}", strategy.dp_shard) : std::string(),
       strategy.zero == 2 ? fmt::format(" zero2 {}", model::to_string(strategy.zero2)) : std::string(),
       model::gathers_per_layer(strategy) ? fmt::format(" sharding {}", model::to_string(strategy.sharding))
-                                         : std::string());
+                                         : std::string(),
+      strategy.recompute_early_stop ? " recompute-early-stop on" : "");
   if (!flags.comm_config.empty()) {
     fmt::print(
         "# comm-config {}: tp-overlap {}, bucket-mb {:g}, fsdp-prefetch {}, {} op classes, {} "

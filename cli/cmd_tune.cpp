@@ -236,9 +236,13 @@ void run_tune(const TuneFlags& flags, const Context& context) {
   const search::Framework framework = unwrap(search::parse_framework_flag(flags.framework));
   const search::FrameworkProfile& profile = search::framework_profile(framework);
   std::string explored_note;
-  const StrategyFlags strategy_flags = names_layout(flags.strategy)
-                                           ? flags.strategy
-                                           : explored_strategy(flags, framework, context, explored_note);
+  StrategyFlags strategy_flags = names_layout(flags.strategy)
+                                     ? flags.strategy
+                                     : explored_strategy(flags, framework, context, explored_note);
+  // The framework's stack from the start: what the strategy is checked against (--recompute-early-stop
+  // needs a PyTorch one) is the stack it runs.
+  if (framework != search::Framework::any && !flags.strategy.has("stack"))
+    strategy_flags.values.stack = profile.default_stack;
   auto scenario = unwrap(load_scenario(flags.spec, strategy_flags, &context.progress()));
   // The baseline is the framework's defaults: its own bucket size unless --bucket-mb pins one, its own
   // pipeline transfers unless --pp-tp-split does, its ZeRO-2 unless --zero2 does, its stack unless --stack

@@ -157,6 +157,9 @@ TorchtitanConfig torchtitan_config(const model::WorkloadSpec& w, const model::St
   } else if (s.recompute == Recompute::full) {
     checkpoint = {{"mode", "full"}};
   }
+  // [Ti] torchtitan/config/job_config.py:675 early_stop (default false), passed to ptd_checkpoint_wrapper
+  // by the every-k-th block and full policies (torchtitan/distributed/activation_checkpoint.py:45, 154).
+  if (s.recompute_early_stop) checkpoint["early_stop"] = true;
   // [Ti:253-282]: a step's local batch per DP rank; with pp the whole step's, split into micro-batches.
   const long local = s.pp > 1 ? s.global_batch / s.dp : s.micro_batch;
   const nlohmann::json training = {

@@ -76,6 +76,12 @@ std::string zero(const WorkloadSpec&, const Strategy& s) {
 std::string zero_kind(const WorkloadSpec& w, const Strategy& s) {
   return s.zero == 2 ? "zero=2 with zero2 deepspeed" : zero(w, s);
 }
+bool full_recompute(const WorkloadSpec&, const Strategy& s) {
+  return s.recompute == model::Recompute::full;
+}
+std::string recompute(const WorkloadSpec&, const Strategy& s) {
+  return fmt::format("recompute={}", to_string(s.recompute));
+}
 // Gradients are reduced over the dp·cp ranks that hold the same weights.
 bool reduced(const WorkloadSpec&, const Strategy& s) {
   return static_cast<long>(s.dp) * s.cp > 1;
@@ -105,6 +111,7 @@ const std::vector<FlagContext>& flag_contexts() {
       {"cp_comm_type", {"cp"}, context_parallel, "cp > 1", cp},
       {"zero2", {"zero"}, zero_two, "zero 2", zero},
       {"sharding", {"zero", "zero2"}, shards_layers, "zero 3 or FSDP's zero 2", zero_kind},
+      {"recompute_early_stop", {"recompute"}, full_recompute, "recompute full", recompute},
       {"schedule", {"pp", "vpp"}, pipeline, "pp > 1", pp},
       {"zero",
        {"dp", "cp", "tp", "ep", "expert_tp"},

@@ -33,29 +33,32 @@ constexpr double k_k0 = 64.0;
 //    host dispatch time on every A100 run the project holds (vTrain's 1,440 + 109 Megatron-DeepSpeed fp16
 //    runs, llm-foundry's 139 A100 80GB / 40GB FSDP bf16 rows; scripts/fit-generations.py, docs/calibrate.md
 //    "Across generations"): an isolated cuBLAS 8192³ reaches ≈ 270–280 TFLOP/s (0.88, the value before, a
-//    public benchmark figure), a training step sustains 0.85 of that, as H100's 0.607 is 0.81 of its
+//    public benchmark figure), a training step sustains 0.85 of that, as H100's 0.592 is 0.79 of its
 //    isolated 0.75 (the same mechanism, clock under a sustained tensor load, milder at A100's 400 W).
 //    0.74 until the ring's pipeline fill (model/cost_collectives.cpp ring_fill_us) made collectives
 //    slower; refitted then. Leaving vTrain out, the fit on llm-foundry alone gives 0.73; leaving
 //    llm-foundry out, vTrain alone gives 0.77. Plausible 0.65–0.90. tf32 0.72: its isolated 0.85 (≈ 133 of
 //    156) // unverified, at the same sustained share (no tf32 run to fit); plausible 0.60–0.90.
-//  * sm90 bf16/fp16 0.607 and fp8 0.523: fitted by `lagom calibrate` (Levenberg–Marquardt, only these two
-//    constants) on the 86 DGX H100 recipe runs of tests/data/validate/dgxc-h100.csv, relative standard
-//    errors 0.9% and 1.2%; leaving each of the 7 models out and refitting moves them by at most 0.006 and
-//    0.015, and predicts the left-out runs with 4.3% MAPE, 6.9% for the worst model (README
-//    "Validation"). 0.607 = 600 TFLOP/s: a large cuBLAS GEMM's issue efficiency (~0.8) at the clock a
-//    700 W H100 holds at its power cap in a training job, ~1.4 GHz against the 1.83 GHz of the datasheet
-//    peak (isolated-GEMM benchmarks, cool and short, reach ~740 TFLOP/s = 0.75; a training step runs for
-//    seconds at the cap); plausible 0.55–0.85. FP8 is lower still (1,035 TFLOP/s): an FP8 k block of 128
-//    moves the bytes of a BF16 block of 64 in half the math time, so the per-tile prologue, epilogue (BF16
-//    output, 2 B per element) and barrier costs weigh twice as much, and the FP8 tensor cores draw more
-//    power at the cap; public cuBLAS FP8 figures for large isolated GEMMs on H100 SXM are 1.2–1.45 PFLOP/s
-//    (0.61–0.73); plausible 0.45–0.78.
+//  * sm90 bf16/fp16 0.592 and fp8 0.533: fitted by `lagom calibrate` (Levenberg–Marquardt, only these two
+//    constants) on every H100 run the project holds at once: the 86 DGX H100 recipe runs of
+//    tests/data/validate/dgxc-h100.csv (Megatron-Core / NeMo, Transformer Engine) and llm-foundry's 77 H100
+//    rows (Composer + FSDP1, eager PyTorch); the least-squares point is 0.590 / 0.533, and 0.592 is the
+//    nearest that keeps both sets' mean signed error within ±3% (docs/calibrate.md "sm90's GEMM fractions
+//    on every H100 run"). The two sets disagree: the DGX runs alone ask 0.612 / 0.535, llm-foundry's alone
+//    0.568 / 0.473, and each fit predicts the other set 4.8% fast or 7.3% slow, so a mechanism that
+//    separates the stacks on H100 is still missing. 0.592 = 586 TFLOP/s: a large cuBLAS GEMM's issue
+//    efficiency (~0.8) at the clock a 700 W H100 holds at its power cap in a training job, ~1.35 GHz
+//    against the 1.83 GHz of the datasheet peak (isolated-GEMM benchmarks, cool and short, reach
+//    ~740 TFLOP/s = 0.75; a training step runs for seconds at the cap); plausible 0.55–0.85. FP8 is lower
+//    still (1,055 TFLOP/s): an FP8 k block of 128 moves the bytes of a BF16 block of 64 in half the math
+//    time, so the per-tile prologue, epilogue (BF16 output, 2 B per element) and barrier costs weigh twice as
+//    much, and the FP8 tensor cores draw more power at the cap; public cuBLAS FP8 figures for large isolated
+//    GEMMs on H100 SXM are 1.2–1.45 PFLOP/s (0.61–0.73); plausible 0.45–0.78.
 //  * sm90 tf32 as bf16 // unverified; other GPUs 0.80 // unverified.
 double default_gemm_fraction(int sm_arch, Precision precision) {
   const bool fp8 = precision == Precision::fp8;
   const bool wide = precision == Precision::tf32 || precision == Precision::fp32;
-  if (sm_arch >= 90) return fp8 ? 0.523 : 0.607;
+  if (sm_arch >= 90) return fp8 ? 0.533 : 0.592;
   if (sm_arch == 80) return wide ? 0.72 : 0.75;
   return 0.80;
 }
@@ -169,6 +172,33 @@ Precision math_precision(const ComputeOp& op, Precision precision) {
 
 double ceil_div(double a, double b) {
   return std::ceil(a / b);
+}
+
+// torch.utils.checkpoint's early stop (Strategy::recompute_early_stop). The non-reentrant checkpoint counts
+// the tensors the layer's forward saved; rerunning it in the backward, it raises once the last of them is
+// saved again, and the rest of the forward never runs (PyTorch >= 2.1's default // unverified: that source is
+// not readable here; torchtitan turns it off, pytorch/torchtitan@25413d224 "Add config to AC to toggle
+// early-stop", whose test had needed torch.utils.checkpoint.set_checkpoint_early_stop(False) to count the
+// whole recompute; PyTorch 1.13.1's _checkpoint_without_reentrant, torch/utils/checkpoint.py:326-417, reruns
+// the whole function). From the layer's end, what follows its last save:
+//  * a collective and the residual add save nothing (dropout at p = 0 launches nothing and saves nothing);
+//  * a native linear layer saves its input and weight before its GEMM runs (autograd records them before it
+//    redispatches: a pack hook under torch.autograd.graph.saved_tensors_hooks fires before aten.mm, checked
+//    on PyTorch 1.13.1), so the stop is raised there and the GEMM is skipped; Transformer Engine's linear (an
+//    FP8 GEMM here) saves in its autograd.Function after the GEMM, so the GEMM reruns and only what follows
+//    it is skipped.
+// With dropout the residual's mask is saved after the dropout runs: the stop comes after it, and nothing
+// priced is skipped. Dense layers only: a MoE layer's last save is in its combine, after the experts.
+void stop_early(std::vector<Step>& steps, const Strategy& s) {
+  while (!steps.empty()) {
+    const Step& last = steps.back();
+    if (last.is_comm || (s.dropout == 0 && last.compute.name.ends_with(".residual"))) {
+      steps.pop_back();
+      continue;
+    }
+    if (last.compute.is_weight_gemm() && !last.compute.fp8) steps.pop_back();
+    return;
+  }
 }
 
 }  // namespace
@@ -838,6 +868,8 @@ std::vector<Step> CostModel::layer_steps(const WorkloadSpec& w, const Strategy& 
         if (share < 1) scale_gemm_width(step.compute, share, lb.e);
         steps.push_back(std::move(step));
       }
+      if (s.recompute_early_stop && s.recompute == Recompute::full && !w.is_moe_layer(layer))
+        stop_early(steps, s);
     } else if (s.recompute == Recompute::selective) {
       for (auto& step : lb.steps) {
         if (!step.is_comm &&

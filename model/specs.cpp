@@ -733,6 +733,18 @@ Result<Strategy> resolve_strategy(Strategy s, const WorkloadSpec& w, const Clust
   }
   if (s.recompute_every < 0)
     return bad(fmt::format("recompute-every={} must not be negative", s.recompute_every));
+  if (s.recompute_early_stop && s.recompute != Recompute::full) {
+    return bad(
+        fmt::format("recompute-early-stop needs recompute full (recompute={}: torch.utils.checkpoint "
+                    "stops early only in a layer checkpointed whole)",
+                    to_string(s.recompute)));
+  }
+  if (s.recompute_early_stop && s.stack != Stack::pytorch_eager && s.stack != Stack::pytorch_compile) {
+    return bad(
+        fmt::format("recompute-early-stop needs a PyTorch stack (pytorch-eager or pytorch-compile; "
+                    "stack {}: Megatron's and DeepSpeed's checkpointing rerun the whole forward)",
+                    to_string(s.stack)));
+  }
   if (s.recompute_every > 0 && (s.recompute != Recompute::full || s.recompute_layers > 0)) {
     return bad(
         fmt::format("recompute-every={} needs recompute full without recompute-layers (torchtitan's "

@@ -568,6 +568,11 @@ struct Strategy {
   // torchtitan/distributed/activation_checkpoint.py _apply_layer_sac); 0 = every layer. Needs recompute
   // full; not with recompute_layers.
   int recompute_every = 0;
+  // torch.utils.checkpoint's early stop (non-reentrant checkpointing, PyTorch >= 2.1's default): the
+  // recompute of a fully checkpointed layer ends as soon as the last activation its forward saved is back,
+  // so what runs after the layer's last save is not rerun (model/cost_compute.cpp early_stopped). Needs
+  // recompute full and a PyTorch stack (Megatron's and DeepSpeed's checkpointing rerun the whole forward).
+  bool recompute_early_stop = false;
   Schedule schedule = Schedule::one_f_one_b;
   OverlapMethod tp_overlap;  // TP overlap (model/overlap_method.h): none, slice:K, flash
   bool dp_overlap = true;    // DP gradient reduction overlapped with backward

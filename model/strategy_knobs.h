@@ -203,6 +203,12 @@ void for_each_knob(S& s, Visit&& visit) {
                        .flag_min = 0,
                        .omit_zero = true},
         s.recompute_every);
+  visit(
+      SwitchKnob{{"recompute_early_stop", "--recompute-early-stop",
+                  "With --recompute full under a PyTorch stack: torch.utils.checkpoint's early stop "
+                  "(non-reentrant, PyTorch >= 2.1's default), the recompute ending at the layer's last "
+                  "saved activation, so its last linear layer is not rerun [off: the whole forward again]"}},
+      s.recompute_early_stop);
   visit(ChoiceKnob{{"schedule", "--schedule", "Pipeline schedule [1f1b]"}, k_schedule_names}, s.schedule);
   visit(MethodKnob{{"tp_overlap", "--tp-overlap",
                     "none|slice:K (K 2..4096)|flash|te (Transformer Engine userbuffers) [none]"}},

@@ -312,10 +312,17 @@ FOUNDRY_ZERO = {"FULL_SHARD": "3", "SHARD_GRAD_OP": "2"}
 # Composer's fsdp mixed_precision: DEFAULT reduces gradients in fp32, PURE in bf16.
 FOUNDRY_REDUCE = {"DEFAULT": "fp32", "PURE": "bf16"}
 FOUNDRY_PRECISION = {"amp_bf16": "bf16", "bf16": "bf16", "amp_fp8": "fp8"}
+# torch.utils.checkpoint's early stop (--recompute-early-stop) by section: the H100 and A100 80GB sweep ran
+# PyTorch 2.1.0 (mosaicml/llm-foundry@b2a43a147:scripts/train/benchmarking/sweep.sh:5, the image of all its
+# h100_80gb and a100_80gb runs) with activation_checkpointing_reentrant: false (every
+# scripts/train/yamls/pretrain/mpt-*.yaml there): non-reentrant checkpointing, whose early stop is on by
+# default from PyTorch 2.1; the A100 40GB rows ran PyTorch 1.13.1 (the image of the earlier sweep,
+# mosaicml/llm-foundry@300cc5c58:scripts/train/benchmarking/sweep.sh), which has no early stop.
+FOUNDRY_EARLY_STOP = {"h100-80gb": "on", "a100-80gb-roce-1600g": "on", "a100-40gb-roce-1600g": "off"}
 
 FOUNDRY_COLUMNS = [
     "group", "layers", "hidden", "heads", "vocab", "seq", "cluster", "gpus", "zero", "global-batch",
-    "micro-batch", "recompute", "precision", "grad-reduce-dtype", "attention", "stack", "zero2",
+    "micro-batch", "recompute", "recompute-early-stop", "precision", "grad-reduce-dtype", "attention", "stack", "zero2",
     "sharding", "measured_tokens_per_s", "note",
 ]
 
@@ -328,7 +335,9 @@ FOUNDRY_HEADER = """\
 # Measured: the table's tokens per second per GPU times the GPUs (one sample per row, 30-batch runs).
 # Settings stated once: Composer + PyTorch FSDP1 (sharding fsdp1); FULL_SHARD = zero 3, SHARD_GRAD_OP =
 #   FSDP's zero 2 (zero2 fsdp), over all GPUs; DEFAULT mixed precision = fp32 gradient reduction, PURE =
-#   bf16; activation checkpointing of whole blocks = recompute full; attention flash1 (flash-attn 1.0.x
+#   bf16; activation checkpointing of whole blocks = recompute full, non-reentrant, with PyTorch 2.1's early
+#   stop on the H100 and A100 80GB rows (recompute-early-stop on; the A100 40GB rows ran PyTorch 1.13.1,
+#   which has none); attention flash1 (flash-attn 1.0.x
 #   at those versions); GELU MLP of 4 x hidden, vocabulary 50368, tied embeddings; eager PyTorch (stack
 #   pytorch-eager: no torch.compile; MPT's low-precision LayerNorm and GELU are one ATen kernel each and
 #   it has no rotary embedding, so the stack prices these rows as a fused one would); clusters: dgx-h100
@@ -348,6 +357,8 @@ def foundry_row(r):
         "zero": FOUNDRY_ZERO[r["sharding"]], "global-batch": r["global_batch"],
         "micro-batch": r["micro_batch"],
         "recompute": "full" if r["activation_checkpointing"] == "true" else "none",
+        "recompute-early-stop":
+            FOUNDRY_EARLY_STOP[r["cluster"]] if r["activation_checkpointing"] == "true" else "",
         "precision": FOUNDRY_PRECISION[r["precision"]],
         "grad-reduce-dtype": FOUNDRY_REDUCE[r["fsdp_mixed_precision"]], "attention": "flash1",
         "stack": "pytorch-eager", "zero2": "fsdp" if r["sharding"] == "SHARD_GRAD_OP" else "",

@@ -101,6 +101,10 @@ std::vector<model::Strategy> explore_candidates(const model::WorkloadSpec& w,
                           s.tp = tp, s.cp = cp, s.pp = pp, s.dp = dp, s.ep = ep, s.sp = sp, s.vpp = vpp;
                           s.micro_batch = mb, s.recompute = recompute, s.zero = zero, s.tp_overlap = overlap;
                           s.cp_comm = cp_comm, s.dp_shard = shard;
+                          // --recompute-early-stop is how the framework checkpoints: it acts on the
+                          // full-recompute candidates, the others have nothing to stop.
+                          s.recompute_early_stop =
+                              base.recompute_early_stop && recompute == model::Recompute::full;
                           s.schedule = vpp > 1 ? model::Schedule::interleaved : model::Schedule::one_f_one_b;
                           auto resolved = model::resolve_strategy(s, w, cluster);
                           if (!resolved.ok()) continue;

@@ -100,6 +100,9 @@ FrameworkProfile make_megatron() {
   // chunk's layers).
   p.recomputes = k_all_recompute;
   p.recompute_block = true;
+  // Its checkpoint is its own autograd Function, reentrant (megatron/core/tensor_parallel/random.py:407 at
+  // core_v0.15.0): the whole forward reruns.
+  p.no_early_stop = "Megatron's CheckpointFunction reruns the whole forward";
   p.no_hybrid_sharding =
       "Megatron-Core's partial distributed optimizer, its optimizer instances, is not modelled";
   // --ddp-bucket-size counts parameters [M:2620]; the default is max(4e7, 1e6 · dp·cp) [training.py:984].
@@ -175,6 +178,9 @@ FrameworkProfile make_deepspeed() {
   p.cp_comms = {CpCommType::a2a};  // DeepSpeed-Ulysses
   p.zero_stages = {0, 1, 2, 3};
   p.recomputes = {Recompute::none, Recompute::full};
+  // Its checkpoint (CheckpointFunction, reentrant) and non_reentrant_checkpoint are its own and rerun the
+  // whole function ([D] runtime/activation_checkpointing/checkpointing.py:488, 704).
+  p.no_early_stop = "DeepSpeed's checkpoint and non_reentrant_checkpoint rerun the whole forward";
   p.sequence_parallel = false;     // AutoTP shards the linear layers only
   p.interleaved_pipeline = false;  // PipelineModule runs one stage per rank
   p.max_zero_with_pipeline = 1;    // [D] pipe/engine.py
@@ -308,6 +314,8 @@ Status check_strategy(const FrameworkProfile& p, const model::Strategy& s) {
                            ? "FSDP's: fully_shard(reshard_after_forward=False)"
                            : "DeepSpeed's stage 2: whole parameters, shards gathered after the step"));
   }
+  if (s.recompute_early_stop && !p.no_early_stop.empty())
+    return refuse(p, fmt::format("recompute-early-stop is not available ({})", p.no_early_stop));
   if (s.sharding != model::ShardingLibrary::automatic && p.sharding != model::ShardingLibrary::automatic &&
       s.sharding != p.sharding) {
     return refuse(p, fmt::format("sharding {} is not available ({} shards with {})",

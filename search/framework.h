@@ -68,8 +68,10 @@ struct FrameworkProfile {
   // Why a ZeRO stage the framework has in some form is not offered (the refusal says it instead of the list).
   std::vector<std::pair<int, std::string_view>> zero_refusals;
   std::vector<model::Recompute> recomputes;
-  bool recompute_block = false;      // full recompute of the first N layers of each chunk (recompute_layers)
-  bool recompute_every = false;      // full recompute of every k-th layer (recompute_every)
+  bool recompute_block = false;  // full recompute of the first N layers of each chunk (recompute_layers)
+  bool recompute_every = false;  // full recompute of every k-th layer (recompute_every)
+  // Why its checkpointing has no early stop (Strategy::recompute_early_stop); empty: it can stop early.
+  std::string_view no_early_stop;
   bool sequence_parallel = true;     // Megatron-style SP (sequence-sharded norms and dropout beside TP)
   bool interleaved_pipeline = true;  // vpp > 1
   bool expert_parallel = true;       // ep > 1

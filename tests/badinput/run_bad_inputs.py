@@ -135,6 +135,15 @@ add("sharding-deepspeed-zero2-fsdp", SIM + ["--model", "llama3-8b", "--zero", "2
 add("sharding-torch-fsdp1", ["tune", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
                              "--global-batch", "32", "--zero", "3", "--sharding", "fsdp1", "--framework",
                              "torch-fsdp"], {}, ["torch-fsdp", "sharding fsdp1", "fsdp2"])
+# torch.utils.checkpoint's early stop (docs/model.md "Early stop of the recompute"): on|off only; the flag
+# needs full recompute; it is a PyTorch checkpoint's, refused under Megatron's and DeepSpeed's stacks.
+add("early-stop=maybe", SIM + ["--model", "llama3-8b", "--recompute", "full", "--stack", "pytorch-eager",
+                               "--recompute-early-stop", "maybe"], {}, ["--recompute-early-stop"])
+add("early-stop-no-recompute", SIM + ["--model", "llama3-8b", "--stack", "pytorch-eager",
+                                      "--recompute-early-stop", "on"], {},
+    ["recompute-early-stop", "recompute full", "recompute=none"])
+add("early-stop-megatron", SIM + ["--model", "llama3-8b", "--recompute", "full", "--recompute-early-stop",
+                                  "on"], {}, ["recompute-early-stop", "PyTorch stack", "megatron-core"])
 for field in ["experts", "top_k"]:
     for value in [0, -3, 2**32 + 4, "2", 1e300]:
         doc = dict(WORKLOAD)

@@ -159,3 +159,19 @@ TEST_CASE(
     CHECK(titan.unavailable.find("torchtitan checkpoints whole blocks") != std::string::npos);
   }
 }
+
+TEST_CASE("torchtitan's fragment turns the recompute's early stop on when the strategy has it",
+          "[documents]") {
+  // torchtitan/config/job_config.py:675 early_stop, default false: written only when on.
+  const model::WorkloadSpec w = model::workload_preset("llama3-8b").value();
+  model::Strategy s;
+  s.gpus = 16, s.zero = 3, s.global_batch = 64, s.recompute = model::Recompute::full;
+  s.stack = model::Stack::pytorch_eager;
+  const auto whole = documents::torchtitan_config(w, resolved(s));
+  CHECK(!whole.settings.at("activation_checkpoint").contains("early_stop"));
+  s.recompute_early_stop = true;
+  const auto early = documents::torchtitan_config(w, resolved(s));
+  CHECK(early.settings.at("activation_checkpoint").at("mode") == "full");
+  CHECK(early.settings.at("activation_checkpoint").at("early_stop") == true);
+  CHECK(early.toml.find("\nearly_stop = true\n") != std::string::npos);
+}

@@ -1,6 +1,7 @@
 // Framework profiles (search/framework.h): the tables, the checks, the knob spaces they give explore and
 // tune, and the framework's own forms of the chosen knobs.
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include <catch2/catch.hpp>
@@ -22,7 +23,8 @@ const model::OverlapMethod k_none{model::OverlapMethodKind::none, 1};
 const model::OverlapMethod k_te{model::OverlapMethodKind::te, 1};
 
 std::vector<model::Strategy> candidates(Framework framework, const std::string& model_name, int gpus,
-                                        long global_batch) {
+                                        long global_batch,
+                                        const std::function<void(model::Strategy&)>& adjust = {}) {
   const model::WorkloadSpec w = model::workload_preset(model_name).value();
   model::ClusterSpec cluster = model::cluster_preset("dgx-h100").value();
   cluster.nodes = (gpus + cluster.gpus_per_node - 1) / cluster.gpus_per_node;
@@ -30,6 +32,7 @@ std::vector<model::Strategy> candidates(Framework framework, const std::string& 
   options.base.gpus = gpus;
   options.base.global_batch = global_batch;
   options.framework = framework;
+  if (adjust) adjust(options.base);
   return search::explore_candidates(w, cluster, options);
 }
 
@@ -370,4 +373,33 @@ TEST_CASE("each framework's sharding library is its own: torch-fsdp FSDP2 and de
     zero3 += c.zero == 3;
   }
   CHECK(zero3 > 0);
+}
+
+TEST_CASE("the recompute's early stop is torch's: megatron-lm and deepspeed refuse it", "[search]") {
+  model::Strategy s;
+  s.dp = 8, s.zero = 3, s.recompute = model::Recompute::full, s.recompute_early_stop = true;
+  s.stack = model::Stack::pytorch_eager;
+  CHECK(search::check_strategy(framework_profile(Framework::torch_fsdp), s).ok());
+  CHECK(search::check_strategy(framework_profile(Framework::any), s).ok());
+  const auto deepspeed = search::check_strategy(framework_profile(Framework::deepspeed), s);
+  REQUIRE(!deepspeed.ok());
+  CHECK(deepspeed.error().message ==
+        "--framework deepspeed: recompute-early-stop is not available (DeepSpeed's checkpoint and "
+        "non_reentrant_checkpoint rerun the whole forward)");
+  const auto megatron = search::check_strategy(framework_profile(Framework::megatron_lm), s);
+  REQUIRE(!megatron.ok());
+  CHECK(megatron.error().message ==
+        "--framework megatron-lm: recompute-early-stop is not available (Megatron's CheckpointFunction "
+        "reruns the whole forward)");
+  // explore keeps it on its full-recompute candidates only; the others have nothing to stop.
+  int full = 0;
+  const auto early = [](model::Strategy& base) {
+    base.recompute_early_stop = true;
+    base.stack = model::Stack::pytorch_eager;
+  };
+  for (const auto& c : candidates(Framework::torch_fsdp, "llama3-8b", 16, 64, early)) {
+    CHECK(c.recompute_early_stop == (c.recompute == model::Recompute::full));
+    full += c.recompute == model::Recompute::full;
+  }
+  CHECK(full > 0);
 }
