@@ -570,7 +570,7 @@ struct Strategy {
   int recompute_every = 0;
   // torch.utils.checkpoint's early stop (non-reentrant checkpointing, PyTorch >= 2.1's default): the
   // recompute of a fully checkpointed layer ends as soon as the last activation its forward saved is back,
-  // so what runs after the layer's last save is not rerun (model/cost_compute.cpp early_stopped). Needs
+  // so what runs after the layer's last save is not rerun (model/cost_compute.cpp stop_early). Needs
   // recompute full and a PyTorch stack (Megatron's and DeepSpeed's checkpointing rerun the whole forward).
   bool recompute_early_stop = false;
   Schedule schedule = Schedule::one_f_one_b;
