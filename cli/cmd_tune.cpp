@@ -245,8 +245,7 @@ void run_tune(const TuneFlags& flags, const Context& context) {
     strategy_flags.values.stack = profile.default_stack;
   auto scenario = unwrap(load_scenario(flags.spec, strategy_flags, &context.progress()));
   // The baseline is the framework's defaults: its own bucket size unless --bucket-mb pins one, its own
-  // pipeline transfers unless --pp-tp-split does, its ZeRO-2 unless --zero2 does, its stack unless --stack
-  // does.
+  // pipeline transfers unless --pp-tp-split does, its ZeRO-2 unless --zero2 does (its stack is set above).
   if (framework != search::Framework::any) {
     StrategyFlags with_defaults = strategy_flags;
     if (!flags.strategy.has("bucket_mb"))
@@ -255,11 +254,9 @@ void run_tune(const TuneFlags& flags, const Context& context) {
     const model::Strategy framework_defaults = search::with_framework_defaults(profile, scenario->strategy);
     with_defaults.values.pp_tp_split = framework_defaults.pp_tp_split;
     with_defaults.values.zero2 = framework_defaults.zero2;
-    if (!flags.strategy.has("stack")) with_defaults.values.stack = profile.default_stack;
     if (with_defaults.values.bucket_mb != strategy_flags.values.bucket_mb ||
         with_defaults.values.pp_tp_split != strategy_flags.values.pp_tp_split ||
-        with_defaults.values.zero2 != strategy_flags.values.zero2 ||
-        with_defaults.values.stack != strategy_flags.values.stack)
+        with_defaults.values.zero2 != strategy_flags.values.zero2)
       scenario = unwrap(load_scenario(flags.spec, with_defaults));
   }
   check(search::check_strategy(profile, scenario->strategy));

@@ -82,6 +82,14 @@ bool full_recompute(const WorkloadSpec&, const Strategy& s) {
 std::string recompute(const WorkloadSpec&, const Strategy& s) {
   return fmt::format("recompute={}", to_string(s.recompute));
 }
+// torch.utils.checkpoint's early stop: a PyTorch stack's checkpointing (Megatron's and DeepSpeed's rerun the
+// whole forward). The stack is final here: explore and tune set the framework's before these checks.
+bool pytorch_stack(const WorkloadSpec&, const Strategy& s) {
+  return s.stack == model::Stack::pytorch_eager || s.stack == model::Stack::pytorch_compile;
+}
+std::string stack(const WorkloadSpec&, const Strategy& s) {
+  return fmt::format("stack {}", to_string(s.stack));
+}
 // Gradients are reduced over the dp·cp ranks that hold the same weights.
 bool reduced(const WorkloadSpec&, const Strategy& s) {
   return static_cast<long>(s.dp) * s.cp > 1;
@@ -112,6 +120,11 @@ const std::vector<FlagContext>& flag_contexts() {
       {"zero2", {"zero"}, zero_two, "zero 2", zero},
       {"sharding", {"zero", "zero2"}, shards_layers, "zero 3 or FSDP's zero 2", zero_kind},
       {"recompute_early_stop", {"recompute"}, full_recompute, "recompute full", recompute},
+      {"recompute_early_stop",
+       {"stack"},
+       pytorch_stack,
+       "a PyTorch stack (pytorch-eager or pytorch-compile)",
+       stack},
       {"schedule", {"pp", "vpp"}, pipeline, "pp > 1", pp},
       {"zero",
        {"dp", "cp", "tp", "ep", "expert_tp"},

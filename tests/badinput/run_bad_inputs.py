@@ -142,6 +142,9 @@ add("early-stop=maybe", SIM + ["--model", "llama3-8b", "--recompute", "full", "-
 add("early-stop-no-recompute", SIM + ["--model", "llama3-8b", "--stack", "pytorch-eager",
                                       "--recompute-early-stop", "on"], {},
     ["recompute-early-stop", "recompute full", "recompute=none"])
+add("early-stop-explore-megatron", ["explore", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",
+                                     "--global-batch", "32", "--recompute-early-stop", "on"], {},
+    ["--recompute-early-stop", "PyTorch stack", "megatron-core"])
 add("early-stop-megatron", SIM + ["--model", "llama3-8b", "--recompute", "full", "--recompute-early-stop",
                                   "on"], {}, ["recompute-early-stop", "PyTorch stack", "megatron-core"])
 for field in ["experts", "top_k"]:
