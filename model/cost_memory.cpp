@@ -210,9 +210,12 @@ Interference CostModel::interference(const ComputeOp& op, Precision precision, c
   const double compute_us = this->compute_us(op, precision);
   const double memory_us = op.bytes / (memory_bw_GBps() * 1e3);
   const double isolated = std::max(compute_us, memory_us);
+  // Only a kernel that reuses what it cached (a GEMM's or attention's tiles) fetches again what the
+  // collective's chunks evicted; a streaming kernel (elementwise, norm) reads each byte once either way.
+  const bool reuses = op.kind == OpKind::gemm || op.kind == OpKind::attention;
+  const double refetch = reuses ? m_interference.memory_contention * out.l2_share : 0.0;
   const double contended =
-      std::max(compute_us * sm_factor,
-               memory_us * (1.0 + m_interference.memory_contention * out.l2_share) / (1.0 - out.hbm_share));
+      std::max(compute_us * sm_factor, memory_us * (1.0 + refetch) / (1.0 - out.hbm_share));
   out.compute_factor = isolated > 0 ? std::max(1.0, contended / isolated) : 1.0;
 
   // 3. The collective starved by compute: proportional to the HBM bandwidth the compute op uses.

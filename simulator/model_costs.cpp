@@ -140,6 +140,7 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
   model::Strategy kept = s;
   kept.recompute = model::Recompute::none;
   double hw_flops = 0, mdl_flops = 0;
+  bool dense_mix = false;  // m_compute_mix is a dense layer's
   for (int variant = 0; variant < k_layer_variants; ++variant) {
     // The first layer of this variant (MoE layers exist only in MoE models, kept ones only with the block
     // method), and how many there are.
@@ -156,11 +157,12 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
       sum_flops(steps, f, mf);
       hw_flops += f * count;
       mdl_flops += mf * count;
-      if (pass == 0 && (m_representative_op.name.empty() || kind_of(layer) == 0)) {
+      if (pass == 0 && (m_compute_mix.empty() || (kind_of(layer) == 0 && !dense_mix))) {
+        m_compute_mix.clear();
         for (const auto& step : steps) {
-          if (!step.is_comm && step.compute.time_us > m_representative_op.time_us)
-            m_representative_op = step.compute;
+          if (!step.is_comm && step.compute.time_us > 0) m_compute_mix.push_back(step.compute);
         }
+        dense_mix = kind_of(layer) == 0;
       }
       m_layer_steps[static_cast<std::size_t>(variant)][static_cast<std::size_t>(pass)] = std::move(steps);
     }
@@ -245,13 +247,23 @@ CollectivePrice ModelCosts::collective(const CollectiveCall& call,
                                        const std::optional<model::CollConfig>& knobs) const {
   if (call.group.ranks < 2 || call.bytes <= 0) return {};
   const model::CollectiveCost cost = m_prices->collective(call, knobs);
-  const model::Interference interference =
-      m_model.interference(m_representative_op, m_strategy.precision, cost, call.collective);
   CollectivePrice price;
   price.time_us = cost.time_us;
   price.latency_us = cost.latency_us;
-  price.compute_slowdown = std::max(1.0, interference.compute_factor);
-  price.comm_slowdown = std::max(1.0, interference.comm_factor);
+  // A collective in flight runs beside whatever the compute stream runs, a layer's whole mix of kernels:
+  // GEMMs lose the SMs its CTAs hold, memory-bound kernels the HBM bandwidth it moves, and it loses what
+  // they take of HBM (CostModel::interference). Both factors are the mix's, each op weighted by its time
+  // alone. (Against the layer's longest GEMM alone, as before issue 26's session 22, the HBM share never
+  // reached the simulator: a GEMM is compute-bound.)
+  double weight = 0, compute = 0, comm = 0;
+  for (const model::ComputeOp& op : m_compute_mix) {
+    const model::Interference i = m_model.interference(op, m_strategy.precision, cost, call.collective);
+    weight += op.time_us;
+    compute += op.time_us * std::max(1.0, i.compute_factor);
+    comm += op.time_us * std::max(1.0, i.comm_factor);
+  }
+  price.compute_slowdown = weight > 0 ? compute / weight : 1.0;
+  price.comm_slowdown = weight > 0 ? comm / weight : 1.0;
   return price;
 }
 

@@ -115,7 +115,9 @@ class ModelCosts final : public IterationCosts {
   std::array<std::array<std::vector<model::Step>, 3>, k_layer_variants> m_layer_steps;
   std::array<LayerParams, 2> m_layer_params{};
   std::array<std::vector<model::Step>, 3> m_embedding_steps, m_logits_steps;
-  model::ComputeOp m_representative_op;
+  // What the compute stream runs while a collective is in flight: a dense layer's forward ops (an MoE
+  // layer's when every layer is one), each with its time alone.
+  std::vector<model::ComputeOp> m_compute_mix;
   double m_optimizer_us = 0, m_optimizer_params = 0;
   IterationFlops m_flops;
   MemoryGib m_memory;

@@ -69,8 +69,8 @@ TEST_CASE("check compares version-0 documents with themselves and with the docum
   REQUIRE(twin.exit_code == 0);
   CHECK(nlohmann::json::parse(twin.out).at("metrics").size() == 15);  // every metric, none skipped
   // The same prediction today: a version-0 baseline against a version-1 current passes. The model has
-  // moved since the baseline was recorded (the ring's pipeline fill, issue 26: +4.3% on this iteration, +7.2%
-  // on its exposed communication), so within a tolerance that holds that move and no more.
+  // moved since the baseline was recorded (issue 26, by session 22: +6.1% on this iteration, +7.8% on its
+  // compute, +5.0% on its exposed communication), so within a tolerance that holds that move and no more.
   const auto now = run_lagom(with(with({"simulate"}, k_small), {"--json", "--quiet"}));
   REQUIRE(now.exit_code == 0);
   lagom::test::write_file(dir + "/now.json", now.out);
@@ -103,9 +103,10 @@ TEST_CASE("simulate --comm-config, check --predicted and adapt --once read a ver
   INFO(sim.err);
   REQUIRE(sim.exit_code == 0);
   // The tune's prediction, reproduced from its file up to what the model has moved since it was recorded
-  // (the ring's pipeline fill, issue 26: +4.3%; exact before that, scripts/predictions.sh).
+  // (issue 26: the ring's pipeline fill +4.3%, then +5.4% by session 21, and +6.1% once a collective slows
+  // the layer's whole mix of kernels, session 22; exact before that, scripts/predictions.sh).
   const double from_v0 = nlohmann::json::parse(sim.out).at("iteration_time_s").get<double>();
-  CHECK(from_v0 == Approx(tuned.at("predicted_iteration_time_s").get<double>()).epsilon(0.06));
+  CHECK(from_v0 == Approx(tuned.at("predicted_iteration_time_s").get<double>()).epsilon(0.07));
 
   const std::string dir = lagom::test::temp_dir("documents-v0-predicted");
   // Exactly what its version-1 twin gives: the version-0 file is read as today's is.

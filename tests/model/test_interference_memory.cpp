@@ -43,21 +43,35 @@ TEST_CASE("on a40-pcie-ib100 more channels make an overlapped all-gather faster 
         Approx(423078.4 / 402913.5238).epsilon(1e-6));
 }
 
-TEST_CASE("bigger chunks take more L2 and slow a memory-bound op more", "[model]") {
+TEST_CASE("bigger chunks take more L2 and slow a memory-bound GEMM more, a streaming op only by HBM",
+          "[model]") {
   const CostModel model(cluster_preset("dgx-a100").value());
-  ComputeOp add;
-  add.kind = OpKind::elementwise;
-  add.bytes = 1e9;
+  // A GEMM too thin to be compute-bound (k 16): its tiles are reused from L2, so what the collective's
+  // chunks evict is fetched again.
+  ComputeOp thin;
+  thin.kind = OpKind::gemm;
+  thin.gemm = GemmShape{16384, 16384, 16, 1};
+  thin.flops = thin.gemm.flops();
+  thin.bytes = 1e9;
   const CommGroup node{8, 1};
   const auto small = model.collective_cost(Collective::allreduce, 1e9, node,
                                            CollConfig{Algo::ring, Proto::simple, 16, 512, 128 << 10});
   const auto large = model.collective_cost(Collective::allreduce, 1e9, node,
                                            CollConfig{Algo::ring, Proto::simple, 16, 512, 4 << 20});
-  const auto a = model.interference(add, Precision::bf16, small, Collective::allreduce);
-  const auto b = model.interference(add, Precision::bf16, large, Collective::allreduce);
+  const auto a = model.interference(thin, Precision::bf16, small, Collective::allreduce);
+  const auto b = model.interference(thin, Precision::bf16, large, Collective::allreduce);
   CHECK(b.l2_share > a.l2_share);
   CHECK(b.compute_factor > a.compute_factor);
   CHECK(a.comm_factor > 1.0);  // a memory-bound op starves the collective
+  // A streaming kernel reads each byte once: it loses the HBM bandwidth the collective moves, and no more.
+  ComputeOp add;
+  add.kind = OpKind::elementwise;
+  add.bytes = 1e9;
+  for (const auto& cost : {small, large}) {
+    const auto i = model.interference(add, Precision::bf16, cost, Collective::allreduce);
+    CHECK(i.l2_share > 0);
+    CHECK(i.compute_factor == Approx(1.0 / (1.0 - i.hbm_share)).epsilon(1e-12));
+  }
 }
 
 TEST_CASE("a calibrated interference fit replaces the defaults", "[model]") {
