@@ -254,7 +254,9 @@ CollectivePrice ModelCosts::collective(const CollectiveCall& call,
   // GEMMs lose the SMs its CTAs hold, memory-bound kernels the HBM bandwidth it moves, and it loses what
   // they take of HBM (CostModel::interference). Both factors are the mix's, each op weighted by its time
   // alone. (Against the layer's longest GEMM alone, as before issue 26's session 22, the HBM share never
-  // reached the simulator: a GEMM is compute-bound.)
+  // reached the simulator: a GEMM is compute-bound.) An approximation: an op held at the host's launch floor
+  // (CostModel::op_time_us) is weighted by that time and charged its GPU factor, though only its GPU time
+  // slows; it needs the op's GPU time alone, which CostModel::interference does not return yet.
   double weight = 0, compute = 0, comm = 0;
   for (const model::ComputeOp& op : m_compute_mix) {
     const model::Interference i = m_model.interference(op, m_strategy.precision, cost, call.collective);

@@ -39,24 +39,26 @@ TEST_CASE("a collective in flight slows the layer's whole mix of kernels, not it
     const auto bytes = static_cast<double>(call.bytes);
     const model::CollectiveCost alone = cost.collective_cost(
         call.collective, bytes, call.group, cost.nccl_default(call.collective, bytes, call.group));
-    double weight = 0, mixed = 0, largest_gemm = 1, largest_us = 0;
+    double weight = 0, mixed = 0, longest = 1, longest_us = 0;  // longest: the longest op's factor
     for (const model::Step& step : cost.layer_steps(w, s, model::Phase::forward, 0)) {
       if (step.is_comm || step.compute.time_us <= 0) continue;
       const double f =
           std::max(1.0, cost.interference(step.compute, s.precision, alone, call.collective).compute_factor);
       weight += step.compute.time_us;
       mixed += step.compute.time_us * f;
-      if (step.compute.time_us > largest_us) largest_us = step.compute.time_us, largest_gemm = f;
+      if (step.compute.time_us > longest_us) longest_us = step.compute.time_us, longest = f;
     }
     CHECK(price.compute_slowdown == Approx(mixed / weight).epsilon(1e-9));
-    return std::pair{price.compute_slowdown, largest_gemm};
+    return std::pair{price.compute_slowdown, longest};
   };
-  const auto [eager, eager_gemm] = slowdowns(model::Stack::pytorch_eager);
-  const auto [fused, fused_gemm] = slowdowns(model::Stack::megatron_core);
-  // The all-gather moves HBM bytes as it goes: the memory-bound kernels lose more than a GEMM loses to
-  // the SMs its CTAs hold, so the mix is slowed more than its largest GEMM ...
-  CHECK(eager > eager_gemm);
-  CHECK(fused > fused_gemm);
+  const auto [eager, eager_longest] = slowdowns(model::Stack::pytorch_eager);
+  const auto [fused, fused_longest] = slowdowns(model::Stack::megatron_core);
+  // The all-gather moves HBM bytes as it goes: the memory-bound kernels lose more than a GEMM or the
+  // attention loses to the SMs its CTAs hold, so the mix is slowed more than its longest op alone (the
+  // price before session 22, a compute-bound kernel) ...
+  REQUIRE(eager_longest > 1.0);
+  CHECK(eager > eager_longest);
+  CHECK(fused > fused_longest);
   // ... and more under eager PyTorch, whose unfused norms, RoPE and SwiGLU are more memory-bound time.
   CHECK(eager > fused);
 }
