@@ -227,8 +227,8 @@ def convert_dgxc():
 
 VTRAIN_COLUMNS = [
     "group", "layers", "hidden", "heads", "vocab", "seq", "cluster", "gpus", "tp", "pp", "dp",
-    "global-batch", "micro-batch", "recompute", "schedule", "dp-overlap", "precision", "attention", "stack",
-    "dropout", "measured_iteration_s", "note",
+    "global-batch", "micro-batch", "recompute", "schedule", "dp-overlap", "bucket-mb", "precision", "attention",
+    "stack", "dropout", "measured_iteration_s", "note",
 ]
 
 VTRAIN_HEADER = """\
@@ -240,7 +240,11 @@ VTRAIN_HEADER = """\
 # Settings stated once (the ones scripts/validate.sh has always used; PROVENANCE.md: vTrain's own
 #   config.py defaults): GPT-style dense model from the shape columns (ffn 4*hidden, GeLU, kv heads =
 #   heads, tied embeddings), vocabulary 50257, full activation recompute, no gradient bucketing (the DP
-#   all-reduce after the backward: dp-overlap off), 1F1B, standard (non-flash) attention, fp16, no TP
+#   all-reduce after the backward, dp-overlap off, and one all-reduce of each stage's whole gradient buffer,
+#   bucket-mb chunk: Megatron's local DDP at the Megatron-DeepSpeed of that time reduces its contiguous
+#   buffer in one call, microsoft/Megatron-DeepSpeed@fc7f4f03:megatron/model/distributed.py:202-209,
+#   contiguous by default since NVIDIA/Megatron-LM@e8fb052f81; vTrain's own src/predictor.py:288-303 prices
+#   one all-reduce per stage), 1F1B, standard (non-flash) attention, fp16, no TP
 #   overlap, no sequence parallelism, the megatron-deepspeed stack (eager PyTorch: its host cost per op and per
 #   collective call, docs/model.md "Software stack"), cluster tests/data/vtrain/cluster-vtrain-a100.json (the
 #   machine alone; its description states its assumptions); dropout 0.1, Megatron's default --hidden-dropout and --attention-dropout, which
@@ -267,7 +271,8 @@ def vtrain_rows(name, has_params):
             "layers": layers, "hidden": hidden, "heads": heads, "vocab": "50257", "seq": seq,
             "cluster": "../vtrain/cluster-vtrain-a100.json", "gpus": gpus, "tp": tp, "pp": pp, "dp": dp,
             "global-batch": gb, "micro-batch": mb, "recompute": "full", "schedule": "1f1b",
-            "dp-overlap": "off", "precision": "fp16", "attention": "standard", "stack": "megatron-deepspeed",
+            "dp-overlap": "off", "bucket-mb": "chunk", "precision": "fp16", "attention": "standard",
+            "stack": "megatron-deepspeed",
             "dropout": "0.1",
             "measured_iteration_s": seconds,
             "note": f"published {ms} ms" + (f"; {params} B parameters as published" if has_params else ""),
