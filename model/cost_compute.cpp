@@ -535,8 +535,8 @@ struct LayerBuilder {
                        static_cast<std::int64_t>(d), static_cast<std::int64_t>(batch)};
       compute(prefix + ".scores", OpKind::attention, 2.0 * batch * seq * seq * d,
               e * batch * (2.0 * seq * d + seq * seq), scores);
-      // softmax: read scores, write probabilities; with dropout also the dropped-out probabilities and a
-      // 1-byte mask. Where Megatron's fused kernel cannot run (fused_softmax_runs), its torch fallback runs
+      // softmax: read scores, write probabilities (the dropout after it below). Where Megatron's fused
+      // kernel cannot run (fused_softmax_runs), its torch fallback runs
       // one kernel per op (microsoft/Megatron-DeepSpeed@fc7f4f03 megatron/model/fused_softmax.py:192-207;
       // NVIDIA/Megatron-LM@d98e8a64dd megatron/core/fusions/fused_softmax.py:299-340), and the backward the
       // autograd node of each. Megatron-DeepSpeed's defaults scale Q·K^T by 1/layer, which puts the softmax
@@ -559,8 +559,23 @@ struct LayerBuilder {
       const double softmax_bytes = fused  ? 2.0 * e
                                    : cast ? 2.0 * e + (layer_scaling ? 28.0 : 20.0)
                                           : (layer_scaling ? 6.0 : 4.0) * e;
+      // The attention dropout is a kernel of its own after the softmax (Megatron's attention_dropout,
+      // microsoft/Megatron-DeepSpeed@fc7f4f03 megatron/model/transformer.py ParallelAttention.forward; HF's
+      // eager attention alike): torch's native_dropout reads the probabilities and writes them and a 1-byte
+      // mask (2e + 1), its backward reads the gradient and the mask and writes the gradient (2e + 1).
+      // Inductor fuses it into the softmax: the probabilities are not read again (e + 1), and the fused
+      // backward reads the gradient, the mask and the probabilities and writes the gradient (3e + 1).
+      // Megatron's fused softmax backward reads the gradient and the saved probabilities and writes the
+      // gradient (3e; scaled_masked_softmax.h). The torch fallback's backward stays twice its forward.
+      const bool compiled = s.stack == Stack::pytorch_compile;
+      const bool dropout = s.dropout > 0;
+      const double dropout_bytes = !dropout ? 0.0 : compiled ? e + 1.0 : 2.0 * e + 1.0;
       compute(prefix + ".softmax", OpKind::elementwise, 0,
-              batch * seq * seq * (softmax_bytes + (s.dropout > 0 ? e + 1.0 : 0.0)));
+              batch * seq * seq * (softmax_bytes + dropout_bytes));
+      if (fused) {
+        const double backward = compiled ? 3.0 * e + (dropout ? 1.0 : 0.0) : 3.0 * e + dropout_bytes;
+        steps.back().compute.backward_bytes = batch * seq * seq * backward;
+      }
       if (!fused) {
         steps.back().compute.launches = fallback_kernels;
         steps.back().compute.backward_launches = fallback_kernels;

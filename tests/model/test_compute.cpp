@@ -453,11 +453,23 @@ TEST_CASE("dropout adds its masks' bytes; none without dropout", "[model]") {
   Strategy d = s;
   d.dropout = 0.1;
   const double tokens = 1024, h = 768, scores = 12.0 * 1024 * 1024;
-  // bias-dropout-add: read 2·2 B, write 2 B (+ 1 B mask); softmax: read 2, write 2 (+ 2 + 1).
+  // bias-dropout-add: read 2·2 B, write 2 B (+ 1 B mask). Softmax: read 2, write 2; the attention dropout
+  // after it a kernel of its own (read 2, write 2 and a 1 B mask). Backward: the fused softmax's reads the
+  // gradient and the probabilities and writes one (6), the dropout's reads the gradient and the mask and
+  // writes one (5).
   CHECK(op_named(model.layer_steps(w, s, Phase::forward, 0), "attn.residual").bytes == 6.0 * tokens * h);
   CHECK(op_named(model.layer_steps(w, d, Phase::forward, 0), "attn.residual").bytes == 7.0 * tokens * h);
   CHECK(op_named(model.layer_steps(w, s, Phase::forward, 0), "attn.softmax").bytes == 4.0 * scores);
-  CHECK(op_named(model.layer_steps(w, d, Phase::forward, 0), "attn.softmax").bytes == 7.0 * scores);
+  CHECK(op_named(model.layer_steps(w, d, Phase::forward, 0), "attn.softmax").bytes == 9.0 * scores);
+  CHECK(op_named(model.layer_steps(w, s, Phase::backward, 0), "attn.softmax.bwd").bytes == 6.0 * scores);
+  CHECK(op_named(model.layer_steps(w, d, Phase::backward, 0), "attn.softmax.bwd").bytes == 11.0 * scores);
+  // Inductor fuses the dropout into the softmax: the probabilities are not read again (4 + 2 + 1), and the
+  // fused backward reads the gradient, the mask and the probabilities (6 + 1).
+  const CostModel compiled(cluster, std::nullopt, Stack::pytorch_compile);
+  Strategy c = d;
+  c.stack = Stack::pytorch_compile;
+  CHECK(op_named(compiled.layer_steps(w, c, Phase::forward, 0), "attn.softmax").bytes == 7.0 * scores);
+  CHECK(op_named(compiled.layer_steps(w, c, Phase::backward, 0), "attn.softmax.bwd").bytes == 7.0 * scores);
   CHECK_FALSE(resolve_strategy(
                   [&] {
                     Strategy bad = s;

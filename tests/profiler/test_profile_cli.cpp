@@ -289,42 +289,51 @@ TEST_CASE(
   const auto up = run("bash", {script, "up", "--prefix", prefix, "--subnet", subnet, "--rate", "1gbit"});
   INFO(up.err);
   REQUIRE(up.exit_code == 0);
-  const std::string db_path = temp_dir("netns") + "/n.db";
+  struct Down {  // the namespaces go down however the test ends (a failed REQUIRE included)
+    std::string script, prefix;
+    ~Down() { run("bash", {script, "down", "--prefix", prefix}); }
+  } down{script, prefix};
   // Broadcast over 2 ranks moves each byte once over the link in one direction: busbw = link goodput.
   // 4M..32M: sizes where the link's rate, not the per-call cost of TCP under a loaded scheduler (~20 ms
-  // seen at 1M with two busy processes beside the test), decides the time.
-  const std::vector<std::string> profile = {k_lagom, "profile", "--backend",     "mpi",         "--suite",
-                                            "comm",  "--quiet", "--collectives", "broadcast",   "--min-bytes",
-                                            "4M",    "--db",    db_path,         "--max-bytes", "32M"};
-  std::vector<std::string> args = {script, "run", "--prefix", prefix, "--"};
-  args.insert(args.end(), profile.begin(), profile.end());
-  const auto r = run("bash", args);
-  run("bash", {script, "down", "--prefix", prefix});
-  INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
-  auto database = open_ro(db_path);
-  const auto runs = database.list_runs().value();
-  REQUIRE(runs.size() == 1);
-  CHECK(runs[0].nodes == 2);
-  const auto fits = database.fits(runs[0].id).value();
-  REQUIRE(fits.collectives.size() == 1);
-  CHECK(fits.collectives[0].nodes == 2);
-  // 1 Gbit/s = 0.125 GB/s (core/units.h gbit_to_GBps). The assertion is stated with the fit's own
-  // uncertainty: the rate lies within three standard errors of the fitted bandwidth (and within 5% when
-  // the fit is that precise), and the fit must be precise enough for that to mean something (3σ ≤ 10%).
-  std::vector<double> x, y;
-  const auto samples = database.comm_samples(runs[0].id).value();
-  for (const auto& s : samples) {
-    if (s.in_place) continue;
-    x.push_back(static_cast<double>(s.bytes));
-    y.push_back(s.time_us);
+  // seen at 1M with two busy processes beside the test), decides the time. A run too noisy for its fit to
+  // mean anything (3σ > 10%: seen once with two test suites and a build sharing 2 cores) is measured again,
+  // once, on a fresh database; the assertions hold the last run.
+  double sigma = 1.0, deviation = 1.0, fitted = 0.0;
+  for (int attempt = 0; attempt < 2 && 3 * sigma > 0.10; ++attempt) {
+    const std::string db_path = temp_dir("netns") + "/n" + std::to_string(attempt) + ".db";
+    const std::vector<std::string> profile = {
+        k_lagom,     "profile",     "--backend", "mpi",  "--suite", "comm",        "--quiet", "--collectives",
+        "broadcast", "--min-bytes", "4M",        "--db", db_path,   "--max-bytes", "32M"};
+    std::vector<std::string> args = {script, "run", "--prefix", prefix, "--"};
+    args.insert(args.end(), profile.begin(), profile.end());
+    const auto r = run("bash", args);
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    auto database = open_ro(db_path);
+    const auto runs = database.list_runs().value();
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].nodes == 2);
+    const auto fits = database.fits(runs[0].id).value();
+    REQUIRE(fits.collectives.size() == 1);
+    CHECK(fits.collectives[0].nodes == 2);
+    // 1 Gbit/s = 0.125 GB/s (core/units.h gbit_to_GBps). The assertion is stated with the fit's own
+    // uncertainty: the rate lies within three standard errors of the fitted bandwidth (and within 5% when
+    // the fit is that precise), and the fit must be precise enough for that to mean something (3σ ≤ 10%).
+    std::vector<double> x, y;
+    const auto samples = database.comm_samples(runs[0].id).value();
+    for (const auto& s : samples) {
+      if (s.in_place) continue;
+      x.push_back(static_cast<double>(s.bytes));
+      y.push_back(s.time_us);
+    }
+    const auto line = profiler::fit_relative_line(x, y);
+    REQUIRE(line.ok());
+    sigma = line.value().slope_rel_stderr;
+    fitted = fits.collectives[0].bus_bw_GBps;
+    deviation = fitted / 0.125 - 1.0;
   }
-  const auto line = profiler::fit_relative_line(x, y);
-  REQUIRE(line.ok());
-  const double sigma = line.value().slope_rel_stderr;
-  const double deviation = fits.collectives[0].bus_bw_GBps / 0.125 - 1.0;
-  INFO("fitted " << fits.collectives[0].bus_bw_GBps << " GB/s, " << 100 * deviation
-                 << "% off the shaped rate, slope σ " << 100 * sigma << "%");
+  INFO("fitted " << fitted << " GB/s, " << 100 * deviation << "% off the shaped rate, slope σ " << 100 * sigma
+                 << "%");
   CHECK(3 * sigma <= 0.10);
   CHECK(std::fabs(deviation) <= std::max(0.05, 3 * sigma));
 }
