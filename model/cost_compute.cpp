@@ -1035,6 +1035,59 @@ std::vector<Step> CostModel::head_steps(const WorkloadSpec& w, const Strategy& s
   return steps;
 }
 
+// Transformer Engine's delayed scaling (the FP8 recipe Lagom prices) reduces the amaxes of every FP8 tensor
+// once per autocast region and direction: Megatron-Core wraps a model chunk's transformer block in
+// fp8_autocast with the amax reduction group (NVIDIA/Megatron-LM@core_v0.10.0:megatron/core/transformer/
+// transformer_block.py:476-487, parallel_state.py:1132-1155); on leaving it the forward amaxes are
+// concatenated, all-reduced with MAX (on the compute stream, async_op=False) and the fused amax-history and
+// scale update runs (NVIDIA/TransformerEngine@3b2a7b00:transformer_engine/pytorch/fp8.py:321-372, 420-427);
+// the backward's after the chunk's first FP8 module's backward, the last of the chunk
+// (module/layernorm_linear.py:739-740). The global buffer holds every FP8 module of the rank (one key per
+// recipe and group, fp8.py:193-245): 3 forward and 2 backward fp32 amaxes per GEMM (module/base.py:543-544),
+// with a history of 1024 (recipe/__init__.py:151, NeMo's setting too) that the update rolls (read and
+// write). The recompute's forward is not reduced again. Empty without FP8.
+constexpr double k_amax_history = 1024;
+std::vector<Step> CostModel::amax_steps(const WorkloadSpec& w, const Strategy& s, Phase phase) const {
+  if (s.precision != Precision::fp8 || phase == Phase::recompute) return {};
+  // The FP8 GEMMs of one dense and one MoE layer (a grouped GEMM counts its experts), then of the rank.
+  auto fp8_gemms = [&](int layer) {
+    double n = 0;
+    for (const Step& step : layer_steps(w, s, Phase::forward, layer)) {
+      if (!step.is_comm && step.compute.kind == OpKind::gemm && step.compute.fp8)
+        n += static_cast<double>(std::max<std::int64_t>(1, step.compute.gemm.batch));
+    }
+    return n;
+  };
+  double dense = 0, moe = 0, per_dense = -1, per_moe = -1;
+  for (int l = 0; l < w.layers; ++l) {
+    const bool is_moe = w.is_moe_layer(l);
+    (is_moe ? moe : dense) += 1;
+    double& per = is_moe ? per_moe : per_dense;
+    if (per < 0) per = fp8_gemms(l);
+  }
+  const double gemms = (dense * std::max(0.0, per_dense) + moe * std::max(0.0, per_moe)) / s.pp;
+  const double tensors = gemms * (phase == Phase::forward ? 3.0 : 2.0);
+  if (tensors <= 0) return {};
+  std::vector<Step> steps;
+  const std::string name = phase == Phase::forward ? "fp8.amax" : "fp8.amax.bwd";
+  Step reduce;
+  reduce.is_comm = true;
+  reduce.comm.name = name + ".allreduce";
+  reduce.comm.collective = Collective::allreduce;
+  reduce.comm.group = Group::amax;
+  reduce.comm.bytes = 4.0 * tensors;
+  reduce.comm.phase = phase;
+  steps.push_back(reduce);
+  // torch.cat of the amaxes, then the fused update: the history rolled (read and write) and the scales.
+  Step update;
+  update.compute = make_op(name + ".update", OpKind::elementwise, phase, 0, 0,
+                           4.0 * tensors * (2.0 + 2.0 * k_amax_history + 4.0), {}, Precision::fp32);
+  update.compute.launches = 2;
+  update.compute.backward_launches = 2;
+  steps.push_back(update);
+  return steps;
+}
+
 double CostModel::parameters_per_gpu(const WorkloadSpec& w, const Strategy& s) const {
   double most = 0;
   for (const auto& chunks : pipeline_split(w, s)) most = std::max(most, stage_parameters(w, s, chunks));

@@ -136,6 +136,10 @@ class CostModel {
                                                   Phase phase) const;
   [[nodiscard]] std::vector<Step> head_steps(const WorkloadSpec& workload, const Strategy& strategy,
                                              Phase phase) const;
+  // FP8 (--precision fp8): the amax reduction and scale update at the end of a model chunk's forward and
+  // of its backward, every micro-batch (Transformer Engine's delayed scaling); empty otherwise.
+  [[nodiscard]] std::vector<Step> amax_steps(const WorkloadSpec& workload, const Strategy& strategy,
+                                             Phase phase) const;
   // The optimizer step of one pipeline stage (Adam, fp32 master weights) on its shard.
   [[nodiscard]] ComputeOp optimizer_op(const WorkloadSpec& workload, const Strategy& strategy) const;
   // Bytes of one pipeline send/recv of activations (one micro-batch, one direction): a TP rank's share

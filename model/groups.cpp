@@ -30,6 +30,8 @@ CommGroup communicator_shape(Group group, const Strategy& s, int gpn) {
     case Group::dp_replicate:
       return s.hybrid_shard() ? group_shape(s.dp / s.dp_shard, s.tp * s.cp * s.dp_shard, gpn)
                               : CommGroup{1, 1};
+    case Group::amax:
+      return group_shape(s.tp * s.cp * s.dp, 1, gpn);
   }
   return {};
 }

@@ -20,6 +20,9 @@ namespace lagom::model {
 // expert TP × EP (Megatron's expert tensor-and-model-parallel group, the allgather dispatcher's).
 // dp_shard, dp_replicate: hybrid sharding (Strategy::hybrid_shard): ZeRO's shard group, dp_shard·cp ranks,
 // and the replicas of a shard, dp / dp_shard ranks (torchtitan's "fsdp" and "dp_replicate" mesh dimensions).
+// amax: the FP8 amax reduction group, the tp·cp·dp ranks of one pipeline stage (consecutive): Megatron-Core's
+// get_amax_reduction_group(with_context_parallel=True) (NVIDIA/Megatron-LM@core_v0.10.0:megatron/core/
+// parallel_state.py:1132-1155), the default process group under a PyTorch stack (the same ranks at pp 1).
 enum class Group {
   tp,
   cp,
@@ -31,9 +34,10 @@ enum class Group {
   expert_tp,
   expert_tp_ep,
   dp_shard,
-  dp_replicate
+  dp_replicate,
+  amax
 };
-inline constexpr std::size_t k_groups = 11;
+inline constexpr std::size_t k_groups = 12;
 inline constexpr auto k_group_names = enum_table<Group>({{Group::tp, "tp"},
                                                          {Group::cp, "cp"},
                                                          {Group::ep, "ep"},
@@ -44,7 +48,8 @@ inline constexpr auto k_group_names = enum_table<Group>({{Group::tp, "tp"},
                                                          {Group::expert_tp, "etp"},
                                                          {Group::expert_tp_ep, "etpep"},
                                                          {Group::dp_shard, "dp_shard"},
-                                                         {Group::dp_replicate, "dp_replicate"}});
+                                                         {Group::dp_replicate, "dp_replicate"},
+                                                         {Group::amax, "amax"}});
 static_assert(k_group_names.size() == k_groups);
 constexpr const auto& enum_names(Group) {
   return k_group_names;

@@ -95,6 +95,9 @@ class IterationCosts {
   // The embedding (first pipeline stage) and the output layer with the loss (last stage); no recompute.
   [[nodiscard]] virtual std::vector<model::Step> embedding_steps(model::Phase phase) const = 0;
   [[nodiscard]] virtual std::vector<model::Step> logits_steps(model::Phase phase) const = 0;
+  // What ends a model chunk's forward (after its last layer) and its backward (after its first layer's) in
+  // every micro-batch: FP8's amax reduction (model::CostModel::amax_steps); default: nothing.
+  [[nodiscard]] virtual std::vector<model::Step> amax_steps(model::Phase /*phase*/) const { return {}; }
   [[nodiscard]] virtual LayerParams layer_params(int layer) const = 0;
   [[nodiscard]] virtual double embedding_params() const = 0;  // on the first stage
   [[nodiscard]] virtual double logits_params() const = 0;     // on the last stage (0 when pp = 1 and tied)

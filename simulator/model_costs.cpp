@@ -196,6 +196,7 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
     sum_flops(logits, hw_flops, mdl_flops);
     m_embedding_steps[static_cast<std::size_t>(pass)] = std::move(emb);
     m_logits_steps[static_cast<std::size_t>(pass)] = std::move(logits);
+    m_amax_steps[static_cast<std::size_t>(pass)] = m_model.amax_steps(w, s, phase);
   }
   const model::ComputeOp optimizer = m_model.optimizer_op(w, s);
   m_optimizer_us = optimizer.time_us;
@@ -220,6 +221,9 @@ std::vector<model::Step> ModelCosts::embedding_steps(model::Phase phase) const {
 }
 std::vector<model::Step> ModelCosts::logits_steps(model::Phase phase) const {
   return m_logits_steps[static_cast<std::size_t>(phase)];
+}
+std::vector<model::Step> ModelCosts::amax_steps(model::Phase phase) const {
+  return m_amax_steps[static_cast<std::size_t>(phase)];
 }
 LayerParams ModelCosts::layer_params(int layer) const {
   return m_layer_params[static_cast<std::size_t>(kind_of(layer))];

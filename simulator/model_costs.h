@@ -83,6 +83,7 @@ class ModelCosts final : public IterationCosts {
   }
   [[nodiscard]] std::vector<model::Step> embedding_steps(model::Phase phase) const override;
   [[nodiscard]] std::vector<model::Step> logits_steps(model::Phase phase) const override;
+  [[nodiscard]] std::vector<model::Step> amax_steps(model::Phase phase) const override;
   [[nodiscard]] LayerParams layer_params(int layer) const override;
   [[nodiscard]] double embedding_params() const override;
   [[nodiscard]] double logits_params() const override;
@@ -114,7 +115,7 @@ class ModelCosts final : public IterationCosts {
   // [dense, moe, dense kept, moe kept][forward, backward, recompute]
   std::array<std::array<std::vector<model::Step>, 3>, k_layer_variants> m_layer_steps;
   std::array<LayerParams, 2> m_layer_params{};
-  std::array<std::vector<model::Step>, 3> m_embedding_steps, m_logits_steps;
+  std::array<std::vector<model::Step>, 3> m_embedding_steps, m_logits_steps, m_amax_steps;
   // What the compute stream runs while a collective is in flight: a dense layer's forward ops (an MoE
   // layer's when every layer is one), each with its time alone.
   std::vector<model::ComputeOp> m_compute_mix;

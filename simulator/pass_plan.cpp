@@ -307,6 +307,8 @@ Result<LayerPlans> plan_layers(int layers, const IterationCosts& costs, const Pa
   }
   LAGOM_TRY(out.embedding_forward, planner.to_plan(costs.embedding_steps(model::Phase::forward)));
   LAGOM_TRY(out.embedding_backward, planner.to_plan(costs.embedding_steps(model::Phase::backward)));
+  LAGOM_TRY(out.amax_forward, planner.to_plan(costs.amax_steps(model::Phase::forward)));
+  LAGOM_TRY(out.amax_backward, planner.to_plan(costs.amax_steps(model::Phase::backward)));
   LAGOM_TRY(out.logits_forward, planner.to_plan(costs.logits_steps(model::Phase::forward)));
   const std::vector<model::Step> logits_backward = costs.logits_steps(model::Phase::backward);
   LAGOM_TRY(out.logits_backward, planner.to_plan(logits_backward));

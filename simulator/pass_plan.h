@@ -38,7 +38,8 @@ struct PassPlan {
 };
 
 // The priced passes every task is made of: per layer variant (IterationCosts::layer_variant) its forward
-// and its backward (which starts with the recomputation), and the embedding's and the output layer's.
+// and its backward (which starts with the recomputation), the embedding's and the output layer's, and what
+// ends a chunk's pass (FP8's amax reduction).
 struct LayerPlans {
   std::vector<PassPlan> variant_forward, variant_backward;
   std::vector<int> layer_slot;          // per layer: its index in variant_forward/backward
@@ -47,6 +48,8 @@ struct LayerPlans {
   // The output layer's backward without its weight-gradient GEMM, and that GEMM alone: what
   // defer-embedding-wgrad splits (the GEMM runs later, in the pipeline flush).
   PassPlan logits_backward_deferred, logits_wgrad;
+  // What ends a model chunk's forward and its backward every micro-batch (IterationCosts::amax_steps).
+  PassPlan amax_forward, amax_backward;
 
   [[nodiscard]] const PassPlan& forward(int layer) const {
     return variant_forward[static_cast<std::size_t>(layer_slot[static_cast<std::size_t>(layer)])];

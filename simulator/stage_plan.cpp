@@ -52,8 +52,8 @@ Status check_strategy(const model::WorkloadSpec& w, const model::Strategy& s, co
 }
 
 PassSpan make_span(const LayerPlans& plans, bool forward, int first_layer, int layers, bool embedding,
-                   bool logits, bool wgrad_deferred = false) {
-  PassSpan span{forward, first_layer, layers, embedding, logits, wgrad_deferred};
+                   bool logits, bool chunk_end, bool wgrad_deferred = false) {
+  PassSpan span{forward, first_layer, layers, embedding, logits, wgrad_deferred, chunk_end};
   double compute_us = 0, blocking_us = 0;
   for_each_part(span, plans, [&](const PassPlan& part) {
     compute_us += part.compute_us;
@@ -172,10 +172,12 @@ void StagePlanner::add_chunk(StagePlan& plan, int c) const {
   // A chunk of no transformer layer (the embedding or the output layer counted as its one layer) is one
   // piece of no layer.
   chunk.pieces = std::max(layers, 1);
-  chunk.forward = make_span(m_layers, true, first, layers, chunk.embedding, chunk.logits);
-  chunk.backward = make_span(m_layers, false, first, layers, chunk.embedding, chunk.logits);
+  const bool has_layers = layers > 0;
+  chunk.forward = make_span(m_layers, true, first, layers, chunk.embedding, chunk.logits, has_layers);
+  chunk.backward = make_span(m_layers, false, first, layers, chunk.embedding, chunk.logits, has_layers);
   if (chunk.logits)
-    chunk.backward_deferred = make_span(m_layers, false, first, layers, chunk.embedding, true, true);
+    chunk.backward_deferred =
+        make_span(m_layers, false, first, layers, chunk.embedding, true, has_layers, true);
   chunk.first_piece = static_cast<int>(plan.pieces.size());
   const bool gathers = model::gathers_per_layer(m_strategy) && m_classes.ranks(m_shard) > 1;
   for (int j = 0; j < chunk.pieces; ++j) {
@@ -184,10 +186,13 @@ void StagePlanner::add_chunk(StagePlan& plan, int c) const {
     const bool embedding = chunk.embedding && j == 0, logits = chunk.logits && j == chunk.pieces - 1;
     LayerPiece piece;
     piece.layer = layer;
-    piece.forward = make_span(m_layers, true, layer, span_layers, embedding, logits);
-    piece.backward = make_span(m_layers, false, layer, span_layers, embedding, logits);
+    // The chunk's layers end after the last piece's forward and after the first piece's backward.
+    const bool forward_end = has_layers && j == chunk.pieces - 1, backward_end = has_layers && j == 0;
+    piece.forward = make_span(m_layers, true, layer, span_layers, embedding, logits, forward_end);
+    piece.backward = make_span(m_layers, false, layer, span_layers, embedding, logits, backward_end);
     if (logits)
-      piece.backward_deferred = make_span(m_layers, false, layer, span_layers, embedding, true, true);
+      piece.backward_deferred =
+          make_span(m_layers, false, layer, span_layers, embedding, true, backward_end, true);
     const LayerParams lp =
         span_layers > 0 ? m_layers.parameters[static_cast<std::size_t>(layer)] : LayerParams{};
     double params = lp.dense;

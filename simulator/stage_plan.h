@@ -36,14 +36,18 @@ struct CommTask {
 
 // A compute task's pass: layers [first_layer, first_layer + layers) in one direction, with the embedding
 // (before the first layer's forward, after its backward) and the output layer (after the last layer's
-// forward, before its backward) where the span holds them. Its parts run in that order; compute_us and
-// blocking_us are their plans' sums in that order (for_each_part), which is also the order the emitter
-// composes the task's trace segments and op class calls in.
+// forward, before its backward) where the span holds them, and what ends the chunk's layers (after its last
+// layer's forward, after its first layer's backward) where the span holds that end. Its parts run in that
+// order; compute_us and blocking_us are their plans' sums in that order (for_each_part), which is also the
+// order the emitter composes the task's trace segments and op class calls in.
 struct PassSpan {
   bool forward = true;
   int first_layer = 0, layers = 0;
   bool embedding = false, logits = false;
   bool wgrad_deferred = false;  // backward with logits: the output layer's wgrad GEMM left for the flush
+  // It ends its chunk's transformer layers (forward: holds the chunk's last layer; backward: its first):
+  // LayerPlans::amax_forward / amax_backward follow them.
+  bool chunk_end = false;
   double compute_us = 0, blocking_us = 0;
   [[nodiscard]] double total_us() const { return compute_us + blocking_us; }
 };
@@ -55,10 +59,12 @@ void for_each_part(const PassSpan& span, const LayerPlans& plans, Visit&& visit)
   if (span.forward) {
     if (span.embedding) visit(plans.embedding_forward);
     for (int l = span.first_layer; l <= last; ++l) visit(plans.forward(l));
+    if (span.chunk_end) visit(plans.amax_forward);
     if (span.logits) visit(plans.logits_forward);
   } else {
     if (span.logits) visit(span.wgrad_deferred ? plans.logits_backward_deferred : plans.logits_backward);
     for (int l = last; l >= span.first_layer; --l) visit(plans.backward(l));
+    if (span.chunk_end) visit(plans.amax_backward);
     if (span.embedding) visit(plans.embedding_backward);
   }
 }

@@ -26,12 +26,19 @@ echo mine >"$t/.nccl_tuner.conf.notes"          # not the pattern (7 characters 
 echo mine >"$t/.other.txt.a1B2c3"               # another file's: kept
 touch -d '10 minutes ago' "$t/.nccl_tuner.conf.a1B2c3" "$t/.lagom-config.json.Zz9Yy8" "$t/.lagom.env.q1w2e3" \
   "$t/.nccl_tuner.conf.notes" "$t/.other.txt.a1B2c3"
+# The holder says when it holds the lock (a marker file): a fixed pause was not enough on a loaded machine,
+# where Python's start can take longer than the pause and adapt then saw no live writer.
 python3 -c 'import fcntl, sys, time
 f = open(sys.argv[1])
 fcntl.flock(f, fcntl.LOCK_EX)
-time.sleep(60)' "$t/.lagom.env.q1w2e3" &
+open(sys.argv[2], "w").close()
+time.sleep(60)' "$t/.lagom.env.q1w2e3" "$dir/locked" &
 holder=$!
-sleep 0.5
+for _ in $(seq 300); do
+  [[ -e "$dir/locked" ]] && break
+  sleep 0.1
+done
+[[ -e "$dir/locked" ]] || fail "the lock holder did not start within 30 s"
 if ! "$lagom" adapt --watch "$dir/records" --config "$t" --once >"$dir/out" 2>&1; then
   fail "adapt --once failed: $(cat "$dir/out")"
 fi
