@@ -1047,27 +1047,31 @@ std::vector<Step> CostModel::head_steps(const WorkloadSpec& w, const Strategy& s
 // with a history of 1024 (recipe/__init__.py:151, NeMo's setting too) that the update rolls (read and
 // write). The recompute's forward is not reduced again. Empty without FP8.
 constexpr double k_amax_history = 1024;
+double CostModel::fp8_gemms(const std::vector<Step>& forward) {
+  double n = 0;
+  for (const Step& step : forward) {
+    if (!step.is_comm && step.compute.kind == OpKind::gemm && step.compute.fp8)
+      n += static_cast<double>(
+          std::max<std::int64_t>(1, step.compute.gemm.batch));  // a grouped GEMM's experts
+  }
+  return n;
+}
+
 std::vector<Step> CostModel::amax_steps(const WorkloadSpec& w, const Strategy& s, Phase phase) const {
   if (s.precision != Precision::fp8 || phase == Phase::recompute) return {};
-  // The FP8 GEMMs of one dense and one MoE layer (a grouped GEMM counts its experts), then of the rank.
-  auto fp8_gemms = [&](int layer) {
-    double n = 0;
-    for (const Step& step : layer_steps(w, s, Phase::forward, layer)) {
-      if (!step.is_comm && step.compute.kind == OpKind::gemm && step.compute.fp8)
-        n += static_cast<double>(std::max<std::int64_t>(1, step.compute.gemm.batch));
-    }
-    return n;
-  };
-  double dense = 0, moe = 0, per_dense = -1, per_moe = -1;
+  // The FP8 GEMMs of one dense and one MoE layer, then of the rank (its share of the layers).
+  double gemms = 0, per_dense = -1, per_moe = -1;
   for (int l = 0; l < w.layers; ++l) {
-    const bool is_moe = w.is_moe_layer(l);
-    (is_moe ? moe : dense) += 1;
-    double& per = is_moe ? per_moe : per_dense;
-    if (per < 0) per = fp8_gemms(l);
+    double& per = w.is_moe_layer(l) ? per_moe : per_dense;
+    if (per < 0) per = fp8_gemms(layer_steps(w, s, Phase::forward, l));
+    gemms += per;
   }
-  const double gemms = (dense * std::max(0.0, per_dense) + moe * std::max(0.0, per_moe)) / s.pp;
-  const double tensors = gemms * (phase == Phase::forward ? 3.0 : 2.0);
-  if (tensors <= 0) return {};
+  return amax_steps(s, phase, gemms / s.pp);
+}
+
+std::vector<Step> CostModel::amax_steps(const Strategy& s, Phase phase, double fp8_gemms_on_rank) const {
+  const double tensors = fp8_gemms_on_rank * (phase == Phase::forward ? 3.0 : 2.0);
+  if (s.precision != Precision::fp8 || phase == Phase::recompute || tensors <= 0) return {};
   std::vector<Step> steps;
   const std::string name = phase == Phase::forward ? "fp8.amax" : "fp8.amax.bwd";
   Step reduce;

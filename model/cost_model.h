@@ -140,6 +140,12 @@ class CostModel {
   // of its backward, every micro-batch (Transformer Engine's delayed scaling); empty otherwise.
   [[nodiscard]] std::vector<Step> amax_steps(const WorkloadSpec& workload, const Strategy& strategy,
                                              Phase phase) const;
+  // The same from the FP8 GEMMs on the rank (every layer of its stage: fp8_gemms of each layer's forward
+  // steps, summed), for a caller that holds the layers' steps already.
+  [[nodiscard]] std::vector<Step> amax_steps(const Strategy& strategy, Phase phase,
+                                             double fp8_gemms_on_rank) const;
+  // FP8 GEMMs among a layer's forward steps (a grouped GEMM counts each expert's).
+  [[nodiscard]] static double fp8_gemms(const std::vector<Step>& forward);
   // The optimizer step of one pipeline stage (Adam, fp32 master weights) on its shard.
   [[nodiscard]] ComputeOp optimizer_op(const WorkloadSpec& workload, const Strategy& strategy) const;
   // Bytes of one pipeline send/recv of activations (one micro-batch, one direction): a TP rank's share

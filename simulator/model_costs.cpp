@@ -141,6 +141,7 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
   kept.recompute = model::Recompute::none;
   double hw_flops = 0, mdl_flops = 0;
   bool dense_mix = false;  // m_compute_mix is a dense layer's
+  double fp8_gemms = 0;    // FP8 GEMMs of every layer (for the amax reduction)
   for (int variant = 0; variant < k_layer_variants; ++variant) {
     // The first layer of this variant (MoE layers exist only in MoE models, kept ones only with the block
     // method), and how many there are.
@@ -164,6 +165,7 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
         }
         dense_mix = kind_of(layer) == 0;
       }
+      if (pass == 0) fp8_gemms += model::CostModel::fp8_gemms(steps) * count;
       m_layer_steps[static_cast<std::size_t>(variant)][static_cast<std::size_t>(pass)] = std::move(steps);
     }
   }
@@ -196,7 +198,7 @@ ModelCosts::ModelCosts(const model::CostModel& model, model::WorkloadSpec worklo
     sum_flops(logits, hw_flops, mdl_flops);
     m_embedding_steps[static_cast<std::size_t>(pass)] = std::move(emb);
     m_logits_steps[static_cast<std::size_t>(pass)] = std::move(logits);
-    m_amax_steps[static_cast<std::size_t>(pass)] = m_model.amax_steps(w, s, phase);
+    m_amax_steps[static_cast<std::size_t>(pass)] = m_model.amax_steps(s, phase, fp8_gemms / s.pp);
   }
   const model::ComputeOp optimizer = m_model.optimizer_op(w, s);
   m_optimizer_us = optimizer.time_us;
