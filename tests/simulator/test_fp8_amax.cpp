@@ -91,6 +91,19 @@ TEST_CASE("the simulator issues FP8's amax all-reduces once per micro-batch and 
   // dp 16, global batch 32, micro-batch 1: 2 micro-batches on the one simulated stage.
   CHECK(forward == 2);
   CHECK(backward == 2);
-  for (const simulator::OpClass& op : run(model::Precision::bf16).op_classes)
-    CHECK(op.key.group != model::Group::amax);
+  // Interleaved, 2 chunks per rank on 2 stages (tp 4, dp 4: 8 micro-batches a rank): one reduction per chunk
+  // and micro-batch, 2 · 8 a stage and direction, summed over the 2 simulated stages; 16 layers a rank.
+  model::Strategy interleaved = strategy(32, 4, 2, model::Precision::fp8);
+  interleaved.vpp = 2;
+  interleaved.schedule = model::Schedule::interleaved;
+  const model::Strategy si = model::resolve_strategy(interleaved, w, c).value();
+  const simulator::ModelCosts chunked(cost, w, si);
+  const simulator::SimulationResult result = simulator::simulate(w, c, si, chunked).value();
+  double calls = 0;
+  for (const simulator::OpClass& op : result.op_classes) {
+    if (op.key.group == model::Group::amax && op.key.bytes == 16 * 4 * 3 * 4) calls += op.count;
+  }
+  CHECK(calls == 2 * 2 * 8);
+  const simulator::SimulationResult bf16 = run(model::Precision::bf16);
+  for (const simulator::OpClass& op : bf16.op_classes) CHECK(op.key.group != model::Group::amax);
 }
