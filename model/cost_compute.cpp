@@ -575,8 +575,7 @@ struct LayerBuilder {
       if (fused) {
         const double backward = compiled ? 3.0 * e + (dropout ? 1.0 : 0.0) : 3.0 * e + dropout_bytes;
         steps.back().compute.backward_bytes = batch * seq * seq * backward;
-      }
-      if (!fused) {
+      } else {
         steps.back().compute.launches = fallback_kernels;
         steps.back().compute.backward_launches = fallback_kernels;
       }
@@ -1045,7 +1044,8 @@ std::vector<Step> CostModel::head_steps(const WorkloadSpec& w, const Strategy& s
 // (module/layernorm_linear.py:739-740). The global buffer holds every FP8 module of the rank (one key per
 // recipe and group, fp8.py:193-245): 3 forward and 2 backward fp32 amaxes per GEMM (module/base.py:543-544),
 // with a history of 1024 (recipe/__init__.py:151, NeMo's setting too) that the update rolls (read and
-// write). The recompute's forward is not reduced again. Empty without FP8.
+// write). The recompute's forward is not reduced again. Empty without FP8. The simulator counts the rank's
+// FP8 GEMMs from the layer steps it holds (simulator::ModelCosts): every layer's over pp, a stage's mean.
 constexpr double k_amax_history = 1024;
 double CostModel::fp8_gemms(const std::vector<Step>& forward) {
   double n = 0;
@@ -1055,18 +1055,6 @@ double CostModel::fp8_gemms(const std::vector<Step>& forward) {
           std::max<std::int64_t>(1, step.compute.gemm.batch));  // a grouped GEMM's experts
   }
   return n;
-}
-
-std::vector<Step> CostModel::amax_steps(const WorkloadSpec& w, const Strategy& s, Phase phase) const {
-  if (s.precision != Precision::fp8 || phase == Phase::recompute) return {};
-  // The FP8 GEMMs of one dense and one MoE layer, then of the rank (its share of the layers).
-  double gemms = 0, per_dense = -1, per_moe = -1;
-  for (int l = 0; l < w.layers; ++l) {
-    double& per = w.is_moe_layer(l) ? per_moe : per_dense;
-    if (per < 0) per = fp8_gemms(layer_steps(w, s, Phase::forward, l));
-    gemms += per;
-  }
-  return amax_steps(s, phase, gemms / s.pp);
 }
 
 std::vector<Step> CostModel::amax_steps(const Strategy& s, Phase phase, double fp8_gemms_on_rank) const {
@@ -1087,7 +1075,6 @@ std::vector<Step> CostModel::amax_steps(const Strategy& s, Phase phase, double f
   update.compute = make_op(name + ".update", OpKind::elementwise, phase, 0, 0,
                            4.0 * tensors * (2.0 + 2.0 * k_amax_history + 4.0), {}, Precision::fp32);
   update.compute.launches = 2;
-  update.compute.backward_launches = 2;
   steps.push_back(update);
   return steps;
 }

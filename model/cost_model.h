@@ -137,11 +137,8 @@ class CostModel {
   [[nodiscard]] std::vector<Step> head_steps(const WorkloadSpec& workload, const Strategy& strategy,
                                              Phase phase) const;
   // FP8 (--precision fp8): the amax reduction and scale update at the end of a model chunk's forward and
-  // of its backward, every micro-batch (Transformer Engine's delayed scaling); empty otherwise.
-  [[nodiscard]] std::vector<Step> amax_steps(const WorkloadSpec& workload, const Strategy& strategy,
-                                             Phase phase) const;
-  // The same from the FP8 GEMMs on the rank (every layer of its stage: fp8_gemms of each layer's forward
-  // steps, summed), for a caller that holds the layers' steps already.
+  // of its backward, every micro-batch (Transformer Engine's delayed scaling), for the FP8 GEMMs on the rank
+  // (fp8_gemms of each of its layers' forward steps, summed); empty otherwise.
   [[nodiscard]] std::vector<Step> amax_steps(const Strategy& strategy, Phase phase,
                                              double fp8_gemms_on_rank) const;
   // FP8 GEMMs among a layer's forward steps (a grouped GEMM counts each expert's).

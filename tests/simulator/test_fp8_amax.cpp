@@ -41,8 +41,9 @@ TEST_CASE("FP8 reduces every FP8 tensor's amax over the pipeline stage's ranks o
   const model::ClusterSpec c = model::cluster_preset("dgx-h100").value();
   const model::CostModel cost(c);
   const model::Strategy s = model::resolve_strategy(strategy(16, 1, 1, model::Precision::fp8), w, c).value();
-  const auto forward = cost.amax_steps(w, s, model::Phase::forward);
-  const auto backward = cost.amax_steps(w, s, model::Phase::backward);
+  const simulator::ModelCosts costs(cost, w, s);
+  const auto forward = costs.amax_steps(model::Phase::forward);
+  const auto backward = costs.amax_steps(model::Phase::backward);
   const model::Step* f = comm_of(forward);
   const model::Step* b = comm_of(backward);
   REQUIRE(f != nullptr);
@@ -52,7 +53,7 @@ TEST_CASE("FP8 reduces every FP8 tensor's amax over the pipeline stage's ranks o
   CHECK(f->comm.bytes == 32 * 4 * 3 * 4.0);
   CHECK(b->comm.bytes == 32 * 4 * 2 * 4.0);
   CHECK(forward.back().compute.name == "fp8.amax.update");
-  CHECK(cost.amax_steps(w, s, model::Phase::recompute).empty());  // the recompute is not reduced again
+  CHECK(costs.amax_steps(model::Phase::recompute).empty());  // the recompute is not reduced again
   // The group: the tp·cp·dp consecutive ranks of a stage (16 over 2 nodes here; tp 4, pp 2 on 32 GPUs: the
   // stage's 16 ranks, 2 nodes).
   const model::CommGroup g = model::communicator_shape(model::Group::amax, s, 8);
@@ -63,11 +64,12 @@ TEST_CASE("FP8 reduces every FP8 tensor's amax over the pipeline stage's ranks o
   CHECK(model::communicator_shape(model::Group::amax, staged, 8).ranks == 16);
   CHECK(model::communicator_shape(model::Group::amax, staged, 8).nodes == 2);
   // Half the layers on a rank at pp 2: half the amaxes.
-  CHECK(comm_of(cost.amax_steps(w, staged, model::Phase::forward))->comm.bytes == 16 * 4 * 3 * 4.0);
+  const simulator::ModelCosts staged_costs(cost, w, staged);
+  CHECK(comm_of(staged_costs.amax_steps(model::Phase::forward))->comm.bytes == 16 * 4 * 3 * 4.0);
   // BF16: nothing.
   const model::Strategy bf16 =
       model::resolve_strategy(strategy(16, 1, 1, model::Precision::bf16), w, c).value();
-  CHECK(cost.amax_steps(w, bf16, model::Phase::forward).empty());
+  CHECK(simulator::ModelCosts(cost, w, bf16).amax_steps(model::Phase::forward).empty());
 }
 
 TEST_CASE("the simulator issues FP8's amax all-reduces once per micro-batch and direction", "[simulator]") {
