@@ -480,6 +480,65 @@ struct LayerBuilder {
     chain(name, OpKind::elementwise, tokens_sp * w.hidden, residual_chain(s.stack, s.dropout > 0, e));
   }
 
+  // The standard attention's softmax and its dropout, over `batch` score matrices of seq × seq.
+  void softmax(const std::string& prefix, double seq, double batch, double q_rows, double kv_rows,
+               bool causal) {
+    // softmax: read scores, write probabilities (the dropout after it below). Where Megatron's fused
+    // kernel cannot run (fused_softmax_runs), its torch fallback runs
+    // one kernel per op (microsoft/Megatron-DeepSpeed@fc7f4f03 megatron/model/fused_softmax.py:192-207;
+    // NVIDIA/Megatron-LM@d98e8a64dd megatron/core/fusions/fused_softmax.py:299-340), and the backward the
+    // autograd node of each. Megatron-DeepSpeed's defaults scale Q·K^T by 1/layer, which puts the softmax
+    // in fp32 (--no-query-key-layer-scaling off: megatron/arguments.py:731-737,
+    // megatron/model/transformer.py: 184-196): to fp32 (read e, write 4), × scale (8), masked_fill_ (8),
+    // softmax (8), back (read 4, write e): 5 kernels, 2e + 28 bytes. Megatron-Core's defaults (no layer
+    // scaling, softmax in fp32: megatron/core/transformer/transformer_config.py:481-487): 4 kernels, 2e +
+    // 20 bytes. With fp32 activations there is nothing to cast: 3 kernels, 6e bytes, and 2 kernels, 4e
+    // bytes.
+    // Eager PyTorch has no Megatron kernel: HuggingFace's eager attention scales, adds the mask, runs the
+    // softmax in fp32 and casts back (huggingface/transformers@v4.55.4:src/transformers/models/llama/
+    // modeling_llama.py eager_attention_forward), Megatron-Core's fallback chain within 2 bytes; Inductor
+    // fuses the chain into one kernel whatever the shape.
+    const bool fused =
+        s.stack == Stack::pytorch_compile ||
+        (s.stack != Stack::pytorch_eager && fused_softmax_runs(e == 2.0, q_rows, kv_rows, batch, causal));
+    const bool layer_scaling = s.stack == Stack::megatron_deepspeed;
+    const bool cast = e == 2.0;
+    const int fallback_kernels = (layer_scaling ? 3 : 2) + (cast ? 2 : 0);
+    const double fallback_bytes =
+        cast ? 2.0 * e + (layer_scaling ? 28.0 : 20.0) : (layer_scaling ? 6.0 : 4.0) * e;
+    // The attention dropout is a kernel of its own after the softmax (Megatron's attention_dropout,
+    // microsoft/Megatron-DeepSpeed@fc7f4f03 megatron/model/transformer.py ParallelAttention.forward; HF's
+    // eager attention alike): torch's native_dropout reads the probabilities and writes them and a 1-byte
+    // mask (2e + 1), its backward reads the gradient and the mask and writes the gradient (2e + 1).
+    // Inductor fuses it into the softmax: the probabilities are not read again (e + 1), and the fused
+    // backward reads the gradient, the mask and the probabilities and writes the gradient (3e + 1).
+    // Megatron's fused softmax backward reads the gradient and the saved probabilities and writes the
+    // gradient (3e over whole rows; scaled_masked_softmax.h). The torch fallback's backward stays twice its
+    // forward.
+    const bool compiled = s.stack == Stack::pytorch_compile;
+    const bool dropout = s.dropout > 0;
+    const double dropout_bytes = !dropout ? 0.0 : compiled ? e + 1.0 : 2.0 * e + 1.0;
+    // With a causal mask Megatron's fused path is the upper-triangular kernel (microsoft/Megatron-DeepSpeed
+    // @c08e2cc2 megatron/model/fused_softmax.py:178-183; Megatron-Core's fusions/fused_softmax.py:11-53
+    // calls the same scaled_upper_triang_masked_softmax_cuda), which reads only the first i + 1 scores of
+    // row i and writes the row in full, zeros above the diagonal (@fc7f4f03
+    // megatron/fused_kernels/scaled_upper_triang_masked_softmax.h:117-160 and 195-210 forward, 237-305
+    // backward): a row's read is (s + 1)/(2s) of it, forward the scores, backward the gradient and the
+    // probabilities (e + e/2 forward, 2e backward at s >> 1, against 2e and 3e for a full row).
+    const bool triangular = fused && !compiled && causal && q_rows == kv_rows;
+    const double read = triangular ? (seq + 1.0) / (2.0 * seq) : 1.0;
+    const double fused_forward = e * read + e;
+    compute(prefix + ".softmax", OpKind::elementwise, 0,
+            batch * seq * seq * ((fused ? fused_forward : fallback_bytes) + dropout_bytes));
+    if (fused) {
+      const double backward = compiled ? 3.0 * e + (dropout ? 1.0 : 0.0) : 2.0 * e * read + e + dropout_bytes;
+      steps.back().compute.backward_bytes = batch * seq * seq * backward;
+    } else {
+      steps.back().compute.launches = fallback_kernels;
+      steps.back().compute.backward_launches = fallback_kernels;
+    }
+  }
+
   void attention_block(const std::string& prefix, bool cross, bool causal) {
     const double h = static_cast<double>(w.hidden);
     const double d = static_cast<double>(w.head_dim());
@@ -535,50 +594,7 @@ struct LayerBuilder {
                        static_cast<std::int64_t>(d), static_cast<std::int64_t>(batch)};
       compute(prefix + ".scores", OpKind::attention, 2.0 * batch * seq * seq * d,
               e * batch * (2.0 * seq * d + seq * seq), scores);
-      // softmax: read scores, write probabilities (the dropout after it below). Where Megatron's fused
-      // kernel cannot run (fused_softmax_runs), its torch fallback runs
-      // one kernel per op (microsoft/Megatron-DeepSpeed@fc7f4f03 megatron/model/fused_softmax.py:192-207;
-      // NVIDIA/Megatron-LM@d98e8a64dd megatron/core/fusions/fused_softmax.py:299-340), and the backward the
-      // autograd node of each. Megatron-DeepSpeed's defaults scale Q·K^T by 1/layer, which puts the softmax
-      // in fp32 (--no-query-key-layer-scaling off: megatron/arguments.py:731-737,
-      // megatron/model/transformer.py: 184-196): to fp32 (read e, write 4), × scale (8), masked_fill_ (8),
-      // softmax (8), back (read 4, write e): 5 kernels, 2e + 28 bytes. Megatron-Core's defaults (no layer
-      // scaling, softmax in fp32: megatron/core/transformer/transformer_config.py:481-487): 4 kernels, 2e +
-      // 20 bytes. With fp32 activations there is nothing to cast: 3 kernels, 6e bytes, and 2 kernels, 4e
-      // bytes.
-      // Eager PyTorch has no Megatron kernel: HuggingFace's eager attention scales, adds the mask, runs the
-      // softmax in fp32 and casts back (huggingface/transformers@v4.55.4:src/transformers/models/llama/
-      // modeling_llama.py eager_attention_forward), Megatron-Core's fallback chain within 2 bytes; Inductor
-      // fuses the chain into one kernel whatever the shape.
-      const bool fused =
-          s.stack == Stack::pytorch_compile ||
-          (s.stack != Stack::pytorch_eager && fused_softmax_runs(e == 2.0, q_rows, kv_rows, batch, causal));
-      const bool layer_scaling = s.stack == Stack::megatron_deepspeed;
-      const bool cast = e == 2.0;
-      const int fallback_kernels = (layer_scaling ? 3 : 2) + (cast ? 2 : 0);
-      const double softmax_bytes = fused  ? 2.0 * e
-                                   : cast ? 2.0 * e + (layer_scaling ? 28.0 : 20.0)
-                                          : (layer_scaling ? 6.0 : 4.0) * e;
-      // The attention dropout is a kernel of its own after the softmax (Megatron's attention_dropout,
-      // microsoft/Megatron-DeepSpeed@fc7f4f03 megatron/model/transformer.py ParallelAttention.forward; HF's
-      // eager attention alike): torch's native_dropout reads the probabilities and writes them and a 1-byte
-      // mask (2e + 1), its backward reads the gradient and the mask and writes the gradient (2e + 1).
-      // Inductor fuses it into the softmax: the probabilities are not read again (e + 1), and the fused
-      // backward reads the gradient, the mask and the probabilities and writes the gradient (3e + 1).
-      // Megatron's fused softmax backward reads the gradient and the saved probabilities and writes the
-      // gradient (3e; scaled_masked_softmax.h). The torch fallback's backward stays twice its forward.
-      const bool compiled = s.stack == Stack::pytorch_compile;
-      const bool dropout = s.dropout > 0;
-      const double dropout_bytes = !dropout ? 0.0 : compiled ? e + 1.0 : 2.0 * e + 1.0;
-      compute(prefix + ".softmax", OpKind::elementwise, 0,
-              batch * seq * seq * (softmax_bytes + dropout_bytes));
-      if (fused) {
-        const double backward = compiled ? 3.0 * e + (dropout ? 1.0 : 0.0) : 3.0 * e + dropout_bytes;
-        steps.back().compute.backward_bytes = batch * seq * seq * backward;
-      } else {
-        steps.back().compute.launches = fallback_kernels;
-        steps.back().compute.backward_launches = fallback_kernels;
-      }
+      softmax(prefix, seq, batch, q_rows, kv_rows, causal);
       GemmShape values{static_cast<std::int64_t>(seq), static_cast<std::int64_t>(d),
                        static_cast<std::int64_t>(seq), static_cast<std::int64_t>(batch)};
       compute(prefix + ".values", OpKind::attention, 2.0 * batch * seq * seq * d,
@@ -1143,6 +1159,20 @@ ComputeOp CostModel::optimizer_op(const WorkloadSpec& w, const Strategy& s) cons
     const double norms = 4.0 * h * (static_cast<double>(w.layers) / s.pp);
     const double linear = std::max(0.0, all - vocab - norms);
     bytes += (s.fp8_params ? 2.0 : 4.0) * linear;
+  }
+  // Eager Megatron-DeepSpeed accumulates the weight gradients of a rank's micro-batches in the 16-bit
+  // `.grad` its GEMMs return: the wgrad GEMM's fused accumulation into a main gradient is commented out
+  // (microsoft/Megatron-DeepSpeed@c08e2cc2 megatron/core/tensor_parallel/layers.py:315-319; at fc7f4f03
+  // megatron/arguments.py:170-178 turns it off for fp16 without fp32 accumulation), so every micro-batch
+  // after the first adds its gradient into the held one (autograd's AccumulateGrad, or Megatron's local
+  // DDP hook, megatron/model/distributed.py:176-183 at fc7f4f03, which adds the first too): read 2 + 2,
+  // write 2 per parameter. Megatron-Core fuses it into the wgrad GEMM's epilogue (priced in the GEMM).
+  // Priced with the optimizer step, as per-iteration GPU work on the same parameters; ZeRO 2/3 shard the
+  // held gradient (DeepSpeed's partitioned buckets), not priced here.
+  if (s.stack == Stack::megatron_deepspeed && s.zero <= 1) {
+    const bool wide = s.precision == Precision::fp32 || s.precision == Precision::tf32;
+    const double grad_bytes = bytes_per_element(wide ? Precision::fp32 : Precision::bf16);
+    bytes += 3.0 * grad_bytes * all * static_cast<double>(std::max(0L, s.micro_batches() - 1));
   }
   return make_op("optimizer", OpKind::optimizer, Phase::forward, 0, 0, bytes, {}, Precision::fp32);
 }

@@ -453,16 +453,32 @@ TEST_CASE("dropout adds its masks' bytes; none without dropout", "[model]") {
   Strategy d = s;
   d.dropout = 0.1;
   const double tokens = 1024, h = 768, scores = 12.0 * 1024 * 1024;
-  // bias-dropout-add: read 2·2 B, write 2 B (+ 1 B mask). Softmax: read 2, write 2; the attention dropout
-  // after it a kernel of its own (read 2, write 2 and a 1 B mask). Backward: the fused softmax's reads the
-  // gradient and the probabilities and writes one (6), the dropout's reads the gradient and the mask and
-  // writes one (5).
+  // bias-dropout-add: read 2·2 B, write 2 B (+ 1 B mask). GPT-2 is causal: Megatron's upper-triangular
+  // softmax reads the first i + 1 scores of row i, (s + 1)/(2s) of the matrix, and writes it whole: 2 · 1025
+  // / 2048 + 2 B; the attention dropout after it is a kernel of its own (read 2, write 2 and a 1 B mask).
+  // Backward: the fused softmax's reads the gradient and the probabilities on the triangle and writes one
+  // (2 · 2 · 1025 / 2048 + 2), the dropout's reads the gradient and the mask and writes one (5).
+  const double triangle = 1025.0 / 2048.0;
   CHECK(op_named(model.layer_steps(w, s, Phase::forward, 0), "attn.residual").bytes == 6.0 * tokens * h);
   CHECK(op_named(model.layer_steps(w, d, Phase::forward, 0), "attn.residual").bytes == 7.0 * tokens * h);
-  CHECK(op_named(model.layer_steps(w, s, Phase::forward, 0), "attn.softmax").bytes == 4.0 * scores);
-  CHECK(op_named(model.layer_steps(w, d, Phase::forward, 0), "attn.softmax").bytes == 9.0 * scores);
-  CHECK(op_named(model.layer_steps(w, s, Phase::backward, 0), "attn.softmax.bwd").bytes == 6.0 * scores);
-  CHECK(op_named(model.layer_steps(w, d, Phase::backward, 0), "attn.softmax.bwd").bytes == 11.0 * scores);
+  CHECK(op_named(model.layer_steps(w, s, Phase::forward, 0), "attn.softmax").bytes ==
+        Approx((2.0 * triangle + 2.0) * scores));
+  CHECK(op_named(model.layer_steps(w, d, Phase::forward, 0), "attn.softmax").bytes ==
+        Approx((2.0 * triangle + 7.0) * scores));
+  CHECK(op_named(model.layer_steps(w, s, Phase::backward, 0), "attn.softmax.bwd").bytes ==
+        Approx((4.0 * triangle + 2.0) * scores));
+  CHECK(op_named(model.layer_steps(w, d, Phase::backward, 0), "attn.softmax.bwd").bytes ==
+        Approx((4.0 * triangle + 7.0) * scores));
+  // Without a causal mask (BERT's encoder) the padding-mask kernel reads whole rows: read 2, write 2
+  // forward (9 with the dropout), 6 backward (11).
+  const WorkloadSpec bert = workload_preset("bert-base").value();
+  REQUIRE_FALSE(bert.causal);
+  Strategy e = resolve_strategy(s, bert, cluster).value();
+  e.dropout = 0.1;
+  const double bert_scores = 12.0 * 512 * 512;
+  CHECK(op_named(model.layer_steps(bert, e, Phase::forward, 0), "attn.softmax").bytes == 9.0 * bert_scores);
+  CHECK(op_named(model.layer_steps(bert, e, Phase::backward, 0), "attn.softmax.bwd").bytes ==
+        11.0 * bert_scores);
   // Inductor fuses the dropout into the softmax: the probabilities are not read again (4 + 2 + 1), and the
   // fused backward reads the gradient, the mask and the probabilities (6 + 1).
   const CostModel compiled(cluster, std::nullopt, Stack::pytorch_compile);
@@ -502,6 +518,36 @@ TEST_CASE("the loss and the optimizer move the bytes Megatron's kernels move", "
   const double all = model.parameters_per_gpu(w, f);
   const double linear = all - 128256.0 * 4096 / 8 * 2 - 4.0 * 4096 * 32;
   CHECK(model.optimizer_op(w, f).bytes == Approx(43.0 * all + 2.0 * linear));
+}
+
+TEST_CASE("eager Megatron-DeepSpeed pays each micro-batch's gradient accumulation after the first",
+          "[model]") {
+  // Its wgrad GEMMs return a 16-bit .grad that the micro-batches after the first add into the held one
+  // (read 2 + 2, write 2 per parameter); Megatron-Core fuses the accumulation into the wgrad GEMM.
+  const WorkloadSpec w = workload_preset("gpt2-medium").value();
+  const ClusterSpec cluster = cluster_preset("dgx-a100").value();
+  const CostModel model(cluster);
+  Strategy s;
+  s.gpus = 8;
+  s.tp = 8;
+  s.global_batch = 16;
+  s.precision = Precision::fp16;
+  s.stack = Stack::megatron_deepspeed;
+  s = resolve_strategy(s, w, cluster).value();
+  REQUIRE(s.micro_batches() == 16);
+  const double params = model.parameters_per_gpu(w, s);
+  CHECK(model.optimizer_op(w, s).bytes == Approx((44.0 + 15 * 6.0) * params));
+  Strategy one = s;
+  one.global_batch = 1;
+  CHECK(model.optimizer_op(w, one).bytes == Approx(44.0 * params));
+  Strategy core = s;
+  core.stack = Stack::megatron_core;
+  CHECK(model.optimizer_op(w, core).bytes == Approx(44.0 * params));
+  // ZeRO 2 partitions the held gradient into DeepSpeed's buckets: not this accumulation (dp 1 here, so the
+  // shard is all of the parameters).
+  Strategy zero2 = s;
+  zero2.zero = 2;
+  CHECK(model.optimizer_op(w, zero2).bytes == Approx(44.0 * params));
 }
 
 TEST_CASE("FP8 conversions never separate a TP collective from the GEMM it overlaps", "[model]") {
@@ -573,11 +619,12 @@ TEST_CASE("standard attention's softmax runs Megatron's torch fallback where the
   CHECK(f.bytes == 32.0 * matrices);
   CHECK(f.time_us == Approx(5.0 * eager.op_launch_floor_us()));
   CHECK(b.time_us == Approx(5.0 * eager.op_launch_floor_us()));
-  // Micro-batch 2: 4 matrices per rank, the fused kernel: one launch, read and write 2 B.
+  // Micro-batch 2: 4 matrices per rank, the fused (causal, upper-triangular) kernel: one launch, read 2 B
+  // on the triangle, (s + 1)/(2s) of the matrix, and write 2 B.
   const Strategy fused = strategy(8, 2, Precision::fp16, Stack::megatron_deepspeed, w);
   const ComputeOp g = op_named(eager.layer_steps(w, fused, Phase::forward, 0), "attn.softmax");
   CHECK(g.launches == 1);
-  CHECK(g.bytes == 4.0 * 2.0 * matrices);
+  CHECK(g.bytes == Approx((2.0 * 1025.0 / 2048.0 + 2.0) * 2.0 * matrices));
   CHECK(g.time_us == Approx(eager.op_launch_floor_us()));
   // Megatron-Core's defaults (no layer scaling, softmax in fp32): cast, mask, softmax, cast back.
   const Strategy core_fallback = strategy(8, 1, Precision::bf16, Stack::megatron_core, w);
