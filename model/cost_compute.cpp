@@ -1169,11 +1169,8 @@ ComputeOp CostModel::optimizer_op(const WorkloadSpec& w, const Strategy& s) cons
   // write 2 per parameter. Megatron-Core fuses it into the wgrad GEMM's epilogue (priced in the GEMM).
   // Priced with the optimizer step, as per-iteration GPU work on the same parameters; ZeRO 2/3 shard the
   // held gradient (DeepSpeed's partitioned buckets), not priced here.
-  if (s.stack == Stack::megatron_deepspeed && s.zero <= 1) {
-    const bool wide = s.precision == Precision::fp32 || s.precision == Precision::tf32;
-    const double grad_bytes = bytes_per_element(wide ? Precision::fp32 : Precision::bf16);
-    bytes += 3.0 * grad_bytes * all * static_cast<double>(std::max(0L, s.micro_batches() - 1));
-  }
+  if (s.stack == Stack::megatron_deepspeed && s.zero <= 1)
+    bytes += 3.0 * activation_bytes(s) * all * static_cast<double>(std::max(0L, s.micro_batches() - 1));
   return make_op("optimizer", OpKind::optimizer, Phase::forward, 0, 0, bytes, {}, Precision::fp32);
 }
 

@@ -75,9 +75,15 @@ def main():
         sys.exit(f"vtrain-cells: cannot run {args.lagom}: {e.strerror}")
     if out.returncode not in (0, 1):
         sys.exit(f"vtrain-cells: lagom validate {args.runs}: {out.stderr.strip()}")
-    predicted = {r["line"]: r["predicted_iteration_s"] for r in json.loads(out.stdout)["runs"]}
+    reported = {r["line"]: r for r in json.loads(out.stdout)["runs"]}
+    rows = read_runs(args.runs)
+    # validate numbers runs by their file line: each must be the row read here (same measured time).
+    for line, run in reported.items():
+        if line not in rows or float(rows[line]["measured_iteration_s"]) != run["measured_iteration_s"]:
+            sys.exit(f"vtrain-cells: validate's run on line {line} is not the row read there")
+    predicted = {line: run["predicted_iteration_s"] for line, run in reported.items()}
     cells = {}
-    for line, row in read_runs(args.runs).items():
+    for line, row in rows.items():
         if row["pp"] != "1" or line not in predicted:
             continue
         hidden, tp, dp, mb = (int(row[k]) for k in ("hidden", "tp", "dp", "micro-batch"))
